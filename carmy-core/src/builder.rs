@@ -1,0 +1,301 @@
+//! `Carmy`: register tools and shared state, then `build()` a validated runtime.
+
+use std::{collections::HashMap, fmt, sync::Arc};
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use crate::{
+    catalog::{Catalog, ToolEntry, is_valid_tool_name},
+    erased::{Erased, ErasedTool},
+    idempotency::{IdempotencyStore, MemoryStore},
+    limits::Limits,
+    runtime::Runtime,
+    schema::{SchemaProfile, schema_for},
+    state::{Requirements, StateMap},
+    tool::{Tool, ToolSpec},
+};
+
+/// Builds a [`Runtime`]: tools in a deterministic order, shared state, limits, the idempotency
+/// store. Every problem is found by [`build`](Carmy::build), before the first call.
+///
+/// ```
+/// use carmy_core::{AgentError, Carmy, Effect, Invocation, NoInput, Tool, ToolSpec};
+///
+/// struct Ping;
+/// impl Tool for Ping {
+///     type Input = NoInput;
+///     type Output = ();
+///     const SPEC: ToolSpec = ToolSpec::new("ping", Effect::None);
+///     async fn run(&self, _: NoInput, _: Invocation) -> Result<(), AgentError> { Ok(()) }
+/// }
+///
+/// let err = Carmy::new().tool(Ping).tool(Ping).build().unwrap_err();
+/// assert_eq!(err.to_string(), "cannot build the catalog: two tools are named `ping`");
+/// ```
+#[must_use]
+pub struct Carmy {
+    tools: Vec<Registered>,
+    states: StateMap,
+    store: Option<Arc<dyn IdempotencyStore>>,
+    limits: Limits,
+    profile: SchemaProfile,
+}
+
+struct Registered {
+    spec: ToolSpec,
+    requirements: Requirements,
+    tool: Arc<dyn ErasedTool>,
+    schemas: fn(SchemaProfile) -> (Value, Value),
+}
+
+fn schemas_of<T: Tool>(profile: SchemaProfile) -> (Value, Value) {
+    (
+        schema_for::<T::Input>(profile),
+        schema_for::<T::Output>(profile),
+    )
+}
+
+impl Carmy {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self {
+            tools: Vec::new(),
+            states: StateMap::default(),
+            store: None,
+            limits: Limits::default(),
+            profile: SchemaProfile::default(),
+        }
+    }
+
+    /// Registers a tool: the name of a `#[tool]` function, or a hand-written [`Tool`].
+    pub fn tool<T: Tool>(mut self, tool: T) -> Self {
+        let mut requirements = Requirements::default();
+        T::requirements(&mut requirements);
+        self.tools.push(Registered {
+            spec: T::SPEC,
+            requirements,
+            tool: Arc::new(Erased(tool)),
+            schemas: schemas_of::<T>,
+        });
+        self
+    }
+
+    /// Registers a shared value, handed to tools that take `State<T>`. One value per type; a
+    /// later registration of the same type replaces the earlier one.
+    pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
+        self.state_arc(Arc::new(value))
+    }
+
+    /// Registers a shared value that is already in an `Arc`.
+    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.states.insert(value);
+        self
+    }
+
+    /// Replaces the in-memory idempotency store (e.g. with one backed by a database).
+    pub fn idempotency_store(mut self, store: impl IdempotencyStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Replaces the default [`Limits`].
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Chooses how schemas are published and validated (default: [`SchemaProfile::Portable`]).
+    pub fn schema_profile(mut self, profile: SchemaProfile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// Validates everything and builds the runtime; every problem found is reported at once.
+    pub fn build(self) -> Result<Runtime, BuildError> {
+        let mut problems = Vec::new();
+        let mut seen: HashMap<String, &'static str> = HashMap::new();
+        for registered in &self.tools {
+            let name = registered.spec.name();
+            if !is_valid_tool_name(name) {
+                problems.push(BuildProblem::InvalidName { name: name.into() });
+            }
+            match seen.insert(name.to_ascii_lowercase(), name) {
+                Some(other) if other == name => {
+                    problems.push(BuildProblem::DuplicateName { name: name.into() });
+                }
+                Some(other) => problems.push(BuildProblem::NamesDifferOnlyByCase {
+                    first: other.into(),
+                    second: name.into(),
+                }),
+                None => {}
+            }
+            for state in &registered.requirements.states {
+                if !self.states.contains(state.type_id) {
+                    problems.push(BuildProblem::MissingState {
+                        tool: name.into(),
+                        type_name: state.type_name.into(),
+                    });
+                }
+            }
+            if registered
+                .spec
+                .timeout_override()
+                .is_some_and(|t| t.is_zero())
+            {
+                problems.push(BuildProblem::ZeroTimeout { tool: name.into() });
+            }
+        }
+        if self.limits.max_concurrent_executions == 0 {
+            problems.push(BuildProblem::ZeroConcurrency);
+        }
+
+        let mut entries = Vec::with_capacity(self.tools.len());
+        for registered in self.tools {
+            let name = registered.spec.name();
+            let (input_schema, output_schema) = (registered.schemas)(self.profile);
+            let validators = (
+                jsonschema::validator_for(&input_schema),
+                jsonschema::validator_for(&output_schema),
+            );
+            let (input_validator, output_validator) = match validators {
+                (Ok(input), Ok(output)) => (input, output),
+                (input, output) => {
+                    for error in [input.err(), output.err()].into_iter().flatten() {
+                        problems.push(BuildProblem::InvalidSchema {
+                            tool: name.into(),
+                            message: error.to_string(),
+                        });
+                    }
+                    continue;
+                }
+            };
+            entries.push(ToolEntry {
+                timeout: registered
+                    .spec
+                    .timeout_override()
+                    .unwrap_or(self.limits.default_timeout),
+                serial: (!registered.spec.is_parallel_safe()).then(|| Semaphore::new(1)),
+                spec: registered.spec,
+                input_schema: Arc::new(input_schema),
+                output_schema: Arc::new(output_schema),
+                input_validator,
+                output_validator,
+                tool: registered.tool,
+            });
+        }
+
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(MemoryStore::default()));
+        Ok(Runtime::new(
+            Catalog::new(entries),
+            Arc::new(self.states),
+            store,
+            self.limits,
+        ))
+    }
+}
+
+impl Default for Carmy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Carmy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Carmy")
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.spec.name()).collect::<Vec<_>>(),
+            )
+            .field("limits", &self.limits)
+            .field("profile", &self.profile)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything wrong with a catalog, found by [`Carmy::build`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    problems: Vec<BuildProblem>,
+}
+
+impl BuildError {
+    /// Each problem found.
+    pub fn problems(&self) -> &[BuildProblem] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("cannot build the catalog: ")?;
+        for (index, problem) in self.problems.iter().enumerate() {
+            if index > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// One thing wrong with a catalog.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildProblem {
+    /// Two tools share a name.
+    #[error("two tools are named `{name}`")]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+    },
+    /// Two names differ only by case, which confuses models and people alike.
+    #[error("tool names `{first}` and `{second}` differ only by case")]
+    NamesDifferOnlyByCase {
+        /// The first registered.
+        first: String,
+        /// The second registered.
+        second: String,
+    },
+    /// A name outside MCP's alphabet or length.
+    #[error("invalid tool name `{name}`: use 1 to 128 characters of A-Z a-z 0-9 _ - .")]
+    InvalidName {
+        /// The bad name.
+        name: String,
+    },
+    /// A tool takes `State<T>` and no `T` was registered.
+    #[error(
+        "tool `{tool}` takes `State<{type_name}>`, but no `{type_name}` is registered: add `.state(...)` to the builder"
+    )]
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// The missing type.
+        type_name: String,
+    },
+    /// A schema that does not compile as JSON Schema.
+    #[error("tool `{tool}` has an invalid schema: {message}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// What the validator said.
+        message: String,
+    },
+    /// A zero deadline would fail every call.
+    #[error("tool `{tool}` has a zero timeout")]
+    ZeroTimeout {
+        /// The tool.
+        tool: String,
+    },
+    /// `max_concurrent_executions` of 0 would refuse every call.
+    #[error("max_concurrent_executions must be at least 1")]
+    ZeroConcurrency,
+}

@@ -1,0 +1,265 @@
+//! The validated catalog: every tool with its resolved policy and its schemas, built once.
+
+use std::{collections::HashMap, fmt, sync::Arc, time::Duration};
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use crate::{
+    effect::{Confirmation, Effect},
+    erased::ErasedTool,
+    error::AgentError,
+    schema,
+    tool::ToolSpec,
+};
+
+/// Whether `name` is a valid MCP tool name: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// The tools of a runtime, in registration order.
+pub struct Catalog {
+    entries: Vec<ToolEntry>,
+    by_name: HashMap<&'static str, usize>,
+}
+
+impl Catalog {
+    pub(crate) fn new(entries: Vec<ToolEntry>) -> Self {
+        let by_name = entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| (entry.name(), index))
+            .collect();
+        Self { entries, by_name }
+    }
+
+    /// The tool named exactly `name` (names are case-sensitive).
+    pub fn get(&self, name: &str) -> Option<&ToolEntry> {
+        self.by_name.get(name).map(|&index| &self.entries[index])
+    }
+
+    /// Every tool, in registration order.
+    pub fn iter(&self) -> std::slice::Iter<'_, ToolEntry> {
+        self.entries.iter()
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the catalog is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl<'a> IntoIterator for &'a Catalog {
+    type Item = &'a ToolEntry;
+    type IntoIter = std::slice::Iter<'a, ToolEntry>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(ToolEntry::name))
+            .finish()
+    }
+}
+
+/// One tool of the catalog: metadata with defaults resolved, published schemas, validators.
+pub struct ToolEntry {
+    pub(crate) spec: ToolSpec,
+    pub(crate) timeout: Duration,
+    pub(crate) input_schema: Arc<Value>,
+    pub(crate) output_schema: Arc<Value>,
+    pub(crate) input_validator: jsonschema::Validator,
+    pub(crate) output_validator: jsonschema::Validator,
+    pub(crate) tool: Arc<dyn ErasedTool>,
+    /// One permit for tools whose executions must not overlap.
+    pub(crate) serial: Option<Semaphore>,
+}
+
+impl ToolEntry {
+    /// The unique name.
+    pub fn name(&self) -> &'static str {
+        self.spec.name()
+    }
+
+    /// The display name, if any.
+    pub fn title(&self) -> Option<&'static str> {
+        self.spec.title_text()
+    }
+
+    /// The description (the doc comment, unless overridden).
+    pub fn description(&self) -> &'static str {
+        self.spec.description_text()
+    }
+
+    /// The declared effect.
+    pub fn effect(&self) -> Effect {
+        self.spec.effect()
+    }
+
+    /// Whether repeating a call has no further effect.
+    pub fn idempotent(&self) -> bool {
+        self.spec.is_idempotent()
+    }
+
+    /// Whether executions may overlap.
+    pub fn parallel_safe(&self) -> bool {
+        self.spec.is_parallel_safe()
+    }
+
+    /// Whether the host must grant `confirm:<name>`.
+    pub fn confirmation(&self) -> Confirmation {
+        self.spec.confirmation_mode()
+    }
+
+    /// The deadline of each execution.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The input schema, exactly as published and as used to validate arguments.
+    pub fn input_schema(&self) -> &Arc<Value> {
+        &self.input_schema
+    }
+
+    /// The output schema, as published and as used to check results.
+    pub fn output_schema(&self) -> &Arc<Value> {
+        &self.output_schema
+    }
+
+    /// Whether the tool returns JSON objects (MCP's `structuredContent` requires one).
+    pub fn has_object_output(&self) -> bool {
+        schema::is_object_schema(&self.output_schema)
+    }
+
+    /// Checks arguments against the input schema: `Ok` with the arguments to decode (optional
+    /// fields sent as `null` removed), or `INVALID_ARGUMENTS` naming each bad field by its JSON
+    /// pointer.
+    pub fn validate_arguments(
+        &self,
+        mut arguments: Value,
+        max_depth: usize,
+    ) -> Result<Value, AgentError> {
+        if arguments.is_null() {
+            // MCP clients omit `arguments` for tools without parameters.
+            arguments = Value::Object(Default::default());
+        }
+        if exceeds_depth(&arguments, max_depth) {
+            return Err(AgentError::invalid_arguments(
+                format!("arguments are nested deeper than {max_depth} levels"),
+                serde_json::json!({ "max_depth": max_depth }),
+            ));
+        }
+        schema::drop_optional_nulls(&self.input_schema, &mut arguments);
+        if self.input_validator.is_valid(&arguments) {
+            return Ok(arguments);
+        }
+        let problems: Vec<Value> = self
+            .input_validator
+            .iter_errors(&arguments)
+            .take(8)
+            .map(|error| {
+                serde_json::json!({
+                    "path": error.instance_path().to_string(),
+                    "message": error.to_string(),
+                })
+            })
+            .collect();
+        let first = &problems[0];
+        let path = first["path"].as_str().unwrap_or_default();
+        let message = format!(
+            "invalid arguments for `{}`: {} (at `{}`)",
+            self.name(),
+            first["message"].as_str().unwrap_or_default(),
+            if path.is_empty() { "/" } else { path },
+        );
+        Err(AgentError::invalid_arguments(
+            message,
+            serde_json::json!({ "errors": problems }),
+        ))
+    }
+
+    /// Checks a result against the output schema.
+    pub(crate) fn validate_output(&self, output: &Value) -> Result<(), AgentError> {
+        match self.output_validator.validate(output) {
+            Ok(()) => Ok(()),
+            Err(error) => Err(AgentError::invalid_output(format!(
+                "the tool's output does not match its output schema: {} (at `{}`)",
+                error,
+                error.instance_path()
+            ))),
+        }
+    }
+}
+
+impl fmt::Debug for ToolEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolEntry")
+            .field("spec", &self.spec)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Iterative, so hostile nesting cannot overflow the stack here.
+fn exceeds_depth(value: &Value, max_depth: usize) -> bool {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(members) => Box::new(members.values()),
+            _ => continue,
+        };
+        if depth + 1 > max_depth {
+            return true;
+        }
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tool_names_follow_mcp() {
+        assert!(is_valid_tool_name("search_products"));
+        assert!(is_valid_tool_name("shop.v2-search"));
+        assert!(is_valid_tool_name(&"a".repeat(128)));
+        assert!(!is_valid_tool_name(""));
+        assert!(!is_valid_tool_name(&"a".repeat(129)));
+        assert!(!is_valid_tool_name("search products"));
+        assert!(!is_valid_tool_name("séarch"));
+        assert!(!is_valid_tool_name("a/b"));
+    }
+
+    #[test]
+    fn depth_is_measured_in_containers() {
+        assert!(!exceeds_depth(&json!({ "a": [1] }), 2));
+        assert!(exceeds_depth(&json!({ "a": [[1]] }), 2));
+        assert!(!exceeds_depth(&json!(1), 0));
+        let mut deep = json!(0);
+        for _ in 0..10_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        assert!(exceeds_depth(&deep, 64));
+        // Dropping a 10,000-deep Value recurses; leak-free teardown without overflow:
+        let mut deep = deep;
+        while let Value::Array(mut items) = deep {
+            deep = items.pop().unwrap_or(Value::Null);
+        }
+    }
+}

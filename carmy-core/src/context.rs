@@ -1,0 +1,224 @@
+//! The trusted context: who is calling and what the host allows, decided by the host only.
+
+use std::{
+    any::{Any, TypeId},
+    collections::{BTreeSet, HashMap},
+    fmt,
+    sync::Arc,
+};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::{execution::ExecutionId, progress::ProgressReporter};
+
+/// What the host knows and trusts about a call: the principal, the grants it holds and any typed
+/// extensions. Tool arguments and protocol metadata can never add to it; only the host builds
+/// one.
+///
+/// Inside a tool, the same type also carries the execution: its id, its cancellation and a way
+/// to report progress.
+///
+/// ```
+/// use carmy_core::Context;
+///
+/// let ctx = Context::new()
+///     .with_principal("alice@example.com")
+///     .with_grant("confirm:cancel_order");
+/// assert!(ctx.can_confirm("cancel_order"));
+/// assert!(!ctx.can_confirm("delete_everything"));
+/// ```
+#[derive(Clone, Default)]
+pub struct Context {
+    host: Arc<HostContext>,
+    execution: Option<ExecutionScope>,
+}
+
+#[derive(Clone, Default)]
+struct HostContext {
+    principal: Option<Arc<str>>,
+    grants: BTreeSet<Arc<str>>,
+    extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+#[derive(Clone)]
+struct ExecutionScope {
+    id: ExecutionId,
+    cancellation: CancellationToken,
+    progress: ProgressReporter,
+}
+
+impl Context {
+    /// An anonymous context with no grants.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Names the caller. Idempotency keys are scoped by principal, so one principal never sees
+    /// another's recorded results.
+    #[must_use]
+    pub fn with_principal(mut self, principal: impl Into<Arc<str>>) -> Self {
+        Arc::make_mut(&mut self.host).principal = Some(principal.into());
+        self
+    }
+
+    /// Adds a grant such as `confirm:cancel_order`.
+    #[must_use]
+    pub fn with_grant(mut self, grant: impl Into<Arc<str>>) -> Self {
+        Arc::make_mut(&mut self.host).grants.insert(grant.into());
+        self
+    }
+
+    /// Adds grants.
+    #[must_use]
+    pub fn with_grants<I, G>(mut self, grants: I) -> Self
+    where
+        I: IntoIterator<Item = G>,
+        G: Into<Arc<str>>,
+    {
+        Arc::make_mut(&mut self.host)
+            .grants
+            .extend(grants.into_iter().map(Into::into));
+        self
+    }
+
+    /// Attaches a typed value (an authenticated user record, a tenant id...), one per type.
+    #[must_use]
+    pub fn with_extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        Arc::make_mut(&mut self.host)
+            .extensions
+            .insert(TypeId::of::<T>(), Arc::new(value));
+        self
+    }
+
+    /// The caller, if the host named one.
+    pub fn principal(&self) -> Option<&str> {
+        self.host.principal.as_deref()
+    }
+
+    /// Whether the host granted exactly `grant`.
+    pub fn has_grant(&self, grant: &str) -> bool {
+        self.host.grants.contains(grant)
+    }
+
+    /// Whether the host allowed `tool` to run without further confirmation (`confirm:<tool>`).
+    pub fn can_confirm(&self, tool: &str) -> bool {
+        self.host
+            .grants
+            .iter()
+            .any(|grant| grant.strip_prefix("confirm:") == Some(tool))
+    }
+
+    /// Every grant, sorted.
+    pub fn grants(&self) -> impl Iterator<Item = &str> {
+        self.host.grants.iter().map(|grant| &**grant)
+    }
+
+    /// The extension of type `T`, if the host attached one.
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.host
+            .extensions
+            .get(&TypeId::of::<T>())
+            .and_then(|value| value.downcast_ref())
+    }
+
+    /// The id of the running execution; `None` outside a tool.
+    pub fn execution_id(&self) -> Option<&ExecutionId> {
+        self.execution.as_ref().map(|scope| &scope.id)
+    }
+
+    /// True once the execution was cancelled or passed its deadline. Long tools check it between
+    /// steps, or await [`Context::cancelled`].
+    pub fn is_cancelled(&self) -> bool {
+        self.execution
+            .as_ref()
+            .is_some_and(|scope| scope.cancellation.is_cancelled())
+    }
+
+    /// Completes when the execution is cancelled or passes its deadline; never, outside a tool.
+    ///
+    /// The runtime also drops the tool's future at that moment, so awaiting this is only needed
+    /// to clean up or to stop blocking work the tool started.
+    pub async fn cancelled(&self) {
+        match &self.execution {
+            Some(scope) => scope.cancellation.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// The token cancelled with the execution, to hand to blocking work or spawned tasks.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        match &self.execution {
+            Some(scope) => scope.cancellation.clone(),
+            None => CancellationToken::new(),
+        }
+    }
+
+    /// Reports progress: `done` of `total` (if known), with an optional message. Adapters send it
+    /// to the client when the client asked for progress, throttled; otherwise it costs nothing.
+    pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(scope) = &self.execution {
+            scope.progress.report(done, total, message);
+        }
+    }
+
+    pub(crate) fn for_execution(
+        &self,
+        id: ExecutionId,
+        cancellation: CancellationToken,
+        progress: ProgressReporter,
+    ) -> Self {
+        Self {
+            host: Arc::clone(&self.host),
+            execution: Some(ExecutionScope {
+                id,
+                cancellation,
+                progress,
+            }),
+        }
+    }
+}
+
+impl fmt::Debug for Context {
+    // Extensions are opaque and may hold secrets: show their count only.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("principal", &self.host.principal)
+            .field("grants", &self.host.grants)
+            .field("extensions", &self.host.extensions.len())
+            .field("execution_id", &self.execution_id())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_are_exact() {
+        let ctx = Context::new().with_grants(["confirm:cancel_order", "confirm:Refund"]);
+        assert!(ctx.can_confirm("cancel_order"));
+        assert!(!ctx.can_confirm("cancel_orde"));
+        assert!(!ctx.can_confirm("refund"));
+        assert!(!ctx.can_confirm("Cancel_order"));
+        assert!(ctx.has_grant("confirm:Refund"));
+    }
+
+    #[test]
+    fn extensions_are_typed() {
+        #[derive(Debug, PartialEq)]
+        struct Tenant(u32);
+        let ctx = Context::new().with_extension(Tenant(7));
+        assert_eq!(ctx.extension::<Tenant>(), Some(&Tenant(7)));
+        assert_eq!(ctx.extension::<String>(), None);
+    }
+
+    #[test]
+    fn builder_does_not_affect_clones() {
+        let base = Context::new().with_principal("a");
+        let other = base.clone().with_grant("confirm:x");
+        assert!(!base.can_confirm("x"));
+        assert!(other.can_confirm("x"));
+        assert_eq!(other.principal(), Some("a"));
+    }
+}

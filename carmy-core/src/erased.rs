@@ -1,0 +1,45 @@
+//! Type erasure: a `Tool` with typed input and output behind a JSON-in, JSON-out object.
+
+use std::{future::Future, pin::Pin, sync::Arc};
+
+use serde_json::Value;
+
+use crate::{
+    error::AgentError,
+    tool::{Invocation, Tool},
+};
+
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// A decoded call, ready to run once.
+pub(crate) type Prepared =
+    Box<dyn FnOnce(Invocation) -> BoxFuture<Result<Value, AgentError>> + Send>;
+
+pub(crate) trait ErasedTool: Send + Sync + 'static {
+    /// Decodes validated arguments into the tool's input type.
+    fn prepare(self: Arc<Self>, arguments: Value) -> Result<Prepared, AgentError>;
+}
+
+/// Owns the user's tool.
+pub(crate) struct Erased<T>(pub(crate) T);
+
+impl<T: Tool> ErasedTool for Erased<T> {
+    fn prepare(self: Arc<Self>, arguments: Value) -> Result<Prepared, AgentError> {
+        let input: T::Input = serde_json::from_value(arguments).map_err(|err| {
+            AgentError::invalid_arguments(
+                format!("arguments do not decode: {err}"),
+                serde_json::json!({ "path": "", "reason": err.to_string() }),
+            )
+        })?;
+        Ok(Box::new(move |invocation| {
+            Box::pin(async move {
+                let output = self.0.run(input, invocation).await?;
+                serde_json::to_value(output).map_err(|err| {
+                    AgentError::invalid_output(format!(
+                        "the tool's output does not serialize: {err}"
+                    ))
+                })
+            })
+        }))
+    }
+}

@@ -1,0 +1,304 @@
+//! `AgentError`: the machine-readable error a tool or the runtime returns to an agent.
+
+use std::{borrow::Cow, fmt};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The broad class of an error, so an agent can decide what to do next without parsing text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCategory {
+    /// The arguments are wrong; fix them before retrying.
+    Validation,
+    /// The tool or a resource it names does not exist.
+    NotFound,
+    /// The caller may not do this (yet): a grant or an approval is missing.
+    Permission,
+    /// The request clashes with the current state or with an earlier request.
+    Conflict,
+    /// The execution was cancelled before it finished.
+    Cancelled,
+    /// The execution ran out of time.
+    Timeout,
+    /// A bug on the server side.
+    Internal,
+    /// The server is at a limit; retry later.
+    Capacity,
+    /// A dependency is down; retry later.
+    Unavailable,
+}
+
+impl ErrorCategory {
+    /// Whether errors of this category are worth retrying unchanged, when the error itself does
+    /// not say.
+    pub const fn default_retryable(self) -> bool {
+        matches!(self, Self::Timeout | Self::Capacity | Self::Unavailable)
+    }
+}
+
+/// Stable codes the runtime itself produces. Tools are free to use their own codes as well.
+pub mod codes {
+    /// No tool of that name is in the catalog.
+    pub const TOOL_NOT_FOUND: &str = "TOOL_NOT_FOUND";
+    /// The arguments do not match the tool's input schema.
+    pub const INVALID_ARGUMENTS: &str = "INVALID_ARGUMENTS";
+    /// The tool needs the host's grant `confirm:<tool>`, which the context does not hold.
+    pub const CONFIRMATION_REQUIRED: &str = "CONFIRMATION_REQUIRED";
+    /// The human declined to confirm the call.
+    pub const CONFIRMATION_DECLINED: &str = "CONFIRMATION_DECLINED";
+    /// The request id was used before with a different tool or different arguments.
+    pub const IDEMPOTENCY_CONFLICT: &str = "IDEMPOTENCY_CONFLICT";
+    /// An earlier execution with this request id was interrupted after it may have had effects.
+    pub const EXECUTION_UNCERTAIN: &str = "EXECUTION_UNCERTAIN";
+    /// The execution passed its deadline.
+    pub const TIMEOUT: &str = "TIMEOUT";
+    /// The execution was cancelled.
+    pub const CANCELLED: &str = "CANCELLED";
+    /// The tool panicked.
+    pub const TOOL_PANIC: &str = "TOOL_PANIC";
+    /// The tool returned output that does not match its own output schema.
+    pub const INVALID_OUTPUT: &str = "INVALID_OUTPUT";
+    /// A runtime limit is reached (concurrent executions, idempotency store).
+    pub const CAPACITY: &str = "CAPACITY";
+    /// Something failed inside the server.
+    pub const INTERNAL: &str = "INTERNAL";
+}
+
+/// An error an agent can act on: a stable `code`, a human `message`, a `category`, whether
+/// retrying unchanged may succeed, optional structured `details` and a suggested next tool.
+///
+/// Serialized as `{"error": {...}}` through [`AgentError::to_envelope`]; the struct itself
+/// serializes to the inner object.
+///
+/// ```
+/// use carmy_core::{AgentError, ErrorCategory};
+///
+/// let err = AgentError::not_found("PRODUCT_NOT_FOUND", "no product with id 42")
+///     .with_details(serde_json::json!({ "id": 42 }))
+///     .with_next_tool("search_products");
+/// assert_eq!(err.category(), ErrorCategory::NotFound);
+/// assert!(!err.retryable());
+/// assert_eq!(err.to_envelope()["error"]["next_tool"], "search_products");
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]
+pub struct AgentError {
+    code: Cow<'static, str>,
+    message: String,
+    category: ErrorCategory,
+    retryable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    next_tool: Option<String>,
+}
+
+impl AgentError {
+    /// An error with an explicit code and category; retryability follows the category.
+    pub fn new(
+        category: ErrorCategory,
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+            category,
+            retryable: category.default_retryable(),
+            details: None,
+            next_tool: None,
+        }
+    }
+
+    /// Bad arguments, in the tool's own terms (`OUT_OF_STOCK` is not one; `QUANTITY_TOO_LARGE` is).
+    pub fn validation(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(ErrorCategory::Validation, code, message)
+    }
+
+    /// A resource the arguments name does not exist.
+    pub fn not_found(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(ErrorCategory::NotFound, code, message)
+    }
+
+    /// The caller may not do this.
+    pub fn permission(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(ErrorCategory::Permission, code, message)
+    }
+
+    /// The request clashes with the current state.
+    pub fn conflict(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(ErrorCategory::Conflict, code, message)
+    }
+
+    /// A dependency is down; retryable.
+    pub fn unavailable(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(ErrorCategory::Unavailable, code, message)
+    }
+
+    /// A server-side failure (`INTERNAL`), with a message safe to show an agent.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCategory::Internal, codes::INTERNAL, message)
+    }
+
+    /// Overrides the retryability the category implies.
+    #[must_use]
+    pub fn with_retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
+    }
+
+    /// Attaches structured details (the bad field, the current stock...).
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Suggests the tool an agent should call next.
+    #[must_use]
+    pub fn with_next_tool(mut self, tool: impl Into<String>) -> Self {
+        self.next_tool = Some(tool.into());
+        self
+    }
+
+    /// The stable code, e.g. `TOOL_NOT_FOUND`.
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    /// The human-readable message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The broad class of the error.
+    pub fn category(&self) -> ErrorCategory {
+        self.category
+    }
+
+    /// Whether retrying the same call unchanged may succeed.
+    pub fn retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// Structured details, if any.
+    pub fn details(&self) -> Option<&Value> {
+        self.details.as_ref()
+    }
+
+    /// The suggested next tool, if any.
+    pub fn next_tool(&self) -> Option<&str> {
+        self.next_tool.as_deref()
+    }
+
+    /// The wire form: `{"error": {"code": ..., "message": ..., ...}}`.
+    pub fn to_envelope(&self) -> Value {
+        serde_json::json!({ "error": self })
+    }
+
+    // Runtime errors: one constructor per code so their wording stays in one place.
+
+    pub(crate) fn tool_not_found(name: &str) -> Self {
+        Self::not_found(codes::TOOL_NOT_FOUND, format!("no tool named `{name}`"))
+            .with_details(serde_json::json!({ "tool": name }))
+    }
+
+    pub(crate) fn invalid_arguments(message: String, details: Value) -> Self {
+        Self::validation(codes::INVALID_ARGUMENTS, message).with_details(details)
+    }
+
+    pub(crate) fn confirmation_required(tool: &str) -> Self {
+        Self::permission(
+            codes::CONFIRMATION_REQUIRED,
+            format!("`{tool}` needs confirmation: the host must grant `confirm:{tool}`"),
+        )
+        .with_details(serde_json::json!({ "grant": format!("confirm:{tool}") }))
+    }
+
+    pub(crate) fn idempotency_conflict(request_id: &str) -> Self {
+        Self::conflict(
+            codes::IDEMPOTENCY_CONFLICT,
+            format!(
+                "request id `{request_id}` was already used for a different call; \
+                 use a new request id for new arguments"
+            ),
+        )
+    }
+
+    pub(crate) fn execution_uncertain(request_id: &str, previous: &str) -> Self {
+        Self::conflict(
+            codes::EXECUTION_UNCERTAIN,
+            format!(
+                "the execution for request id `{request_id}` was interrupted ({previous}) and may \
+                 have had effects; check the current state before retrying with a new request id"
+            ),
+        )
+    }
+
+    pub(crate) fn timeout(after: std::time::Duration) -> Self {
+        Self::new(
+            ErrorCategory::Timeout,
+            codes::TIMEOUT,
+            format!(
+                "the execution did not finish within {} ms",
+                after.as_millis()
+            ),
+        )
+    }
+
+    pub(crate) fn cancelled() -> Self {
+        Self::new(
+            ErrorCategory::Cancelled,
+            codes::CANCELLED,
+            "the execution was cancelled",
+        )
+    }
+
+    pub(crate) fn tool_panic() -> Self {
+        Self::new(
+            ErrorCategory::Internal,
+            codes::TOOL_PANIC,
+            "the tool failed unexpectedly",
+        )
+    }
+
+    pub(crate) fn invalid_output(message: String) -> Self {
+        Self::new(ErrorCategory::Internal, codes::INVALID_OUTPUT, message)
+    }
+
+    pub(crate) fn capacity(message: impl Into<String>) -> Self {
+        Self::new(ErrorCategory::Capacity, codes::CAPACITY, message)
+    }
+}
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serializes_to_a_stable_envelope() {
+        let err = AgentError::tool_not_found("nope");
+        let value = err.to_envelope();
+        assert_eq!(value["error"]["code"], "TOOL_NOT_FOUND");
+        assert_eq!(value["error"]["category"], "not_found");
+        assert_eq!(value["error"]["retryable"], false);
+        assert_eq!(value["error"]["details"]["tool"], "nope");
+        assert!(value["error"].get("next_tool").is_none());
+        let back: AgentError = serde_json::from_value(value["error"].clone()).unwrap();
+        assert_eq!(back, err);
+    }
+
+    #[test]
+    fn retryability_follows_the_category_unless_overridden() {
+        assert!(AgentError::capacity("full").retryable());
+        assert!(AgentError::timeout(std::time::Duration::from_secs(1)).retryable());
+        assert!(!AgentError::cancelled().retryable());
+        assert!(AgentError::internal("x").with_retryable(true).retryable());
+    }
+}

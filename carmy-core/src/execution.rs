@@ -1,0 +1,150 @@
+//! Executions: their ids, their statuses and the outcome the runtime hands back.
+
+use std::{fmt, sync::Arc};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::AgentError;
+
+/// A unique id for one execution, e.g. `exec_5f0c...`. Replays carry the id of the execution
+/// they replay.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ExecutionId(Arc<str>);
+
+impl Serialize for ExecutionId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ExecutionId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(|id| Self(id.into()))
+    }
+}
+
+impl ExecutionId {
+    /// A fresh random id.
+    pub fn generate() -> Self {
+        let mut buf = [0u8; uuid::fmt::Simple::LENGTH];
+        let id = uuid::Uuid::new_v4().simple().encode_lower(&mut buf);
+        Self(format!("exec_{id}").into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for ExecutionId {
+    fn from(id: &str) -> Self {
+        Self(id.into())
+    }
+}
+
+impl fmt::Display for ExecutionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for ExecutionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+/// Where an execution stands, or how it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionStatus {
+    /// The tool is running.
+    Running,
+    /// The tool returned a result.
+    Succeeded,
+    /// The tool returned an error, or output that broke its schema.
+    Failed,
+    /// The runtime refused the call before the tool ran (unknown tool, bad arguments, missing
+    /// confirmation, idempotency conflict, capacity).
+    Rejected,
+    /// The execution was cancelled; the tool was stopped.
+    Cancelled,
+    /// The execution passed its deadline; the tool was stopped.
+    TimedOut,
+    /// The tool panicked.
+    Panicked,
+    /// The outcome of an earlier execution with the same request id, replayed.
+    Replayed,
+}
+
+impl ExecutionStatus {
+    /// The name used in logs and `_meta`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Rejected => "rejected",
+            Self::Cancelled => "cancelled",
+            Self::TimedOut => "timed_out",
+            Self::Panicked => "panicked",
+            Self::Replayed => "replayed",
+        }
+    }
+
+    /// True for executions stopped before the tool could finish: its effects, if any, are
+    /// unknown.
+    pub const fn is_interrupted(self) -> bool {
+        matches!(self, Self::Cancelled | Self::TimedOut | Self::Panicked)
+    }
+}
+
+impl fmt::Display for ExecutionStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one call produced: the execution id, the status and the result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The execution that produced the result (for a replay, the original execution).
+    pub execution_id: ExecutionId,
+    /// How the execution ended.
+    pub status: ExecutionStatus,
+    /// The tool's output as JSON, or the error.
+    pub result: Result<Value, AgentError>,
+}
+
+impl Outcome {
+    /// True when the tool's output is in `result`.
+    pub fn is_ok(&self) -> bool {
+        self.result.is_ok()
+    }
+
+    /// The error, if the call failed.
+    pub fn error(&self) -> Option<&AgentError> {
+        self.result.as_ref().err()
+    }
+
+    /// Decodes the output into `T`; panics with the error otherwise. Meant for tests.
+    #[track_caller]
+    pub fn unwrap_output<T: serde::de::DeserializeOwned>(&self) -> T {
+        match &self.result {
+            Ok(value) => serde_json::from_value(value.clone())
+                .unwrap_or_else(|err| panic!("output does not decode: {err}: {value}")),
+            Err(err) => panic!("execution {} failed: {err}", self.execution_id),
+        }
+    }
+
+    /// The error's code; panics if the call succeeded. Meant for tests.
+    #[track_caller]
+    pub fn unwrap_error_code(&self) -> &str {
+        match &self.result {
+            Ok(value) => panic!("execution {} succeeded: {value}", self.execution_id),
+            Err(err) => err.code(),
+        }
+    }
+}

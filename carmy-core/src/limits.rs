@@ -1,0 +1,60 @@
+//! Runtime limits, each with a safe default.
+
+use std::time::Duration;
+
+/// Bounds the runtime enforces on every call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The deadline of a tool that sets no `timeout` of its own (default 60 s).
+    pub default_timeout: Duration,
+    /// Executions running at once, across all tools (default 1,024). Past it, calls are refused
+    /// with `CAPACITY` (retryable) instead of queueing without bound.
+    pub max_concurrent_executions: usize,
+    /// Deepest nesting of arrays and objects accepted in arguments (default 64).
+    pub max_argument_depth: usize,
+    /// Finished executions whose status stays queryable through `Runtime::execution`
+    /// (default 1,024).
+    pub execution_history: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            default_timeout: Duration::from_secs(60),
+            max_concurrent_executions: 1024,
+            max_argument_depth: 64,
+            execution_history: 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// Replaces the default deadline.
+    #[must_use]
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Replaces the concurrency bound.
+    #[must_use]
+    pub fn with_max_concurrent_executions(mut self, max: usize) -> Self {
+        self.max_concurrent_executions = max;
+        self
+    }
+
+    /// Replaces the nesting bound.
+    #[must_use]
+    pub fn with_max_argument_depth(mut self, depth: usize) -> Self {
+        self.max_argument_depth = depth;
+        self
+    }
+
+    /// Replaces the size of the execution history.
+    #[must_use]
+    pub fn with_execution_history(mut self, len: usize) -> Self {
+        self.execution_history = len;
+        self
+    }
+}

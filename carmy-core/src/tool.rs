@@ -1,0 +1,268 @@
+//! The `Tool` trait: what `#[tool]` implements, and what a hand-written tool implements.
+
+use std::{future::Future, time::Duration};
+
+use schemars::JsonSchema;
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::{
+    context::Context,
+    effect::{Confirmation, Effect},
+    error::AgentError,
+    state::{Requirements, State, StateMap},
+};
+
+/// A tool: static metadata, typed input and output, and an async body.
+///
+/// `#[tool]` implements this for you on a unit struct named after your function. Implement it
+/// by hand when a tool needs configuration captured at start-up.
+///
+/// ```
+/// use carmy_core::{AgentError, Carmy, Effect, Invocation, NoInput, Tool, ToolSpec};
+///
+/// struct Version(&'static str);
+///
+/// impl Tool for Version {
+///     type Input = NoInput;
+///     type Output = String;
+///     const SPEC: ToolSpec = ToolSpec::new("version", Effect::None)
+///         .description("The server's version.");
+///
+///     async fn run(&self, _input: NoInput, _invocation: Invocation) -> Result<String, AgentError> {
+///         Ok(self.0.to_owned())
+///     }
+/// }
+///
+/// let runtime = Carmy::new().tool(Version("1.2.3")).build().unwrap();
+/// assert_eq!(runtime.catalog().get("version").unwrap().effect(), Effect::None);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Carmy tool",
+    label = "not a tool",
+    note = "annotate an `async fn` with `#[carmy::tool(effect = \"read\")]` (or another effect) and pass the function's name, or implement `Tool` by hand"
+)]
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments, decoded from JSON after validation against the input schema.
+    type Input: ToolInput;
+    /// The result, encoded to JSON and checked against the output schema.
+    type Output: ToolOutput;
+    /// Name, description and effect metadata.
+    const SPEC: ToolSpec;
+
+    /// Declares the `State<T>` values the tool needs, so `build()` can check they exist.
+    fn requirements(requirements: &mut Requirements) {
+        let _ = requirements;
+    }
+
+    /// Runs the tool. The runtime has already validated the arguments, checked confirmation and
+    /// idempotency, and will enforce the deadline and cancellation by dropping this future.
+    fn run(
+        &self,
+        input: Self::Input,
+        invocation: Invocation,
+    ) -> impl Future<Output = Result<Self::Output, AgentError>> + Send;
+}
+
+/// A type a tool can take as its arguments: `Deserialize` and `JsonSchema`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's input",
+    label = "needs `serde::Deserialize` and `schemars::JsonSchema`",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}`"
+)]
+pub trait ToolInput: DeserializeOwned + JsonSchema + Send + 'static {}
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolInput for T {}
+
+/// A type a tool can return: `Serialize` and `JsonSchema`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's output",
+    label = "needs `serde::Serialize` and `schemars::JsonSchema`",
+    note = "add `#[derive(serde::Serialize, schemars::JsonSchema)]` to `{Self}`"
+)]
+pub trait ToolOutput: Serialize + JsonSchema + Send + 'static {}
+impl<T: Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
+
+/// The input of a tool that takes no arguments: the empty object `{}` (absent or `null`
+/// arguments are accepted too).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NoInput {}
+
+impl<'de> serde::Deserialize<'de> for NoInput {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Validation already rejected anything but an object without properties.
+        serde::de::IgnoredAny::deserialize(deserializer)?;
+        Ok(NoInput {})
+    }
+}
+
+impl JsonSchema for NoInput {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoInput".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "properties": {},
+            "additionalProperties": false
+        })
+    }
+}
+
+/// A tool's static metadata. Built in a `const` by `#[tool]`; defaults follow the effect.
+///
+/// ```
+/// use carmy_core::{Confirmation, Effect, ToolSpec};
+///
+/// const SPEC: ToolSpec = ToolSpec::new("cancel_order", Effect::Destructive)
+///     .description("Cancel an order.");
+/// assert_eq!(SPEC.confirmation_mode(), Confirmation::Required);
+/// assert!(!SPEC.is_parallel_safe());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolSpec {
+    name: &'static str,
+    title: Option<&'static str>,
+    description: &'static str,
+    effect: Effect,
+    idempotent: bool,
+    parallel_safe: Option<bool>,
+    confirmation: Option<Confirmation>,
+    timeout: Option<Duration>,
+}
+
+impl ToolSpec {
+    /// A tool named `name` with `effect`; everything else defaults from the effect.
+    pub const fn new(name: &'static str, effect: Effect) -> Self {
+        Self {
+            name,
+            title: None,
+            description: "",
+            effect,
+            idempotent: false,
+            parallel_safe: None,
+            confirmation: None,
+            timeout: None,
+        }
+    }
+
+    /// A human-friendly display name.
+    pub const fn title(mut self, title: &'static str) -> Self {
+        self.title = Some(title);
+        self
+    }
+
+    /// What the tool does, for the model.
+    pub const fn description(mut self, description: &'static str) -> Self {
+        self.description = description;
+        self
+    }
+
+    /// Calling twice with the same arguments has the same effect as calling once.
+    pub const fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
+    }
+
+    /// Overrides whether executions may overlap (default: only for `none` and `read`).
+    pub const fn parallel_safe(mut self, parallel_safe: bool) -> Self {
+        self.parallel_safe = Some(parallel_safe);
+        self
+    }
+
+    /// Overrides whether the host must grant `confirm:<tool>` (default: only `destructive`).
+    pub const fn confirmation(mut self, confirmation: Confirmation) -> Self {
+        self.confirmation = Some(confirmation);
+        self
+    }
+
+    /// The tool's own deadline, replacing the runtime's default.
+    pub const fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The tool's name, unique in a catalog.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The display name, if any.
+    pub const fn title_text(&self) -> Option<&'static str> {
+        self.title
+    }
+
+    /// The description.
+    pub const fn description_text(&self) -> &'static str {
+        self.description
+    }
+
+    /// The declared effect.
+    pub const fn effect(&self) -> Effect {
+        self.effect
+    }
+
+    /// Whether the tool is idempotent.
+    pub const fn is_idempotent(&self) -> bool {
+        self.idempotent
+    }
+
+    /// Whether executions may overlap, after defaults.
+    pub const fn is_parallel_safe(&self) -> bool {
+        match self.parallel_safe {
+            Some(parallel_safe) => parallel_safe,
+            None => self.effect.default_parallel_safe(),
+        }
+    }
+
+    /// Whether the tool needs confirmation, after defaults.
+    pub const fn confirmation_mode(&self) -> Confirmation {
+        match self.confirmation {
+            Some(confirmation) => confirmation,
+            None => self.effect.default_confirmation(),
+        }
+    }
+
+    /// The tool's own deadline, if it set one.
+    pub const fn timeout_override(&self) -> Option<Duration> {
+        self.timeout
+    }
+}
+
+/// What the runtime hands a tool besides its input: the per-execution [`Context`] and the
+/// registered [`State`] values.
+#[derive(Clone, Debug)]
+pub struct Invocation {
+    context: Context,
+    states: std::sync::Arc<StateMap>,
+}
+
+impl Invocation {
+    pub(crate) fn new(context: Context, states: std::sync::Arc<StateMap>) -> Self {
+        Self { context, states }
+    }
+
+    /// The trusted, per-execution context.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// A clone of the context, for tools that take `Context` by value.
+    pub fn context_owned(&self) -> Context {
+        self.context.clone()
+    }
+
+    /// The registered value of type `T`.
+    ///
+    /// # Panics
+    /// When `T` was not registered; `build()` rules that out for every `State<T>` a tool
+    /// declares in [`Tool::requirements`].
+    #[track_caller]
+    pub fn state<T: Send + Sync + 'static>(&self) -> State<T> {
+        self.states.get::<T>().unwrap_or_else(|| {
+            panic!(
+                "State<{}> is not registered; declare it in Tool::requirements",
+                std::any::type_name::<T>()
+            )
+        })
+    }
+}

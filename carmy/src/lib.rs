@@ -1,0 +1,20 @@
+//! Carmy: annotated async functions become agent tools with explicit side effects.
+//!
+//! See the repository README for the tour.
+
+pub use carmy_core::{
+    AgentError, BuildError, BuildProblem, CancellationToken, Carmy, Catalog, Confirmation,
+    Context, Effect, ErrorCategory, ExecutionId, ExecutionRecord, ExecutionStatus, Fingerprint,
+    IdempotencyKey, IdempotencyStore, Invocation, Limits, MemoryStore, MemoryStoreLimits, NoInput,
+    Outcome, Request, Runtime, SchemaProfile, State, Tool, ToolEntry, ToolSpec, codes, testing,
+};
+pub use carmy_macros::tool;
+
+#[doc(hidden)]
+pub use carmy_core::__private;
+
+/// The names a tool module needs: `use carmy::prelude::*;`.
+pub mod prelude {
+    pub use carmy_core::{AgentError, Carmy, Context, Effect, NoInput, State};
+    pub use carmy_macros::tool;
+}
