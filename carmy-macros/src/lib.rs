@@ -1,0 +1,122 @@
+//! The `#[tool]` attribute of [Carmy](https://docs.rs/carmy). Use it through the `carmy` crate
+//! (`carmy::tool` or `carmy::prelude::*`); this crate's paths are not part of the API.
+
+mod args;
+mod description;
+mod errors;
+mod expand;
+mod fallback;
+mod item;
+mod name;
+mod signature;
+#[cfg(test)]
+mod test_util;
+mod timeout;
+mod tool;
+
+use proc_macro::TokenStream;
+
+/// Turns an `async fn` into a Carmy tool with a declared side effect.
+///
+/// ```
+/// use carmy::prelude::*;
+/// use schemars::JsonSchema;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct SearchInput {
+///     query: String,
+/// }
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct SearchOutput {
+///     skus: Vec<String>,
+/// }
+///
+/// /// Search the product catalog.
+/// #[tool(effect = "read", idempotent)]
+/// async fn search(input: SearchInput) -> Result<SearchOutput, AgentError> {
+///     Ok(SearchOutput { skus: vec![input.query] })
+/// }
+///
+/// let runtime = Carmy::new().tool(search).build().unwrap();
+/// # let _ = runtime;
+/// ```
+///
+/// # Attribute keys
+///
+/// | key | value | default |
+/// |---|---|---|
+/// | `effect` | **required**: `"none"`, `"read"`, `"write"`, `"destructive"` or `"external_write"` | |
+/// | `idempotent` | flag, or `= true` / `= false` | `false` |
+/// | `parallel_safe` | `= true` / `= false` | `true` for `none` and `read`, else `false` |
+/// | `confirmation` | `"required"` or `"none"` | `"required"` for `destructive`, else `"none"` |
+/// | `name` | 1–128 characters of `A-Z a-z 0-9 _ - .` | the function's name |
+/// | `title` | a display name | none |
+/// | `description` | what the tool does, for the model | the doc comment |
+/// | `timeout` | a duration: `"500ms"`, `"30s"`, `"2m"`, `"1h 30m"` | the runtime's default |
+/// | `crate` | the path to the `carmy` crate, e.g. `"::my_carmy"` | `::carmy` |
+///
+/// Mistakes are compile errors that point at the offending tokens, all reported at once.
+///
+/// # Parameters
+///
+/// In any order:
+/// - at most one **input**: any type implementing `serde::Deserialize` and
+///   `schemars::JsonSchema`, decoded from the call's JSON arguments. Its parameter may be any
+///   pattern (`mut input`, `SearchInput { query, .. }`). Without one the tool takes
+///   [`NoInput`](https://docs.rs/carmy/latest/carmy/struct.NoInput.html), the empty object.
+/// - at most one trusted **context**, `&Context` or `Context`: who is calling, what the host
+///   granted, cancellation and progress.
+/// - any number of **`State<T>`**: shared values registered with `Carmy::state`, checked at
+///   `build()`.
+///
+/// Parameters are recognised by the last segment of their type, so `carmy::Context` and a
+/// re-exported `Context` both work. The function cannot be generic, take `self` or be
+/// anything but `async`.
+///
+/// # Return type
+///
+/// `Result<T, E>` (or an alias such as `io::Result<T>`), where `T` implements
+/// `serde::Serialize` and `schemars::JsonSchema` (`()` for no output) and `E: Into<AgentError>`.
+///
+/// # What it generates
+///
+/// The function becomes a unit struct of the same name implementing `carmy::Tool`; pass that
+/// value to `Carmy::tool`. The body moves, unchanged, into an associated function `call`. You
+/// can still call the tool directly, e.g. in unit tests, in two ways:
+///
+/// - `search(input).await`: through `Deref` to a function pointer, which boxes the future;
+/// - `search::call(input).await`: the original `async fn`, unboxed.
+///
+/// ```
+/// # use carmy::prelude::*;
+/// # use schemars::JsonSchema;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Deserialize, JsonSchema)]
+/// # struct SearchInput { query: String }
+/// # #[derive(Serialize, JsonSchema)]
+/// # struct SearchOutput { skus: Vec<String> }
+/// #[tool(effect = "read")]
+/// async fn search(input: SearchInput, ctx: &Context) -> Result<SearchOutput, AgentError> {
+///     Ok(SearchOutput { skus: vec![input.query] })
+/// }
+///
+/// # async fn test() -> Result<(), AgentError> {
+/// let ctx = Context::new();
+/// let boxed = search(SearchInput { query: "tea".into() }, &ctx).await?;
+/// let unboxed = search::call(SearchInput { query: "tea".into() }, &ctx).await?;
+/// assert_eq!(boxed.skus, unboxed.skus);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Doc comments and `#[cfg]` apply to the struct; other attributes (`#[tracing::instrument]`,
+/// lint levels) stay on the function, now `call`.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    expand::tool(args.into(), item.clone())
+        .unwrap_or_else(|error| fallback::item_with_errors(item, error))
+        .into()
+}
