@@ -11,7 +11,7 @@ use crate::{
     idempotency::{IdempotencyStore, MemoryStore},
     limits::Limits,
     runtime::Runtime,
-    schema::{SchemaProfile, schema_for},
+    schema::{Direction, SchemaProfile, schema_for},
     state::{Requirements, StateMap},
     tool::{Tool, ToolSpec},
 };
@@ -51,8 +51,8 @@ struct Registered {
 
 fn schemas_of<T: Tool>(profile: SchemaProfile) -> (Value, Value) {
     (
-        schema_for::<T::Input>(profile),
-        schema_for::<T::Output>(profile),
+        schema_for::<T::Input>(profile, Direction::Input),
+        schema_for::<T::Output>(profile, Direction::Output),
     )
 }
 

@@ -190,8 +190,10 @@ impl ToolEntry {
         ))
     }
 
-    /// Checks a result against the output schema.
-    pub(crate) fn validate_output(&self, output: &Value) -> Result<(), AgentError> {
+    /// Checks a result against the output schema, after dropping `null` members the schema
+    /// spells as absent.
+    pub(crate) fn validate_output(&self, output: &mut Value) -> Result<(), AgentError> {
+        schema::drop_optional_nulls(&self.output_schema, output);
         match self.output_validator.validate(output) {
             Ok(()) => Ok(()),
             Err(error) => Err(AgentError::invalid_output(format!(
@@ -256,8 +258,7 @@ mod tests {
             deep = Value::Array(vec![deep]);
         }
         assert!(exceeds_depth(&deep, 64));
-        // Dropping a 10,000-deep Value recurses; leak-free teardown without overflow:
-        let mut deep = deep;
+        // Dropping a 10,000-deep Value recurses; take it apart level by level instead.
         while let Value::Array(mut items) = deep {
             deep = items.pop().unwrap_or(Value::Null);
         }

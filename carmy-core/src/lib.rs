@@ -63,7 +63,9 @@ pub use idempotency::{
 pub use limits::Limits;
 pub use progress::{PROGRESS_INTERVAL, ProgressReporter, ProgressSink};
 pub use runtime::{Request, Runtime};
-pub use schema::{SchemaProfile, is_object_schema, make_portable, schema_for};
+pub use schema::{
+    Direction, SchemaProfile, drop_optional_nulls, is_object_schema, make_portable, schema_for,
+};
 pub use state::{Requirements, State};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Invocation, NoInput, Tool, ToolInput, ToolOutput, ToolSpec};

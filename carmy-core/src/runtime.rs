@@ -330,7 +330,7 @@ impl Runtime {
         let (status, result) = tokio::select! {
             biased;
             finished = run => match finished {
-                Ok(Ok(output)) => match entry.validate_output(&output) {
+                Ok(Ok(mut output)) => match entry.validate_output(&mut output) {
                     Ok(()) => (ExecutionStatus::Succeeded, Ok(output)),
                     Err(error) => (ExecutionStatus::Failed, Err(error)),
                 },

@@ -16,9 +16,22 @@ pub enum SchemaProfile {
     Raw,
 }
 
+/// Which way a schema describes values: arguments are deserialized, results serialized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Arguments, as `Deserialize` accepts them.
+    Input,
+    /// Results, as `Serialize` writes them.
+    Output,
+}
+
 /// The schema of `T` in `profile`.
-pub fn schema_for<T: JsonSchema>(profile: SchemaProfile) -> Value {
+pub fn schema_for<T: JsonSchema>(profile: SchemaProfile, direction: Direction) -> Value {
     let mut settings = SchemaSettings::draft2020_12();
+    settings.contract = match direction {
+        Direction::Input => schemars::generate::Contract::Deserialize,
+        Direction::Output => schemars::generate::Contract::Serialize,
+    };
     if profile == SchemaProfile::Portable {
         settings.inline_subschemas = true;
     }
@@ -38,6 +51,7 @@ pub fn make_portable(schema: &mut Value) {
     let Value::Object(object) = schema else {
         return;
     };
+    unrequire_nullable_properties(object);
     drop_null_from_type(object);
     collapse_nullable_alternatives(object);
     drop_null_from_enum(object);
@@ -72,6 +86,44 @@ pub fn make_portable(schema: &mut Value) {
             _ => {}
         }
     }
+}
+
+/// A property that may be `null` becomes a property that may be absent: the portable profile has
+/// no nullable types, and `null` members are dropped before validation.
+fn unrequire_nullable_properties(object: &mut Map<String, Value>) {
+    let Some(Value::Object(properties)) = object.get("properties") else {
+        return;
+    };
+    let nullable: Vec<String> = properties
+        .iter()
+        .filter(|(_, schema)| is_nullable(schema))
+        .map(|(name, _)| name.clone())
+        .collect();
+    if nullable.is_empty() {
+        return;
+    }
+    if let Some(Value::Array(required)) = object.get_mut("required") {
+        required.retain(|name| !nullable.iter().any(|n| name == n.as_str()));
+        if required.is_empty() {
+            object.remove("required");
+        }
+    }
+}
+
+fn is_nullable(schema: &Value) -> bool {
+    let type_has_null = match schema.get("type") {
+        Some(Value::Array(types)) => types.len() > 1 && types.iter().any(|ty| ty == "null"),
+        _ => false,
+    };
+    let alternative_is_null = ["anyOf", "oneOf"].iter().any(|keyword| {
+        schema
+            .get(*keyword)
+            .and_then(Value::as_array)
+            .is_some_and(|alternatives| {
+                alternatives.len() > 1 && alternatives.iter().any(is_null_schema)
+            })
+    });
+    type_has_null || alternative_is_null
 }
 
 /// `"type": ["string", "null"]` → `"type": "string"`.
@@ -113,10 +165,10 @@ fn is_null_schema(schema: &Value) -> bool {
 
 /// `"enum": ["a", null]` → `"enum": ["a"]`.
 fn drop_null_from_enum(object: &mut Map<String, Value>) {
-    if let Some(Value::Array(values)) = object.get_mut("enum") {
-        if values.len() > 1 {
-            values.retain(|value| !value.is_null());
-        }
+    if let Some(Value::Array(values)) = object.get_mut("enum")
+        && values.len() > 1
+    {
+        values.retain(|value| !value.is_null());
     }
 }
 
@@ -150,9 +202,10 @@ fn json_type(value: &Value) -> &'static str {
 }
 
 /// Removes `null` members of objects where the schema does not require the property and does not
-/// accept `null`: a model that writes `"limit": null` means "no limit", which the portable
-/// schema spells as an absent field.
-pub(crate) fn drop_optional_nulls(schema: &Value, value: &mut Value) {
+/// accept `null`: a model that writes `"limit": null` means "no limit", and a result's `None`
+/// field is what the portable schema spells as an absent one. A no-op for raw schemas, which
+/// accept the `null`s.
+pub fn drop_optional_nulls(schema: &Value, value: &mut Value) {
     match value {
         Value::Object(members) => {
             let Some(Value::Object(properties)) = schema.get("properties") else {
@@ -205,7 +258,7 @@ mod tests {
     use serde_json::json;
 
     #[allow(dead_code)]
-    #[derive(JsonSchema)]
+    #[derive(JsonSchema, serde::Serialize)]
     struct Address {
         city: String,
     }
@@ -243,7 +296,7 @@ mod tests {
 
     #[test]
     fn portable_profile_inlines_and_drops_nulls() {
-        let schema = schema_for::<Input>(SchemaProfile::Portable);
+        let schema = schema_for::<Input>(SchemaProfile::Portable, Direction::Input);
         assert_portable(&schema);
         assert_eq!(schema["required"], json!(["query", "tags"]));
         assert_eq!(schema["properties"]["limit"]["type"], "integer");
@@ -255,16 +308,35 @@ mod tests {
 
     #[test]
     fn raw_profile_is_schemars_output() {
-        let schema = schema_for::<Input>(SchemaProfile::Raw);
+        let schema = schema_for::<Input>(SchemaProfile::Raw, Direction::Input);
         assert!(schema.to_string().contains("$defs"));
         assert!(schema.get("$schema").is_some());
     }
 
     #[test]
     fn recursive_types_keep_their_references() {
-        let schema = schema_for::<Tree>(SchemaProfile::Portable);
+        let schema = schema_for::<Tree>(SchemaProfile::Portable, Direction::Input);
         assert!(schema.to_string().contains("$ref"), "{schema:#}");
         assert!(jsonschema::validator_for(&schema).is_ok());
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema, serde::Serialize)]
+    struct Output {
+        name: String,
+        note: Option<String>,
+        address: Option<Address>,
+    }
+
+    #[test]
+    fn nullable_output_fields_become_optional() {
+        let schema = schema_for::<Output>(SchemaProfile::Portable, Direction::Output);
+        assert_portable(&schema);
+        assert_eq!(schema["required"], json!(["name"]));
+        let mut value = json!({ "name": "a", "note": null, "address": null });
+        drop_optional_nulls(&schema, &mut value);
+        assert_eq!(value, json!({ "name": "a" }));
+        assert!(jsonschema::is_valid(&schema, &value));
     }
 
     #[test]
@@ -276,7 +348,7 @@ mod tests {
 
     #[test]
     fn optional_nulls_are_dropped_but_required_ones_are_kept() {
-        let schema = schema_for::<Input>(SchemaProfile::Portable);
+        let schema = schema_for::<Input>(SchemaProfile::Portable, Direction::Input);
         let mut args = json!({ "query": null, "limit": null, "tags": [], "address": null });
         drop_optional_nulls(&schema, &mut args);
         assert_eq!(args, json!({ "query": null, "tags": [] }));
