@@ -3,8 +3,8 @@
 //! See the repository README for the tour.
 
 pub use carmy_core::{
-    AgentError, BuildError, BuildProblem, CancellationToken, Carmy, Catalog, Confirmation,
-    Context, Effect, ErrorCategory, ExecutionId, ExecutionRecord, ExecutionStatus, Fingerprint,
+    AgentError, BuildError, BuildProblem, CancellationToken, Carmy, Catalog, Confirmation, Context,
+    Effect, ErrorCategory, ExecutionId, ExecutionRecord, ExecutionStatus, Fingerprint,
     IdempotencyKey, IdempotencyStore, Invocation, Limits, MemoryStore, MemoryStoreLimits, NoInput,
     Outcome, Request, Runtime, SchemaProfile, State, Tool, ToolEntry, ToolSpec, codes, testing,
 };
@@ -12,6 +12,9 @@ pub use carmy_macros::tool;
 
 #[doc(hidden)]
 pub use carmy_core::__private;
+
+#[cfg(feature = "cli")]
+pub mod cli;
 
 /// The names a tool module needs: `use carmy::prelude::*;`.
 pub mod prelude {

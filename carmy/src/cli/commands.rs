@@ -1,0 +1,114 @@
+//! What each subcommand does.
+
+use std::process::ExitCode;
+
+use carmy_core::{Context, Request, Runtime};
+use serde_json::{Value, json};
+
+use super::render;
+
+const USAGE: u8 = 2;
+
+#[cfg(feature = "mcp")]
+pub(super) async fn mcp(
+    runtime: Runtime,
+    context: Context,
+    name: &'static str,
+    version: &'static str,
+) -> ExitCode {
+    let served = carmy_mcp::McpServer::new(runtime)
+        .context(context)
+        .server_info(name, version)
+        .serve_stdio()
+        .await;
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(%error, "the MCP server stopped");
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(not(feature = "mcp"))]
+pub(super) async fn mcp(_: Runtime, _: Context, _: &'static str, _: &'static str) -> ExitCode {
+    eprintln!("error: this binary was built without carmy's `mcp` feature");
+    ExitCode::from(USAGE)
+}
+
+pub(super) fn tools(runtime: &Runtime, json: bool) -> ExitCode {
+    if json {
+        let tools: Vec<Value> = runtime.catalog().iter().map(render::tool_json).collect();
+        println!("{}", pretty(&Value::Array(tools)));
+    } else {
+        print!("{}", render::tool_table(runtime.catalog()));
+    }
+    ExitCode::SUCCESS
+}
+
+pub(super) fn schema(runtime: &Runtime, tool: &str) -> ExitCode {
+    let Some(entry) = runtime.catalog().get(tool) else {
+        return unknown_tool(runtime, tool);
+    };
+    let schemas = json!({
+        "name": entry.name(),
+        "input_schema": &**entry.input_schema(),
+        "output_schema": &**entry.output_schema(),
+    });
+    println!("{}", pretty(&schemas));
+    ExitCode::SUCCESS
+}
+
+pub(super) async fn call(
+    runtime: &Runtime,
+    context: Context,
+    tool: &str,
+    arguments: &str,
+    request_id: Option<&str>,
+) -> ExitCode {
+    if runtime.catalog().get(tool).is_none() {
+        return unknown_tool(runtime, tool);
+    }
+    let arguments: Value = match serde_json::from_str(arguments) {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            eprintln!("error: the arguments are not JSON: {error}");
+            eprintln!("hint: quote them for the shell, e.g. '{{\"query\": \"mouse\"}}'");
+            return ExitCode::from(USAGE);
+        }
+    };
+    let mut request = Request::new(tool, arguments).context(context);
+    if let Some(request_id) = request_id {
+        request = request.request_id(request_id);
+    }
+    let outcome = runtime.execute(request).await;
+    let mut printed = json!({
+        "execution_id": outcome.execution_id,
+        "status": outcome.status.as_str(),
+    });
+    let failed = outcome.result.is_err();
+    match outcome.result {
+        Ok(output) => printed["output"] = output,
+        Err(error) => printed["error"] = serde_json::to_value(&error).unwrap_or_default(),
+    }
+    println!("{}", pretty(&printed));
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn unknown_tool(runtime: &Runtime, tool: &str) -> ExitCode {
+    let names: Vec<&str> = runtime.catalog().iter().map(|entry| entry.name()).collect();
+    eprintln!(
+        "error: no tool named `{tool}`; the tools are: {}",
+        names.join(", ")
+    );
+    ExitCode::from(USAGE)
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}

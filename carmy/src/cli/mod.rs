@@ -1,0 +1,207 @@
+//! The command line every Carmy binary gets: `mcp`, `tools`, `schema`, `call`.
+//!
+//! ```no_run
+//! # use carmy::{Carmy, Runtime};
+//! # fn build_runtime() -> Runtime { Carmy::new().build().unwrap() }
+//! #[tokio::main]
+//! async fn main() -> std::process::ExitCode {
+//!     let runtime = build_runtime();
+//!     carmy::cli::Cli::new(runtime)
+//!         .name(env!("CARGO_PKG_NAME"))
+//!         .version(env!("CARGO_PKG_VERSION"))
+//!         .about("My tools, served over MCP")
+//!         .run()
+//!         .await
+//! }
+//! ```
+//!
+//! Exit codes: 0 on success, 1 when a called tool fails or serving stops on an error, 2 on bad
+//! usage (unknown subcommand or tool, arguments that are not JSON). Logs go to stderr, filtered
+//! by `RUST_LOG` (default `warn`); stdout carries only the command's output (the protocol, for
+//! `mcp`).
+
+mod commands;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use carmy_core::{Context, Runtime};
+
+/// A Carmy binary's command line, over one runtime.
+#[derive(Debug)]
+#[must_use]
+pub struct Cli {
+    runtime: Runtime,
+    context: Context,
+    name: &'static str,
+    version: &'static str,
+    about: &'static str,
+}
+
+impl Cli {
+    /// A command line for `runtime`, named after the binary and with carmy's version until
+    /// [`name`](Cli::name) and [`version`](Cli::version) say otherwise.
+    pub fn new(runtime: Runtime) -> Self {
+        Self {
+            runtime,
+            context: Context::new(),
+            name: "carmy",
+            version: env!("CARGO_PKG_VERSION"),
+            about: "Agent tools with explicit side effects, served over MCP",
+        }
+    }
+
+    /// The trusted context every call starts from; `--principal` and `--grant` add to it.
+    pub fn context(mut self, context: Context) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// The program name shown in help and reported to MCP clients (use
+    /// `env!("CARGO_PKG_NAME")`).
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// The version shown by `--version` and reported to MCP clients (use
+    /// `env!("CARGO_PKG_VERSION")`).
+    pub fn version(mut self, version: &'static str) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// One line about the program, shown in help.
+    pub fn about(mut self, about: &'static str) -> Self {
+        self.about = about;
+        self
+    }
+
+    /// Parses `std::env::args` and runs the subcommand.
+    pub async fn run(self) -> ExitCode {
+        self.run_from(std::env::args_os()).await
+    }
+
+    /// Parses `args` (the first is the program name) and runs the subcommand.
+    pub async fn run_from<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = match self.command().try_get_matches_from(args) {
+            Ok(matches) => matches,
+            Err(error) => {
+                // Help and version go to stdout with status 0; usage errors to stderr with 2.
+                let _ = error.print();
+                return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+            }
+        };
+        init_logging();
+        let (subcommand, sub) = matches.subcommand().expect("a subcommand is required");
+        let context = host_context(self.context.clone(), sub);
+        match subcommand {
+            "mcp" => commands::mcp(self.runtime, context, self.name, self.version).await,
+            "tools" => commands::tools(&self.runtime, sub.get_flag("json")),
+            "schema" => commands::schema(&self.runtime, string(sub, "tool")),
+            "call" => {
+                commands::call(
+                    &self.runtime,
+                    context,
+                    string(sub, "tool"),
+                    string(sub, "arguments"),
+                    sub.get_one::<String>("request-id").map(String::as_str),
+                )
+                .await
+            }
+            other => unreachable!("unknown subcommand {other}"),
+        }
+    }
+
+    fn command(&self) -> Command {
+        let grants = || {
+            [
+                Arg::new("grant")
+                    .long("grant")
+                    .value_name("GRANT")
+                    .action(ArgAction::Append)
+                    .help("Grant a permission to every call, e.g. `confirm:cancel_order`"),
+                Arg::new("principal")
+                    .long("principal")
+                    .value_name("NAME")
+                    .help("Name the caller (idempotency keys are scoped by principal)"),
+            ]
+        };
+        let mcp = Command::new("mcp")
+            .about("Serve the tools over MCP on stdin/stdout")
+            .args(grants());
+        let tools = Command::new("tools").about("List the tools").arg(
+            Arg::new("json")
+                .long("json")
+                .action(ArgAction::SetTrue)
+                .help("Print the catalog as JSON"),
+        );
+        let schema = Command::new("schema")
+            .about("Print a tool's input and output schemas")
+            .arg(Arg::new("tool").required(true).help("The tool's name"));
+        let call = Command::new("call")
+            .about("Run one call in process and print its outcome as JSON")
+            .arg(Arg::new("tool").required(true).help("The tool's name"))
+            .arg(
+                Arg::new("arguments")
+                    .default_value("{}")
+                    .help("The arguments, as a JSON object"),
+            )
+            .arg(
+                Arg::new("request-id")
+                    .long("request-id")
+                    .value_name("ID")
+                    .help("Make the call idempotent under this request id"),
+            )
+            .args(grants());
+        Command::new(self.name)
+            .version(self.version)
+            .about(self.about)
+            .subcommand_required(true)
+            .arg_required_else_help(true)
+            .subcommands([mcp, tools, schema, call])
+    }
+}
+
+fn string<'a>(matches: &'a ArgMatches, id: &str) -> &'a str {
+    matches
+        .get_one::<String>(id)
+        .map(String::as_str)
+        .unwrap_or_default()
+}
+
+fn host_context(mut context: Context, matches: &ArgMatches) -> Context {
+    let has = |id: &str| matches.try_get_raw(id).is_ok_and(|raw| raw.is_some());
+    if has("grant") {
+        context = context.with_grants(
+            matches
+                .get_many::<String>("grant")
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
+    }
+    if has("principal") {
+        if let Some(principal) = matches.get_one::<String>("principal") {
+            context = context.with_principal(principal.as_str());
+        }
+    }
+    context
+}
+
+/// Logs to stderr, so stdout stays clean for the protocol; `RUST_LOG` filters, default `warn`.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}

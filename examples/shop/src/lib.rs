@@ -1,0 +1,41 @@
+//! The shop: a small in-memory store whose tools cover every effect Carmy knows.
+//!
+//! | tool | effect | notes |
+//! |---|---|---|
+//! | `search_products` | read, idempotent | `mouse` matches exactly 4 products |
+//! | `get_product` | read, idempotent | `PRODUCT_NOT_FOUND` suggests `search_products` |
+//! | `place_order` | write | safe to retry with a request id |
+//! | `get_order`, `list_orders` | read, idempotent | |
+//! | `send_receipt` | external_write | writes to the outbox (a stand-in for email) |
+//! | `cancel_order` | destructive | needs the host's grant `confirm:cancel_order` |
+//! | `sales_report` | read, idempotent | slow; reports progress and honours cancellation |
+
+pub mod catalog;
+pub mod orders;
+pub mod receipts;
+pub mod reports;
+pub mod store;
+
+use carmy::{BuildError, Carmy, Runtime};
+
+pub use store::Store;
+
+/// The shop's tools over a fresh store.
+pub fn runtime() -> Result<Runtime, BuildError> {
+    runtime_with(Store::new())
+}
+
+/// The shop's tools over `store` (tests pass their own to look inside).
+pub fn runtime_with(store: Store) -> Result<Runtime, BuildError> {
+    Carmy::new()
+        .tool(catalog::search_products)
+        .tool(catalog::get_product)
+        .tool(orders::place_order)
+        .tool(orders::get_order)
+        .tool(orders::list_orders)
+        .tool(receipts::send_receipt)
+        .tool(orders::cancel_order)
+        .tool(reports::sales_report)
+        .state(store)
+        .build()
+}

@@ -1,0 +1,246 @@
+//! Orders: `place_order` (write), `get_order` and `list_orders` (read), `cancel_order`
+//! (destructive).
+
+use carmy::{AgentError, Context, State, tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{Store, catalog::product_not_found};
+
+/// One line of an order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OrderLine {
+    /// The product id, e.g. `sku-001`.
+    pub product_id: String,
+    /// Units, 1 to 5.
+    #[schemars(range(min = 1, max = 5))]
+    pub quantity: u32,
+}
+
+/// A postal address.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Address {
+    /// Recipient's full name.
+    pub name: String,
+    /// Street and number.
+    pub street: String,
+    /// City.
+    pub city: String,
+    /// Postal code.
+    pub postal_code: String,
+    /// ISO 3166-1 alpha-2 country code, e.g. `FR`.
+    #[schemars(length(equal = 2))]
+    pub country: String,
+}
+
+/// How fast the order ships.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// 3 to 5 days, free.
+    #[default]
+    Standard,
+    /// Next day, 9.90.
+    Express,
+}
+
+impl Delivery {
+    fn price_cents(self) -> u64 {
+        match self {
+            Delivery::Standard => 0,
+            Delivery::Express => 990,
+        }
+    }
+}
+
+/// Where an order stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderStatus {
+    /// Placed and paid; not shipped yet.
+    Placed,
+    /// Cancelled and refunded.
+    Cancelled,
+}
+
+/// An order as the store keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Order {
+    /// Order id, e.g. `ord-1001`.
+    pub order_id: String,
+    /// Where it stands.
+    pub status: OrderStatus,
+    /// What was ordered.
+    pub lines: Vec<OrderLine>,
+    /// Where it goes.
+    pub ship_to: Address,
+    /// How fast.
+    pub delivery: Delivery,
+    /// Products plus delivery, in cents.
+    pub total_cents: u64,
+    /// A note for the packer, if any.
+    pub note: Option<String>,
+    /// Who placed it, when the host named the caller.
+    pub placed_by: Option<String>,
+}
+
+/// Arguments of `place_order`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PlaceOrderInput {
+    /// Products and quantities; at least one line.
+    #[schemars(length(min = 1, max = 20))]
+    pub lines: Vec<OrderLine>,
+    /// Shipping address.
+    pub ship_to: Address,
+    /// Delivery speed (default `standard`).
+    #[serde(default)]
+    pub delivery: Delivery,
+    /// A note for the packer.
+    #[schemars(length(max = 500))]
+    pub note: Option<String>,
+}
+
+/// Place an order and take the units out of stock. Not idempotent by itself: send a request id
+/// (`_meta["carmy/request_id"]`) so a retry returns the same order instead of a second one.
+#[tool(effect = "write", title = "Place an order")]
+pub async fn place_order(
+    input: PlaceOrderInput,
+    store: State<Store>,
+    ctx: &Context,
+) -> Result<Order, AgentError> {
+    let mut total_cents = input.delivery.price_cents();
+    for line in &input.lines {
+        let product = store
+            .product(&line.product_id)
+            .ok_or_else(|| product_not_found(&line.product_id))?;
+        total_cents += product.price_cents * u64::from(line.quantity);
+    }
+    let mut books = store.books();
+    // Check every line before taking anything, so a refused order changes nothing.
+    for line in &input.lines {
+        let ordered: u32 = input
+            .lines
+            .iter()
+            .filter(|other| other.product_id == line.product_id)
+            .map(|other| other.quantity)
+            .sum();
+        let available = books.stock.get(&line.product_id).copied().unwrap_or(0);
+        if ordered > available {
+            return Err(AgentError::conflict(
+                "OUT_OF_STOCK",
+                format!("only {available} of `{}` in stock", line.product_id),
+            )
+            .with_details(
+                serde_json::json!({ "product_id": line.product_id, "available": available }),
+            )
+            .with_next_tool("search_products"));
+        }
+    }
+    for line in &input.lines {
+        *books
+            .stock
+            .get_mut(&line.product_id)
+            .expect("checked above") -= line.quantity;
+    }
+    let order = Order {
+        order_id: format!("ord-{}", books.next_order),
+        status: OrderStatus::Placed,
+        lines: input.lines,
+        ship_to: input.ship_to,
+        delivery: input.delivery,
+        total_cents,
+        note: input.note,
+        placed_by: ctx.principal().map(str::to_owned),
+    };
+    books.next_order += 1;
+    books.orders.insert(order.order_id.clone(), order.clone());
+    Ok(order)
+}
+
+/// Arguments naming one order.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct OrderRef {
+    /// The order id, e.g. `ord-1001`.
+    pub order_id: String,
+}
+
+/// Get one order by id.
+#[tool(effect = "read", idempotent, title = "Get an order")]
+pub async fn get_order(input: OrderRef, store: State<Store>) -> Result<Order, AgentError> {
+    store
+        .books()
+        .orders
+        .get(&input.order_id)
+        .cloned()
+        .ok_or_else(|| order_not_found(&input.order_id))
+}
+
+/// Every order, oldest first.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct OrderList {
+    /// The orders.
+    pub orders: Vec<Order>,
+}
+
+/// List every order, oldest first.
+#[tool(effect = "read", idempotent, title = "List orders")]
+pub async fn list_orders(store: State<Store>) -> Result<OrderList, AgentError> {
+    let orders = store.books().orders.values().cloned().collect();
+    Ok(OrderList { orders })
+}
+
+/// Arguments of `cancel_order`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CancelInput {
+    /// The order to cancel.
+    pub order_id: String,
+    /// Why, for the records.
+    pub reason: Option<String>,
+}
+
+/// What a cancellation did.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Cancellation {
+    /// The cancelled order.
+    pub order_id: String,
+    /// Always `cancelled`.
+    pub status: OrderStatus,
+    /// Amount refunded, in cents.
+    pub refunded_cents: u64,
+}
+
+/// Cancel an order, refund it and put its units back in stock. Cannot be undone, so the host
+/// must confirm it (grant `confirm:cancel_order`).
+#[tool(effect = "destructive", idempotent, title = "Cancel an order")]
+pub async fn cancel_order(
+    input: CancelInput,
+    store: State<Store>,
+) -> Result<Cancellation, AgentError> {
+    let mut books = store.books();
+    let order = books
+        .orders
+        .get_mut(&input.order_id)
+        .ok_or_else(|| order_not_found(&input.order_id))?;
+    if order.status == OrderStatus::Cancelled {
+        return Err(AgentError::conflict(
+            "ORDER_ALREADY_CANCELLED",
+            format!("order `{}` is already cancelled", input.order_id),
+        ));
+    }
+    order.status = OrderStatus::Cancelled;
+    let (lines, refunded_cents) = (order.lines.clone(), order.total_cents);
+    for line in lines {
+        *books.stock.entry(line.product_id).or_default() += line.quantity;
+    }
+    Ok(Cancellation {
+        order_id: input.order_id,
+        status: OrderStatus::Cancelled,
+        refunded_cents,
+    })
+}
+
+pub(crate) fn order_not_found(id: &str) -> AgentError {
+    AgentError::not_found("ORDER_NOT_FOUND", format!("no order with id `{id}`"))
+        .with_details(serde_json::json!({ "order_id": id }))
+        .with_next_tool("list_orders")
+}

@@ -1,0 +1,180 @@
+//! The shop's tools through the real pipeline, in process.
+
+use std::time::Duration;
+
+use carmy::{CancellationToken, ExecutionStatus, Request, State, testing::TestHost};
+use serde_json::{Value, json};
+use shop::{
+    Store,
+    catalog::{SearchInput, SearchOutput, search_products},
+    orders::{Order, OrderList},
+};
+
+fn host() -> (TestHost, Store) {
+    let store = Store::new();
+    (
+        TestHost::new(shop::runtime_with(store.clone()).unwrap()),
+        store,
+    )
+}
+
+fn order_args(quantity: u32) -> Value {
+    json!({
+        "lines": [{ "product_id": "sku-001", "quantity": quantity }],
+        "ship_to": {
+            "name": "Ada Lovelace", "street": "12 St James's Square",
+            "city": "London", "postal_code": "SW1Y 4JH", "country": "GB"
+        },
+        "delivery": "express"
+    })
+}
+
+#[tokio::test]
+async fn a_tool_is_a_function_you_can_call_directly() {
+    let input = SearchInput {
+        query: "MOUSE".into(),
+        limit: Some(2),
+        category: None,
+    };
+    let found = search_products(input, State::new(Store::new()))
+        .await
+        .unwrap();
+    assert_eq!(found.total, 4);
+    assert_eq!(found.products.len(), 2);
+}
+
+#[tokio::test]
+async fn search_finds_exactly_four_mice() {
+    let (host, _) = host();
+    let outcome = host
+        .call("search_products", json!({ "query": "mouse" }))
+        .await;
+    let found: SearchOutput = outcome.unwrap_output();
+    assert_eq!(found.total, 4);
+    let ids: Vec<_> = found.products.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["sku-001", "sku-002", "sku-003", "sku-004"]);
+    let outcome = host
+        .call(
+            "search_products",
+            json!({ "query": "mouse", "category": "audio" }),
+        )
+        .await;
+    assert_eq!(outcome.unwrap_output::<SearchOutput>().total, 0);
+    let outcome = host
+        .call(
+            "search_products",
+            json!({ "query": "mouse", "category": "mice" }),
+        )
+        .await;
+    assert_eq!(outcome.unwrap_error_code(), "INVALID_ARGUMENTS");
+}
+
+#[tokio::test]
+async fn unknown_products_point_to_search() {
+    let (host, _) = host();
+    let outcome = host.call("get_product", json!({ "id": "sku-999" })).await;
+    let error = outcome.error().unwrap();
+    assert_eq!(error.code(), "PRODUCT_NOT_FOUND");
+    assert_eq!(error.next_tool(), Some("search_products"));
+}
+
+#[tokio::test]
+async fn a_retried_order_is_placed_once() {
+    let (host, store) = host();
+    let first = host
+        .call_with_request_id("place_order", order_args(2), "checkout-42")
+        .await;
+    let retry = host
+        .call_with_request_id("place_order", order_args(2), "checkout-42")
+        .await;
+    assert_eq!(first.status, ExecutionStatus::Succeeded);
+    assert_eq!(retry.status, ExecutionStatus::Replayed);
+    assert_eq!(
+        first.unwrap_output::<Order>(),
+        retry.unwrap_output::<Order>()
+    );
+    let orders: OrderList = host.call("list_orders", json!({})).await.unwrap_output();
+    assert_eq!(orders.orders.len(), 1);
+    assert_eq!(store.books().stock["sku-001"], 3);
+    // The same request id for another order is a conflict, not a second order.
+    let other = host
+        .call_with_request_id("place_order", order_args(1), "checkout-42")
+        .await;
+    assert_eq!(other.unwrap_error_code(), "IDEMPOTENCY_CONFLICT");
+}
+
+#[tokio::test]
+async fn a_refused_order_changes_nothing() {
+    let (host, store) = host();
+    let mut args = order_args(5);
+    args["lines"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({ "product_id": "sku-001", "quantity": 1 }));
+    let outcome = host.call("place_order", args).await;
+    assert_eq!(outcome.unwrap_error_code(), "OUT_OF_STOCK");
+    assert_eq!(store.books().stock["sku-001"], 5);
+    assert!(store.books().orders.is_empty());
+}
+
+#[tokio::test]
+async fn cancelling_needs_the_hosts_confirmation() {
+    let (host, store) = host();
+    let order: Order = host
+        .call("place_order", order_args(1))
+        .await
+        .unwrap_output();
+    let args = json!({ "order_id": order.order_id, "reason": "changed my mind" });
+    let refused = host.call("cancel_order", args.clone()).await;
+    assert_eq!(refused.unwrap_error_code(), "CONFIRMATION_REQUIRED");
+    assert_eq!(store.books().stock["sku-001"], 4, "not run");
+
+    let host = host.with_grant("confirm:cancel_order");
+    let cancelled = host.call("cancel_order", args.clone()).await;
+    assert_eq!(
+        cancelled.result.as_ref().unwrap()["refunded_cents"],
+        1999 + 990
+    );
+    assert_eq!(store.books().stock["sku-001"], 5);
+    let again = host.call("cancel_order", args).await;
+    assert_eq!(again.unwrap_error_code(), "ORDER_ALREADY_CANCELLED");
+}
+
+#[tokio::test]
+async fn receipts_go_to_the_outbox() {
+    let (host, store) = host();
+    let order: Order = host
+        .call("place_order", order_args(1))
+        .await
+        .unwrap_output();
+    let args = json!({ "order_id": order.order_id, "email": "ada@example.com" });
+    assert!(host.call("send_receipt", args).await.is_ok());
+    assert_eq!(store.books().outbox.len(), 1);
+    let bad = host
+        .call(
+            "send_receipt",
+            json!({ "order_id": "ord-0", "email": "x@example.com" }),
+        )
+        .await;
+    assert_eq!(bad.unwrap_error_code(), "ORDER_NOT_FOUND");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_sales_report_stops_when_cancelled() {
+    let (host, _) = host();
+    let token = CancellationToken::new();
+    let running = tokio::spawn({
+        let host = host.clone();
+        let token = token.clone();
+        async move {
+            host.execute(Request::new("sales_report", json!({ "seconds": 60 })).cancellation(token))
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    token.cancel();
+    let outcome = running.await.unwrap();
+    assert_eq!(outcome.status, ExecutionStatus::Cancelled);
+    let finished = host.call("sales_report", json!({ "seconds": 1 })).await;
+    assert_eq!(finished.result.unwrap()["orders"], 0);
+}
