@@ -1,0 +1,141 @@
+//! One record per contender per run (a JSON line), and the markdown summary of medians.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::{cli::Options, stats::median};
+
+/// What one run of one contender measured. Fields stay `None` past the step that failed.
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct RunRecord {
+    pub(crate) contender: String,
+    pub(crate) run: usize,
+    pub(crate) command: String,
+    pub(crate) ok: bool,
+    pub(crate) error: Option<String>,
+    pub(crate) cold_start_ms: Option<f64>,
+    pub(crate) seq_calls: Option<usize>,
+    pub(crate) seq_p50_us: Option<f64>,
+    pub(crate) seq_p95_us: Option<f64>,
+    pub(crate) seq_p99_us: Option<f64>,
+    pub(crate) seq_mean_us: Option<f64>,
+    pub(crate) load_concurrency: Option<usize>,
+    pub(crate) load_seconds: Option<f64>,
+    pub(crate) load_calls: Option<usize>,
+    pub(crate) load_calls_per_s: Option<f64>,
+    pub(crate) load_p50_us: Option<f64>,
+    pub(crate) load_p95_us: Option<f64>,
+    pub(crate) load_p99_us: Option<f64>,
+    pub(crate) errors: usize,
+    pub(crate) peak_rss_kib: Option<u64>,
+    /// How long the run waited for other builds (rustc, cc, ld) to finish before starting.
+    pub(crate) waited_for_builds_s: f64,
+    /// A build was running at the start (after the wait) or at the end: figures are suspect.
+    pub(crate) builds_during_run: bool,
+    pub(crate) unix_time: u64,
+}
+
+/// The summary table: the median of each figure over the runs that passed.
+pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
+    let mut out = String::new();
+    let c = options.concurrency;
+    writeln!(
+        out,
+        "| contender | runs ok | cold start (ms) | seq p50 (µs) | seq p95 (µs) | seq p99 (µs) \
+         | {c}× calls/s | {c}× p50 (µs) | {c}× p95 (µs) | {c}× p99 (µs) | peak RSS (MiB) |"
+    )
+    .unwrap();
+    out.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    let mut notes = Vec::new();
+    for contender in &options.contenders {
+        let runs: Vec<&RunRecord> = records
+            .iter()
+            .filter(|r| r.contender == contender.name)
+            .collect();
+        let ok: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.ok).collect();
+        let figure = |get: fn(&RunRecord) -> Option<f64>, decimals: usize| {
+            median(ok.iter().filter_map(|r| get(r)).collect())
+                .map_or("–".to_owned(), |v| group(v, decimals))
+        };
+        writeln!(
+            out,
+            "| {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            contender.name,
+            ok.len(),
+            runs.len(),
+            figure(|r| r.cold_start_ms, 1),
+            figure(|r| r.seq_p50_us, 0),
+            figure(|r| r.seq_p95_us, 0),
+            figure(|r| r.seq_p99_us, 0),
+            figure(|r| r.load_calls_per_s, 0),
+            figure(|r| r.load_p50_us, 0),
+            figure(|r| r.load_p95_us, 0),
+            figure(|r| r.load_p99_us, 0),
+            figure(|r| r.peak_rss_kib.map(|k| k as f64 / 1024.0), 1),
+        )
+        .unwrap();
+        for noisy in runs.iter().filter(|r| r.builds_during_run) {
+            notes.push(format!(
+                "- `{}` run {}: a compiler was running on the machine during the run",
+                noisy.contender, noisy.run
+            ));
+        }
+        for failed in runs.iter().filter(|r| !r.ok) {
+            let why = failed.error.as_deref().unwrap_or("errors in the answers");
+            let first_line = why.lines().next().unwrap_or_default();
+            notes.push(format!(
+                "- `{}` run {} failed: {first_line}",
+                failed.contender, failed.run
+            ));
+        }
+    }
+    writeln!(
+        out,
+        "\nMedians over the runs that passed. Each run is a fresh process: cold start is spawn → \
+         `initialize` answered; then {} warm-up calls and {} sequential `tools/call \
+         search_products {{\"query\":\"mouse\"}}`; then {c} concurrent callers pipelined over \
+         the one stdio connection for {} s; peak RSS is VmHWM just before shutdown.",
+        options.warmup,
+        options.calls,
+        options.duration.as_secs_f64()
+    )
+    .unwrap();
+    if !notes.is_empty() {
+        out.push('\n');
+        out.push_str(&notes.join("\n"));
+        out.push('\n');
+    }
+    out
+}
+
+/// `12345.6` → `12,346` (or with decimals), so wide tables stay readable.
+fn group(value: f64, decimals: usize) -> String {
+    let text = format!("{value:.decimals$}");
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let mut grouped = String::new();
+    for (i, ch) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(ch);
+    }
+    if frac.is_empty() {
+        grouped
+    } else {
+        format!("{grouped}.{frac}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grouping() {
+        assert_eq!(group(12345.6, 0), "12,346");
+        assert_eq!(group(999.0, 0), "999");
+        assert_eq!(group(1234.56, 1), "1,234.6");
+        assert_eq!(group(3.25, 1), "3.2");
+    }
+}

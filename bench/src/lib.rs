@@ -1,0 +1,12 @@
+//! # carmy-bench
+//!
+//! Carmy's benchmarks. The library holds what the contenders share:
+//!
+//! - [`catalog`]: the in-memory product catalog (`data/catalog.json`) and the one
+//!   `search_products` implementation every Rust contender serves, so that the load driver
+//!   measures the MCP layer and not the search.
+//!
+//! The binaries are the load driver (`mcp-load`) and the rmcp contenders
+//! (`bench-rmcp-handler`, `bench-rmcp-macros`); `bench/README.md` says how to run them.
+
+pub mod catalog;
