@@ -14,7 +14,7 @@ use std::{
 /// A tool that takes `State<T>` without `T` registered is refused by
 /// [`Carmy::build`](crate::Carmy::build), naming the tool and the type, so it never fails per
 /// call.
-pub struct State<T: ?Sized>(pub Arc<T>);
+pub struct State<T: ?Sized>(Arc<T>);
 
 impl<T: ?Sized> State<T> {
     /// Wraps a shared value, e.g. to call a tool directly in a unit test.
@@ -23,6 +23,11 @@ impl<T: ?Sized> State<T> {
         T: Sized,
     {
         Self(Arc::new(value))
+    }
+
+    /// Wraps a value that is already shared.
+    pub fn from_arc(value: Arc<T>) -> Self {
+        Self(value)
     }
 
     /// The shared `Arc`.

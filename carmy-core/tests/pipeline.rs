@@ -155,7 +155,7 @@ impl Tool for UsesState {
     }
     async fn run(&self, _: NoInput, invocation: Invocation) -> Result<u32, AgentError> {
         let inventory: State<Inventory> = invocation.state();
-        Ok(inventory.0.0)
+        Ok(inventory.0)
     }
 }
 

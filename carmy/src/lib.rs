@@ -16,6 +16,11 @@ pub use carmy_core::__private;
 #[cfg(feature = "cli")]
 pub mod cli;
 
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 /// The names a tool module needs: `use carmy::prelude::*;`.
 pub mod prelude {
     pub use carmy_core::{AgentError, Carmy, Context, Effect, NoInput, State};
