@@ -1,0 +1,245 @@
+//! # carmy-mcp
+//!
+//! Serves a Carmy [`Runtime`] over the [Model Context Protocol](https://modelcontextprotocol.io)
+//! with the official Rust SDK, [`rmcp`]: on stdio with [`McpServer::serve_stdio`], on any byte
+//! stream with [`McpServer::serve_io`], and on any other rmcp transport through
+//! [`rmcp::ServiceExt::serve`], since [`McpServer`] is an rmcp `ServerHandler`.
+//!
+//! ```no_run
+//! use carmy_core::{AgentError, Carmy, Context, Effect, Invocation, NoInput, Tool, ToolSpec};
+//! use carmy_mcp::McpServer;
+//!
+//! struct Version;
+//! impl Tool for Version {
+//!     type Input = NoInput;
+//!     type Output = String;
+//!     const SPEC: ToolSpec = ToolSpec::new("version", Effect::None).description("The version.");
+//!     async fn run(&self, _: NoInput, _: Invocation) -> Result<String, AgentError> {
+//!         Ok(env!("CARGO_PKG_VERSION").into())
+//!     }
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let runtime = Carmy::new().tool(Version).build()?;
+//!     McpServer::new(runtime)
+//!         // Who is calling and what they may do: decided here, by the host, never by a client.
+//!         .context(Context::new().with_principal("local-user"))
+//!         .server_info("version-server", env!("CARGO_PKG_VERSION"))
+//!         .serve_stdio()
+//!         .await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! ## What a client sees
+//!
+//! | Carmy | MCP |
+//! |---|---|
+//! | effect `none` or `read` | `annotations.readOnlyHint: true` |
+//! | effect `destructive` | `annotations.destructiveHint: true` |
+//! | effect `external_write` | `annotations.openWorldHint: true` |
+//! | `idempotent` | `annotations.idempotentHint` |
+//! | effect, confirmation, parallel safety | `_meta["carmy/effect"]`, `_meta["carmy/confirmation"]`, `_meta["carmy/parallel_safe"]` |
+//! | a tool returning objects | `outputSchema`; results in `structuredContent` plus the same JSON as text |
+//! | a tool returning anything else | no `outputSchema`; results as JSON text only |
+//! | an [`AgentError`](carmy_core::AgentError) | `isError: true`, `{"error": {...}}` as JSON text and the error object in `_meta["carmy/error"]`; never `structuredContent` |
+//! | an unknown tool | JSON-RPC error `-32602`, the `{"error": {...}}` envelope as `data` |
+//! | `_meta["carmy/request_id"]` on `tools/call` | the idempotency key: a retry with it gets the first outcome, replayed |
+//! | execution id and status | `_meta["carmy/execution_id"]`, `_meta["carmy/status"]` on every result |
+//! | `notifications/cancelled` | the execution is cancelled: the tool's future is dropped, its status is `cancelled` |
+//! | a progress token on `tools/call` | the tool's `Context::progress` reports become `notifications/progress` |
+//!
+//! All four annotation hints are always stated, `false` included: MCP reads an absent
+//! `destructiveHint` or `openWorldHint` as `true`. Annotations are hints to clients; the runtime's
+//! policy (confirmation grants, idempotency, parallel safety) is what is enforced.
+//!
+//! `tools/list` is computed once, in [`McpServer::new`], and answered as one page that clients
+//! may cache for 60 s (`ttlMs`). Schemas are the runtime's, exactly as it validates arguments;
+//! [`check_portable`] holds a catalog to the profile every popular client accepts.
+//!
+//! Both lifecycles are served: `initialize` (protocol 2025-11-25 and older) and the
+//! initialize-less 2026-07-28 (`server/discover`, per-request `_meta`, `resultType`).
+//!
+//! ## Bad input
+//! Every request gets an answer. `tools/call` with missing or malformed params is answered
+//! `-32602` saying what is wrong; on stdio and [`serve_io`](McpServer::serve_io) streams, a line
+//! that is not JSON is answered `-32700` (`id: null`) and a line longer than
+//! [`max_line_bytes`](McpServer::max_line_bytes) `-32600`, and the server goes on serving (see
+//! [`LineTransport`]). Arguments that do not match the schema are a tool error with code
+//! `INVALID_ARGUMENTS` and the JSON pointer of each bad field.
+//!
+//! Nothing is ever printed to stdout but protocol messages; logs go through `tracing`, which
+//! a binary points at stderr.
+
+mod handler;
+mod mapping;
+mod portable;
+mod progress;
+mod transport;
+
+use std::sync::Arc;
+
+use carmy_core::{Context, Runtime};
+use rmcp::{
+    ServiceExt,
+    model::{Implementation, ServerCapabilities, ServerConfig},
+    service::ServerInitializeError,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+pub use mapping::{
+    META_CONFIRMATION, META_EFFECT, META_ERROR, META_EXECUTION_ID, META_PARALLEL_SAFE,
+    META_REQUEST_ID, META_STATUS,
+};
+pub use portable::check_portable;
+pub use rmcp;
+pub use transport::{DEFAULT_MAX_LINE_BYTES, LineTransport};
+
+/// A Carmy runtime as an MCP server. Cheap to clone: one per connection is fine.
+///
+/// It is an rmcp `ServerHandler`, so any rmcp transport serves it:
+///
+/// ```no_run
+/// # async fn demo(server: carmy_mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
+/// use carmy_mcp::rmcp::ServiceExt;
+///
+/// let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+/// let running = server.serve(server_end).await?;
+/// # drop(client_end);
+/// running.waiting().await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+#[must_use]
+pub struct McpServer {
+    pub(crate) runtime: Runtime,
+    pub(crate) context: Context,
+    pub(crate) info: Arc<ServerConfig>,
+    pub(crate) listing: Arc<mapping::Listing>,
+    max_line_bytes: usize,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("server_info", &self.info.server_info)
+            .field("runtime", &self.runtime)
+            .field("context", &self.context)
+            .field("max_line_bytes", &self.max_line_bytes)
+            .finish()
+    }
+}
+
+impl McpServer {
+    /// Serves `runtime`'s tools, anonymously and without grants until [`context`] says
+    /// otherwise. The tool list is built here, once.
+    ///
+    /// [`context`]: McpServer::context
+    pub fn new(runtime: Runtime) -> Self {
+        let listing = Arc::new(mapping::Listing::new(runtime.catalog()));
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+            ));
+        Self {
+            runtime,
+            context: Context::new(),
+            info: Arc::new(info),
+            listing,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+
+    /// The trusted context every call runs under: principal, grants, extensions. It is the host's
+    /// decision alone; tool arguments and request `_meta` never add to it.
+    pub fn context(mut self, context: Context) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// The name and version announced to clients (`serverInfo`); `carmy-mcp` and its version by
+    /// default.
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let info = Arc::make_mut(&mut self.info);
+        let title = info.server_info.title.take();
+        info.server_info = Implementation::new(name, version);
+        info.server_info.title = title;
+        self
+    }
+
+    /// A human-friendly name for the server, shown by clients instead of its `name`.
+    pub fn server_title(mut self, title: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.info).server_info.title = Some(title.into());
+        self
+    }
+
+    /// Instructions for the model on using this server's tools together.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.info).instructions = Some(instructions.into());
+        self
+    }
+
+    /// The longest message accepted on [`serve_stdio`](Self::serve_stdio) and
+    /// [`serve_io`](Self::serve_io), in bytes ([`DEFAULT_MAX_LINE_BYTES`], 4 MiB, by default).
+    pub fn max_line_bytes(mut self, max_line_bytes: usize) -> Self {
+        self.max_line_bytes = max_line_bytes;
+        self
+    }
+
+    /// The runtime being served.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Serves one client on the process's standard input and output until it disconnects.
+    ///
+    /// When both are pipes (as MCP clients launch servers) they are driven without the blocking
+    /// thread pool; a terminal or a file falls back to tokio's blocking stdio. Must run inside a
+    /// tokio runtime with IO enabled.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let transport = LineTransport::stdio().max_line_bytes(self.max_line_bytes);
+        self.serve_transport(transport).await
+    }
+
+    /// Serves one client on a byte stream (a Unix socket, a TCP connection, a pipe pair) until
+    /// it disconnects, with the same framing guards as stdio.
+    pub async fn serve_io<R, W>(self, read: R, write: W) -> Result<(), ServeError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let transport = LineTransport::new(read, write).max_line_bytes(self.max_line_bytes);
+        self.serve_transport(transport).await
+    }
+
+    async fn serve_transport<R, W>(self, transport: LineTransport<R, W>) -> Result<(), ServeError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let running = match self.serve(transport).await {
+            Ok(running) => running,
+            // The client went away before starting a session (a probe, a health check): that
+            // is an end of input, not a failure.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(error) => return Err(ServeError::Start(Box::new(error))),
+        };
+        running.waiting().await.map_err(ServeError::Task)?;
+        Ok(())
+    }
+}
+
+/// Why serving stopped other than by the client disconnecting.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The session could not start (a failed `initialize`, a transport error).
+    #[error("cannot start the MCP session: {0}")]
+    Start(#[source] Box<ServerInitializeError>),
+    /// The session's task failed.
+    #[error("the MCP session failed: {0}")]
+    Task(#[source] tokio::task::JoinError),
+}
