@@ -16,6 +16,10 @@ pub use carmy_core::__private;
 #[cfg(feature = "cli")]
 pub mod cli;
 
+/// The MCP adapter: `carmy::mcp::McpServer::new(runtime).serve_stdio().await`.
+#[cfg(feature = "mcp")]
+pub use carmy_mcp as mcp;
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
