@@ -4,9 +4,12 @@
 //!
 //! - [`catalog`]: the in-memory product catalog (`data/catalog.json`) and the one
 //!   `search_products` implementation every Rust contender serves, so that the load driver
-//!   measures the MCP layer and not the search.
+//!   measures the MCP layer and not the search;
+//! - [`rmcp_handler`]: the hand-written rmcp `ServerHandler` of the `bench-rmcp-handler`
+//!   contender, also driven in-process by the microbenchmarks.
 //!
 //! The binaries are the load driver (`mcp-load`) and the rmcp contenders
 //! (`bench-rmcp-handler`, `bench-rmcp-macros`); `bench/README.md` says how to run them.
 
 pub mod catalog;
+pub mod rmcp_handler;
