@@ -312,7 +312,16 @@ fn parse_confirmation(meta: &Meta) -> syn::Result<Confirmation> {
 
 fn parse_name(meta: &Meta) -> syn::Result<LitStr> {
     let lit = string_value(meta)?;
-    name::check(&lit.value()).map_err(|reason| syn::Error::new(lit.span(), reason))?;
+    name::check(&lit.value()).map_err(|reason| {
+        syn::Error::new(
+            lit.span(),
+            format!(
+                "invalid tool name `{}`: {reason}; {}",
+                lit.value(),
+                name::RULE
+            ),
+        )
+    })?;
     Ok(lit)
 }
 

@@ -3,20 +3,25 @@
 //! `async fn search(..)` becomes:
 //! - `struct search;`, a unit struct in both namespaces, carrying the function's docs;
 //! - `impl search { async fn call(..) }`, the function itself with its signature unchanged;
-//! - in `const _: () = { .. };`: `Deref` to a function pointer (so `search(input).await` still
-//!   works), the `Tool` impl, and trait checks spanned on the user's types.
+//! - in `const _: () = { .. };`: `Deref` to a function pointer returning a boxed future (so
+//!   `search(input).await` still works), and the `Tool` impl.
 //!
 //! Every path is absolute (`::core::..`, `<crate>::__private::..`) and every local is
 //! `__carmy_`-prefixed, so user code that shadows `Result`, `Box` or `Send` cannot break it.
+//!
+//! Diagnostics shape two choices here:
+//! - `type Input = SearchInput;` keeps the user's tokens, so a type without `Deserialize` or
+//!   `JsonSchema` is reported on the user's parameter by the `Tool::Input` bound itself. An extra
+//!   `assert_tool_input::<T>()` would report every missing trait a second time.
+//! - `run` awaits the same boxed future as the direct call, so the body's future is proven
+//!   `Send` in exactly one place (`box_future`, spanned on the function's name). Awaiting `call`
+//!   directly would report a non-`Send` body twice, for the price of one allocation per call.
 
 use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
-use quote::{format_ident, quote, quote_spanned};
-use syn::{LitStr, Type, spanned::Spanned};
+use quote::{format_ident, quote};
+use syn::{LitStr, spanned::Spanned};
 
-use crate::{
-    signature::{Param, ToolSignature},
-    tool::ToolDef,
-};
+use crate::{signature::Param, tool::ToolDef};
 
 pub(crate) fn tool(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     ToolDef::new(args, item).map(|tool| expand(&tool))
@@ -40,7 +45,6 @@ fn expand(tool: &ToolDef) -> TokenStream {
 
     let deref = deref(tool, &private);
     let tool_impl = tool_impl(tool, &private);
-    let checks = checks(&tool.signature, &private);
 
     quote! {
         #(#cfgs)*
@@ -57,6 +61,8 @@ fn expand(tool: &ToolDef) -> TokenStream {
         #(#cfgs)*
         impl #ident {
             #(#docs)*
+            // `async` is what `#[tool]` asks for, awaited or not.
+            #[allow(clippy::unused_async)]
             #(#fn_attrs)*
             #vis #call_sig #body
         }
@@ -65,7 +71,6 @@ fn expand(tool: &ToolDef) -> TokenStream {
         const _: () = {
             #deref
             #tool_impl
-            #checks
         };
     }
 }
@@ -92,13 +97,19 @@ fn deref(tool: &ToolDef, private: &TokenStream) -> TokenStream {
         unreachable!("checked: a tool returns a `Result`")
     };
 
+    // A body that holds something non-`Send` across an `.await` is reported on the name.
+    let boxed_call = at(
+        ident.span(),
+        quote!(#private::box_future(#ident::call(#(#names),*))),
+    );
+
     quote! {
         impl ::core::ops::Deref for #ident {
             type Target = #binder fn(#(#types),*) -> #private::BoxFuture<#lifetime, #return_type>;
 
             fn deref(&self) -> &Self::Target {
                 const __CARMY_CALL: <#ident as ::core::ops::Deref>::Target =
-                    |#(#names),*| #private::box_future(#ident::call(#(#names),*));
+                    |#(#names),*| #boxed_call;
                 &__CARMY_CALL
             }
         }
@@ -151,14 +162,12 @@ fn tool_impl(tool: &ToolDef, private: &TokenStream) -> TokenStream {
         Param::Input(_) => quote!(__carmy_input),
         Param::ContextRef(_) => quote!(__carmy_invocation.context()),
         Param::ContextOwned(_) => quote!(__carmy_invocation.context_owned()),
-        Param::State { ty, inner } => {
-            quote_spanned!(ty.span()=> __carmy_invocation.state::<#inner>())
-        }
+        Param::State { inner, .. } => quote!(__carmy_invocation.state::<#inner>()),
     });
     // An error type without `Into<AgentError>` is reported on the user's `E`.
     let into_agent_error = at(
         signature.error_span.span(),
-        quote!(#private::into_agent_error),
+        quote!(#private::into_agent_error(__carmy_error)),
     );
 
     quote! {
@@ -177,10 +186,12 @@ fn tool_impl(tool: &ToolDef, private: &TokenStream) -> TokenStream {
                 Output = #private::Result<Self::Output, #private::AgentError>,
             > + ::core::marker::Send {
                 async move {
-                    #private::Result::map_err(
-                        #ident::call(#(#args),*).await,
-                        #into_agent_error,
-                    )
+                    match (*#ident)(#(#args),*).await {
+                        #private::Ok(__carmy_output) => #private::Ok(__carmy_output),
+                        #private::Err(__carmy_error) => {
+                            #private::Err(#into_agent_error)
+                        }
+                    }
                 }
             }
         }
@@ -226,25 +237,13 @@ fn spec(tool: &ToolDef, private: &TokenStream) -> TokenStream {
     spec
 }
 
-/// Trait checks on the input and output types, each spanned on the user's type so a missing
-/// `Deserialize` or `JsonSchema` is reported there, with the trait's `on_unimplemented` advice.
-fn checks(signature: &ToolSignature, private: &TokenStream) -> TokenStream {
-    let input = signature
-        .input()
-        .map(|ty| check(ty, private, "assert_tool_input"));
-    let output = check(&signature.output, private, "assert_tool_output");
-    quote!(#input #output)
-}
-
-fn check(ty: &Type, private: &TokenStream, assertion: &str) -> TokenStream {
-    let assertion = Ident::new(assertion, Span::call_site());
-    let path = at(ty.span(), quote!(#private::#assertion));
-    quote_spanned!(ty.span()=> #path::<#ty>();)
-}
-
-/// `tokens` with every span set to `span`: a type error in them lands on the user's code
-/// rather than on the attribute.
+/// `tokens`, reported at `span`: a type error in them lands on the user's code rather than on
+/// the attribute. Only the location changes; names still resolve at the call site, so the
+/// `__carmy_` locals keep working when the tool is written inside a `macro_rules!`. Apart from
+/// the tool's name (items are not hygienic), never pass the user's tokens through this: their
+/// hygiene (`$crate`, locals) must stay theirs.
 fn at(span: Span, tokens: TokenStream) -> TokenStream {
+    let span = Span::call_site().located_at(span);
     tokens
         .into_iter()
         .map(|token| match token {

@@ -84,9 +84,10 @@ impl ToolSignature {
                         errors.push(syn::Error::new_spanned(
                             arg,
                             format!(
-                                "a tool takes at most one input, and {first} already is; put both \
-                                 in one struct that derives `Deserialize` and `JsonSchema` (other \
-                                 parameters must be `&Context`, `Context` or `State<T>`)"
+                                "a tool takes at most one input, and {first} is already the \
+                                 input; put both in one struct that derives `Deserialize` and \
+                                 `JsonSchema` (other parameters must be `&Context`, `Context` or \
+                                 `State<T>`)"
                             ),
                         ));
                         continue;
@@ -151,14 +152,23 @@ fn check_qualifiers(sig: &Signature, errors: &mut Errors) {
 }
 
 fn check_generics(sig: &Signature, errors: &mut Errors) {
-    const MESSAGE: &str = "a tool cannot be generic: its input, output and `State<T>` types must \
-                           be concrete; remove the generic parameters (borrow the context as \
-                           `&Context`, without a named lifetime)";
-    if !sig.generics.params.is_empty() {
-        errors.push(syn::Error::new_spanned(&sig.generics, MESSAGE));
+    let generics = &sig.generics;
+    if !generics.params.is_empty() {
+        let only_lifetimes = generics.lifetimes().count() == generics.params.len();
+        let message = if only_lifetimes {
+            "a tool cannot have lifetime parameters: its input is owned and the context is \
+             borrowed as plain `&Context`; remove them"
+        } else {
+            "a tool cannot be generic: its input, output and `State<T>` types must be concrete \
+             so their schemas and state are known at `build()`; remove the generic parameters"
+        };
+        errors.push(syn::Error::new_spanned(generics, message));
     }
-    if let Some(where_clause) = &sig.generics.where_clause {
-        errors.push(syn::Error::new_spanned(where_clause, MESSAGE));
+    if let Some(where_clause) = &generics.where_clause {
+        errors.push(syn::Error::new_spanned(
+            where_clause,
+            "a tool cannot have a `where` clause: its types must be concrete",
+        ));
     }
 }
 
@@ -414,92 +424,26 @@ mod tests {
 
     #[test]
     fn signature_mistakes_point_at_the_offending_tokens() {
+        #[rustfmt::skip]
         let cases: &[(&str, &str, &str)] = &[
-            (
-                "fn f() -> Result<(), E>",
-                "fn",
-                "a tool must be an `async fn`",
-            ),
-            (
-                "async unsafe fn f() -> Result<(), E>",
-                "unsafe",
-                "a tool cannot be `unsafe`",
-            ),
-            (
-                "async fn f<T>(input: T) -> Result<(), E>",
-                "<T>",
-                "a tool cannot be generic",
-            ),
-            (
-                "async fn f<'a>(c: &'a Context) -> Result<(), E>",
-                "<'a>",
-                "a tool cannot be generic",
-            ),
-            (
-                "async fn f(&self) -> Result<(), E>",
-                "&self",
-                "a tool cannot take `self`",
-            ),
-            (
-                "async fn f(x: impl Into<u8>) -> Result<(), E>",
-                "impl Into<u8>",
-                "a tool's parameters cannot be `impl Trait`",
-            ),
-            (
-                "async fn f(x: Vec<impl Trait>) -> Result<(), E>",
-                "impl Trait",
-                "a tool's parameters cannot be `impl Trait`",
-            ),
-            (
-                "async fn f(a: A, b: B) -> Result<(), E>",
-                "b: B",
-                "a tool takes at most one input, and `a` already is",
-            ),
-            (
-                "async fn f(a: &Context, b: Context) -> Result<(), E>",
-                "b: Context",
-                "a tool takes at most one `Context`",
-            ),
-            (
-                "async fn f(a: &mut Context) -> Result<(), E>",
-                "mut",
-                "take the context as `&Context` or `Context`",
-            ),
-            (
-                "async fn f(a: &'static Context) -> Result<(), E>",
-                "'static",
-                "borrow the context as `&Context`",
-            ),
-            (
-                "async fn f(a: &State<Db>) -> Result<(), E>",
-                "&State<Db>",
-                "take `State<T>` by value",
-            ),
-            (
-                "async fn f(a: &str) -> Result<(), E>",
-                "&str",
-                "a tool's input must be an owned type",
-            ),
-            (
-                "async fn f(a: A)",
-                "async fn f(a: A)",
-                "a tool must return `Result<T, E>`",
-            ),
-            (
-                "async fn f(a: A) -> Option<u8>",
-                "Option<u8>",
-                "a tool must return `Result<T, E>`",
-            ),
-            (
-                "async fn f(a: A) -> Result",
-                "Result",
-                "a tool must return `Result<T, E>`",
-            ),
-            (
-                "async fn f(a: A) -> Result<impl Serialize, E>",
-                "impl Serialize",
-                "a tool cannot return `impl Trait`",
-            ),
+            ("fn f() -> Result<(), E>", "fn", "a tool must be an `async fn`"),
+            ("async unsafe fn f() -> Result<(), E>", "unsafe", "a tool cannot be `unsafe`"),
+            ("async fn f<T>(input: T) -> Result<(), E>", "<T>", "a tool cannot be generic"),
+            ("async fn f<'a>(c: &'a Context) -> Result<(), E>", "<'a>", "a tool cannot have lifetime parameters"),
+            ("async fn f() -> Result<(), E> where u8: Copy", "where u8: Copy", "a tool cannot have a `where` clause"),
+            ("async fn f(&self) -> Result<(), E>", "&self", "a tool cannot take `self`"),
+            ("async fn f(x: impl Into<u8>) -> Result<(), E>", "impl Into<u8>", "a tool's parameters cannot be `impl Trait`"),
+            ("async fn f(x: Vec<impl Trait>) -> Result<(), E>", "impl Trait", "a tool's parameters cannot be `impl Trait`"),
+            ("async fn f(a: A, b: B) -> Result<(), E>", "b: B", "a tool takes at most one input, and `a` is already the input"),
+            ("async fn f(a: &Context, b: Context) -> Result<(), E>", "b: Context", "a tool takes at most one `Context`"),
+            ("async fn f(a: &mut Context) -> Result<(), E>", "mut", "take the context as `&Context` or `Context`"),
+            ("async fn f(a: &'static Context) -> Result<(), E>", "'static", "borrow the context as `&Context`"),
+            ("async fn f(a: &State<Db>) -> Result<(), E>", "&State<Db>", "take `State<T>` by value"),
+            ("async fn f(a: &str) -> Result<(), E>", "&str", "a tool's input must be an owned type"),
+            ("async fn f(a: A)", "async fn f(a: A)", "a tool must return `Result<T, E>`"),
+            ("async fn f(a: A) -> Option<u8>", "Option<u8>", "a tool must return `Result<T, E>`"),
+            ("async fn f(a: A) -> Result", "Result", "a tool must return `Result<T, E>`"),
+            ("async fn f(a: A) -> Result<impl Serialize, E>", "impl Serialize", "a tool cannot return `impl Trait`"),
         ];
         for (source, covered, message) in cases {
             let errors = errors(source);

@@ -13,12 +13,20 @@ pub(crate) fn parse(lit: &LitStr) -> syn::Result<Duration> {
             "the timeout must be greater than zero; remove `timeout` to use the runtime's default",
         )),
         Ok(duration) => Ok(duration),
-        Err(error) => Err(syn::Error::new(
-            lit.span(),
-            format!(
-                "invalid timeout `{value}`: {error}; expected a duration like \"500ms\", \"30s\" or \"2m\""
-            ),
-        )),
+        Err(error) => {
+            // humantime's positional errors ("expected number at 0") say less than the example.
+            let detail = match error {
+                humantime::DurationError::UnknownUnit { .. }
+                | humantime::DurationError::NumberOverflow => format!(": {error}"),
+                _ => String::new(),
+            };
+            Err(syn::Error::new(
+                lit.span(),
+                format!(
+                    "invalid timeout `{value}`{detail}; expected a duration like \"500ms\", \"30s\" or \"2m\""
+                ),
+            ))
+        }
     }
 }
 
@@ -40,6 +48,20 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_unit_is_explained() {
+        let error = parse_str("30").unwrap_err().to_string();
+        assert!(
+            error.starts_with("invalid timeout `30`: time unit needed"),
+            "{error}"
+        );
+        let error = parse_str("soon").unwrap_err().to_string();
+        assert!(
+            error.starts_with("invalid timeout `soon`; expected a duration"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn zero_and_garbage_are_rejected() {
         let zero = parse_str("0s").unwrap_err().to_string();
         assert!(
@@ -49,7 +71,7 @@ mod tests {
         for bad in ["", "30", "thirty seconds", "30 parsecs", "-1s"] {
             let error = parse_str(bad).unwrap_err().to_string();
             assert!(
-                error.starts_with(&format!("invalid timeout `{bad}`: ")),
+                error.starts_with(&format!("invalid timeout `{bad}`")),
                 "{error}"
             );
             assert!(error.ends_with(r#"expected a duration like "500ms", "30s" or "2m""#));

@@ -83,7 +83,9 @@ fn default_name(item: &ItemFn) -> syn::Result<String> {
         syn::Error::new(
             ident.span(),
             format!(
-                "{reason}; the name comes from the function: set another one with `name = \"...\"`"
+                "the function name `{name}` is not a valid tool name: {reason}; set one with \
+                 `#[tool(name = \"...\")]` ({})",
+                name::RULE
             ),
         )
     })?;
@@ -143,9 +145,12 @@ mod tests {
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].1, "café");
         assert!(
-            errors[0]
-                .0
-                .ends_with("set another one with `name = \"...\"`")
+            errors[0].0.starts_with(
+                "the function name `café` is not a valid tool name: 'é' is not allowed; \
+                 set one with `#[tool(name = \"...\")]`"
+            ),
+            "{}",
+            errors[0].0
         );
         assert!(tool(r#"effect = "none", name = "cafe""#, item).is_ok());
     }

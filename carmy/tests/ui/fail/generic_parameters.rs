@@ -1,0 +1,15 @@
+use carmy::prelude::*;
+
+#[tool(effect = "read")]
+async fn search<Q: serde::de::DeserializeOwned>(query: Q) -> Result<(), AgentError> {
+    let _ = query;
+    Ok(())
+}
+
+#[tool(effect = "read")]
+async fn whoami<'a>(ctx: &'a Context) -> Result<(), AgentError> {
+    let _ = ctx;
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use carmy::prelude::*;
+
+#[tool(effect = "write")]
+async fn save(query: String) {
+    let _ = query;
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use carmy::prelude::*;
+
+#[tool(effect = "read")]
+struct Search;
+
+fn main() {}

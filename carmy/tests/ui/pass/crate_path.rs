@@ -1,0 +1,30 @@
+//! `crate = "..."` for a renamed dependency: an `extern crate` alias at the crate root joins
+//! the extern prelude (so `::renamed` works), and a `use` alias works as a relative path.
+
+extern crate carmy as renamed;
+
+use renamed::prelude::*;
+
+mod tools {
+    use ::renamed as my_carmy;
+    use my_carmy::{AgentError, Context};
+
+    #[my_carmy::tool(effect = "read", crate = "::renamed")]
+    pub async fn absolute(ctx: &Context) -> Result<(), AgentError> {
+        let _ = ctx;
+        Ok(())
+    }
+
+    #[my_carmy::tool(effect = "read", crate = "my_carmy")]
+    pub async fn relative(input: u32) -> Result<u32, AgentError> {
+        Ok(input)
+    }
+}
+
+fn main() {
+    Carmy::new()
+        .tool(tools::absolute)
+        .tool(tools::relative)
+        .build()
+        .unwrap();
+}
