@@ -195,10 +195,11 @@ fn host_context(mut context: Context, matches: &ArgMatches) -> Context {
     context
 }
 
-/// Logs to stderr, so stdout stays clean for the protocol; `RUST_LOG` filters, default `warn`.
+/// Logs to stderr, so stdout stays clean for the protocol; `RUST_LOG` filters. By default:
+/// warnings, except rmcp's one line per error response, which an agent's bad call is not.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp::service=error"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
