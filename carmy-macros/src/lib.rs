@@ -102,17 +102,44 @@ use proc_macro::TokenStream;
 ///     Ok(SearchOutput { skus: vec![input.query] })
 /// }
 ///
-/// # async fn test() -> Result<(), AgentError> {
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let ctx = Context::new();
 /// let boxed = search(SearchInput { query: "tea".into() }, &ctx).await?;
 /// let unboxed = search::call(SearchInput { query: "tea".into() }, &ctx).await?;
 /// assert_eq!(boxed.skus, unboxed.skus);
-/// # Ok(())
-/// # }
+/// # Ok::<(), AgentError>(())
+/// # }).unwrap();
 /// ```
 ///
 /// Doc comments and `#[cfg]` apply to the struct; other attributes (`#[tracing::instrument]`,
 /// lint levels) stay on the function, now `call`.
+///
+/// Because the name is now a unit struct, two things that worked on the function change:
+/// `let search = ...;` in the same scope is a pattern matching the struct, not a new binding
+/// (pick another name), and `search` no longer coerces to a `fn` item type; use `*search`
+/// (the boxed-future pointer) or `search::call`.
+///
+/// # Expansion
+///
+/// For `async fn search(input: SearchInput, db: State<Db>) -> Result<SearchOutput, AgentError>`,
+/// `cargo expand` shows, in short:
+///
+/// ```text
+/// pub struct search;
+/// impl search {
+///     pub async fn call(input: SearchInput, db: State<Db>) -> Result<SearchOutput, AgentError> { .. }
+/// }
+/// const _: () = {
+///     impl Deref for search { type Target = fn(SearchInput, State<Db>) -> BoxFuture<'static, ..>; .. }
+///     impl Tool for search {
+///         type Input = SearchInput;
+///         type Output = SearchOutput;
+///         const SPEC: ToolSpec = ToolSpec::new("search", Effect::Read).description("..");
+///         fn requirements(..) { __carmy_requirements.state::<Db>(); }
+///         fn run(..) -> impl Future<..> + Send { async move { /* (*search)(..).await, error converted */ } }
+///     }
+/// };
+/// ```
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);

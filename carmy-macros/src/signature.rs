@@ -199,8 +199,9 @@ fn classify_reference(reference: &TypeReference) -> syn::Result<Param> {
     };
     if segment.ident == "Context" && segment.arguments.is_none() {
         if let Some(mutability) = reference.mutability {
+            let and_token = reference.and_token;
             return Err(syn::Error::new_spanned(
-                mutability,
+                quote::quote!(#and_token #mutability),
                 "take the context as `&Context` or `Context`, not `&mut Context`",
             ));
         }
@@ -436,7 +437,7 @@ mod tests {
             ("async fn f(x: Vec<impl Trait>) -> Result<(), E>", "impl Trait", "a tool's parameters cannot be `impl Trait`"),
             ("async fn f(a: A, b: B) -> Result<(), E>", "b: B", "a tool takes at most one input, and `a` is already the input"),
             ("async fn f(a: &Context, b: Context) -> Result<(), E>", "b: Context", "a tool takes at most one `Context`"),
-            ("async fn f(a: &mut Context) -> Result<(), E>", "mut", "take the context as `&Context` or `Context`"),
+            ("async fn f(a: &mut Context) -> Result<(), E>", "&mut", "take the context as `&Context` or `Context`"),
             ("async fn f(a: &'static Context) -> Result<(), E>", "'static", "borrow the context as `&Context`"),
             ("async fn f(a: &State<Db>) -> Result<(), E>", "&State<Db>", "take `State<T>` by value"),
             ("async fn f(a: &str) -> Result<(), E>", "&str", "a tool's input must be an owned type"),
