@@ -116,17 +116,7 @@ impl Args {
         let mut errors = Errors::default();
         let mut seen = Vec::new();
         let mut effect = None;
-        let mut args = Args {
-            effect: Effect::None,
-            idempotent: None,
-            parallel_safe: None,
-            confirmation: None,
-            name: None,
-            title: None,
-            description: None,
-            timeout: None,
-            krate: None,
-        };
+        let mut args = Args::defaults(None);
 
         for meta in &metas {
             let Some(key) = known_key(meta.path()) else {
@@ -179,6 +169,35 @@ impl Args {
         errors.finish()?;
         args.effect = effect.expect("a seen, error-free `effect` has a value");
         Ok(args)
+    }
+
+    /// What to expand with when `parse` failed, so that the tool still exists and its uses
+    /// elsewhere (`Carmy::new().tool(search)`, `search(input)`) raise no further errors: every
+    /// key at its default, except the `crate` path. `None` when that path is unknown: a syntax
+    /// error, or a `crate` value that is itself wrong.
+    pub(crate) fn fallback(tokens: TokenStream) -> Option<Args> {
+        let metas = Punctuated::<Meta, Token![,]>::parse_terminated
+            .parse2(tokens)
+            .ok()?;
+        let krate = match metas.iter().find(|meta| meta.path().is_ident("crate")) {
+            Some(meta) => Some(parse_crate(meta).ok()?),
+            None => None,
+        };
+        Some(Args::defaults(krate))
+    }
+
+    fn defaults(krate: Option<Path>) -> Args {
+        Args {
+            effect: Effect::None,
+            idempotent: None,
+            parallel_safe: None,
+            confirmation: None,
+            name: None,
+            title: None,
+            description: None,
+            timeout: None,
+            krate,
+        }
     }
 }
 
@@ -522,5 +541,17 @@ mod tests {
     #[test]
     fn a_syntax_error_stops_parsing() {
         assert!(parse(r#"effect: "read""#).is_err());
+    }
+
+    #[test]
+    fn the_fallback_keeps_only_a_valid_crate_path() {
+        let fallback = |source: &str| Args::fallback(source.parse().unwrap());
+        let args = fallback(r#"effect = "reed", idempotent = "yes""#).unwrap();
+        assert!(args.krate.is_none() && args.idempotent.is_none());
+        let args = fallback(r#"effect = "reed", crate = "::renamed""#).unwrap();
+        let krate = args.krate.unwrap();
+        assert_eq!(quote::quote!(#krate).to_string(), ":: renamed");
+        assert!(fallback(r#"effect = "read", crate = "not a path""#).is_none());
+        assert!(fallback(r#"effect: "read""#).is_none());
     }
 }

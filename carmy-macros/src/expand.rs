@@ -23,11 +23,7 @@ use syn::{LitStr, spanned::Spanned};
 
 use crate::{signature::Param, tool::ToolDef};
 
-pub(crate) fn tool(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    ToolDef::new(args, item).map(|tool| expand(&tool))
-}
-
-fn expand(tool: &ToolDef) -> TokenStream {
+pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
     let krate = match &tool.args.krate {
         Some(path) => quote!(#path),
         None => quote!(::carmy),
@@ -265,9 +261,9 @@ mod tests {
     use super::*;
 
     fn expand_str(args: &str, item: &str) -> syn::File {
-        let tokens = tool(args.parse().unwrap(), item.parse().unwrap())
-            .unwrap_or_else(|error| panic!("{error}"));
-        syn::parse2(tokens).expect("the expansion is valid Rust")
+        let tool = ToolDef::new(args.parse().unwrap(), item.parse().unwrap())
+            .unwrap_or_else(|failure| panic!("{}", failure.error));
+        syn::parse2(self::tool(&tool)).expect("the expansion is valid Rust")
     }
 
     #[test]

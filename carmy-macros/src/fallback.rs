@@ -1,13 +1,20 @@
-//! What the macro emits when a check fails: the user's item, unchanged, and the errors.
+//! What the macro emits when a check fails: the errors, plus either the tool expanded with
+//! default arguments (when only the attribute or a rule was wrong) or the user's item unchanged
+//! (when the signature was).
 //!
-//! Keeping the function means the rest of the crate still resolves it, so one mistake in a
-//! `#[tool]` gives the errors about that mistake and not a cascade of "cannot find `search`"
-//! (and IDEs keep completing inside the body).
+//! Either way the name the user wrote still exists, so one mistake in a `#[tool]` gives the
+//! errors about that mistake and not a cascade of "cannot find `search`" or "`search` is not a
+//! Carmy tool" at every use, and IDEs keep completing inside the body.
 
 use proc_macro2::TokenStream;
 
-pub(crate) fn item_with_errors(item: TokenStream, error: syn::Error) -> TokenStream {
-    let mut tokens = item;
-    tokens.extend(error.into_compile_error());
+use crate::{expand, tool::Failure};
+
+pub(crate) fn expansion(item: TokenStream, failure: Failure) -> TokenStream {
+    let mut tokens = match &failure.fallback {
+        Some(tool) => expand::tool(tool),
+        None => item,
+    };
+    tokens.extend(failure.error.into_compile_error());
     tokens
 }

@@ -143,7 +143,9 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
-    expand::tool(args.into(), item.clone())
-        .unwrap_or_else(|error| fallback::item_with_errors(item, error))
-        .into()
+    match tool::ToolDef::new(args.into(), item.clone()) {
+        Ok(tool) => expand::tool(&tool),
+        Err(failure) => fallback::expansion(item, failure),
+    }
+    .into()
 }

@@ -2,8 +2,8 @@
 //!
 //! Phases run in order and stop between them: the item must be a function; then the attribute's
 //! arguments and the signature are each checked in full (they are independent, so their errors
-//! are reported together); then the rules across them. Code generation (`expand.rs`) only ever
-//! sees a `ToolDef` that passed every check.
+//! are reported together); then the rules across them. Code generation (`expand.rs`) only sees
+//! a `ToolDef` that passed every check, or the fallback of a tool whose signature is fine.
 
 use proc_macro2::TokenStream;
 use syn::{Attribute, ext::IdentExt};
@@ -22,31 +22,58 @@ pub(crate) struct ToolDef {
     pub(crate) description: Option<String>,
 }
 
+/// Every error found, and what to emit alongside them.
+pub(crate) struct Failure {
+    pub(crate) error: syn::Error,
+    /// When only the attribute or a rule was wrong, the tool with default arguments: it still
+    /// expands, so `Carmy::new().tool(search)` and `search(input)` elsewhere raise nothing more.
+    /// `None` when the signature itself is wrong: then the function is emitted unchanged.
+    pub(crate) fallback: Option<ToolDef>,
+}
+
 impl ToolDef {
-    pub(crate) fn new(args: TokenStream, item: TokenStream) -> syn::Result<ToolDef> {
-        let item = ItemFn::parse(item)?;
+    pub(crate) fn new(args: TokenStream, item: TokenStream) -> Result<ToolDef, Failure> {
+        let without_fallback = |error| Failure {
+            error,
+            fallback: None,
+        };
+        let item = ItemFn::parse(item).map_err(without_fallback)?;
 
         let mut errors = Errors::default();
-        let args = errors.ok(Args::parse(args));
-        let signature = errors.ok(ToolSignature::check(&item.sig));
-        errors.finish()?;
-        let (args, signature) = (args.expect("checked"), signature.expect("checked"));
+        let checked_args = errors.ok(Args::parse(args.clone()));
+        let Some(signature) = errors.ok(ToolSignature::check(&item.sig)) else {
+            return Err(without_fallback(errors.finish().expect_err("recorded")));
+        };
+        let Some(args) = checked_args.or_else(|| Args::fallback(args)) else {
+            return Err(without_fallback(errors.finish().expect_err("recorded")));
+        };
 
         let name = match &args.name {
             Some(name) => name.value(),
-            None => default_name(&item)?,
+            None => {
+                let name = item.sig.ident.unraw().to_string();
+                errors.extend(check_default_name(&item, &name));
+                name
+            }
         };
         let description = match &args.description {
             Some(description) => Some(description.value()),
             None => description::from_docs(&item.attrs),
         };
-        Ok(ToolDef {
+        let tool = ToolDef {
             args,
             item,
             signature,
             name,
             description,
-        })
+        };
+        match errors.finish() {
+            Ok(()) => Ok(tool),
+            Err(error) => Err(Failure {
+                error,
+                fallback: Some(tool),
+            }),
+        }
     }
 
     /// `#[cfg(..)]` attributes: they apply to everything generated.
@@ -75,21 +102,18 @@ impl ToolDef {
     }
 }
 
-/// The function's name (`r#type` is `type`), if MCP accepts it.
-fn default_name(item: &ItemFn) -> syn::Result<String> {
-    let ident = &item.sig.ident;
-    let name = ident.unraw().to_string();
-    name::check(&name).map_err(|reason| {
+/// A name taken from the function (`r#type` is `type`) must still suit MCP.
+fn check_default_name(item: &ItemFn, name: &str) -> syn::Result<()> {
+    name::check(name).map_err(|reason| {
         syn::Error::new(
-            ident.span(),
+            item.sig.ident.span(),
             format!(
                 "the function name `{name}` is not a valid tool name: {reason}; set one with \
                  `#[tool(name = \"...\")]` ({})",
                 name::RULE
             ),
         )
-    })?;
-    Ok(name)
+    })
 }
 
 #[cfg(test)]
@@ -97,8 +121,16 @@ mod tests {
     use super::*;
     use crate::test_util::errors_of;
 
-    fn tool(args: &str, item: &str) -> syn::Result<ToolDef> {
+    fn tool(args: &str, item: &str) -> Result<ToolDef, Failure> {
         ToolDef::new(args.parse().unwrap(), item.parse().unwrap())
+    }
+
+    fn error(args: &str, item: &str) -> Failure {
+        tool(args, item).err().expect("expected an error")
+    }
+
+    fn checked(args: &str, item: &str) -> ToolDef {
+        tool(args, item).unwrap_or_else(|failure| panic!("{}", failure.error))
     }
 
     const SEARCH: &str = "/// Search the catalog.\n#[cfg(feature = \"shop\")]\n#[tracing::instrument]\n\
@@ -106,7 +138,7 @@ mod tests {
 
     #[test]
     fn names_and_descriptions_default_to_the_function() {
-        let tool = tool(r#"effect = "read""#, SEARCH).unwrap();
+        let tool = checked(r#"effect = "read""#, SEARCH);
         assert_eq!(tool.name, "search");
         assert_eq!(tool.description.as_deref(), Some("Search the catalog."));
         assert_eq!(
@@ -118,22 +150,20 @@ mod tests {
             (1, 1, 1)
         );
 
-        let tool = self::tool(
+        let tool = checked(
             r#"effect = "read", name = "catalog.search", description = "Find products.""#,
             SEARCH,
-        )
-        .unwrap();
+        );
         assert_eq!(tool.name, "catalog.search");
         assert_eq!(tool.description.as_deref(), Some("Find products."));
     }
 
     #[test]
     fn raw_identifiers_lose_their_prefix() {
-        let tool = tool(
+        let tool = checked(
             r#"effect = "none""#,
             "async fn r#type() -> Result<(), E> {}",
-        )
-        .unwrap();
+        );
         assert_eq!(tool.name, "type");
         assert_eq!(tool.description, None);
     }
@@ -141,7 +171,9 @@ mod tests {
     #[test]
     fn a_function_name_mcp_refuses_needs_an_explicit_name() {
         let item = "async fn café() -> Result<(), E> {}";
-        let errors = errors_of(item, tool(r#"effect = "none""#, item).err().unwrap());
+        let failure = error(r#"effect = "none""#, item);
+        assert!(failure.fallback.is_some());
+        let errors = errors_of(item, failure.error);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].1, "café");
         assert!(
@@ -157,12 +189,29 @@ mod tests {
 
     #[test]
     fn argument_and_signature_errors_are_reported_together() {
-        let error = tool(r#"effect = "reed""#, "fn search(a: A, b: B) {}")
-            .err()
-            .unwrap();
-        let messages: Vec<_> = error.into_iter().map(|error| error.to_string()).collect();
+        let failure = error(r#"effect = "reed""#, "fn search(a: A, b: B) {}");
+        assert!(
+            failure.fallback.is_none(),
+            "a bad signature is emitted as is"
+        );
+        let messages: Vec<_> = failure.error.into_iter().map(|e| e.to_string()).collect();
         assert_eq!(messages.len(), 4, "{messages:?}");
         assert!(messages[0].starts_with("unknown effect `reed`"));
         assert!(messages[1].starts_with("a tool must be an `async fn`"));
+    }
+
+    #[test]
+    fn argument_errors_still_expand_the_tool_with_defaults() {
+        let failure = error(r#"effect = "reed", idempotent = "yes""#, SEARCH);
+        assert_eq!(failure.error.into_iter().count(), 2);
+        let fallback = failure.fallback.expect("the signature is fine");
+        assert_eq!(fallback.name, "search");
+        assert_eq!(fallback.args.idempotent, None);
+        assert!(fallback.args.krate.is_none());
+
+        let failure = error(r#"effect = "reed", crate = "::renamed""#, SEARCH);
+        assert!(failure.fallback.unwrap().args.krate.is_some());
+        // Without a trustworthy crate path the expansion would not resolve.
+        assert!(error(r#"crate = "x y""#, SEARCH).fallback.is_none());
     }
 }

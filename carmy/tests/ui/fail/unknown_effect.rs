@@ -5,4 +5,8 @@ async fn search(query: String) -> Result<String, AgentError> {
     Ok(query)
 }
 
-fn main() {}
+// The tool still expands, so using it adds no errors.
+fn main() {
+    let _ = Carmy::new().tool(search).build();
+    let _ = search("x".to_owned());
+}

@@ -43,7 +43,10 @@ echo_tool!(echo, String, Context, State<Db>);
 fn main() {
     use carmy::Tool;
     assert_eq!(<tools::r#type as Tool>::SPEC.name(), "type");
-    assert_eq!(<tools::r#type as Tool>::SPEC.description_text(), "Visible to the parent module.");
+    assert_eq!(
+        <tools::r#type as Tool>::SPEC.description_text(),
+        "Visible to the parent module."
+    );
     Carmy::new()
         .tool(tools::r#type)
         .tool(tools::kept)

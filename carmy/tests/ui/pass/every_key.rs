@@ -12,13 +12,19 @@ use carmy::prelude::*;
     title = "Send the order confirmation",
     description = "Emails the customer their order confirmation.",
     timeout = "1m 30s",
-    crate = "::carmy",
+    crate = "::carmy"
 )]
 async fn send_confirmation() -> Result<(), AgentError> {
     Ok(())
 }
 
-#[tool(effect = "read", idempotent = false, parallel_safe = false, confirmation = "none", timeout = "250ms")]
+#[tool(
+    effect = "read",
+    idempotent = false,
+    parallel_safe = false,
+    confirmation = "none",
+    timeout = "250ms"
+)]
 async fn lookup() -> Result<(), AgentError> {
     Ok(())
 }
@@ -41,7 +47,10 @@ fn main() {
 
     let tool = catalog.get("orders.send-confirmation_v2").unwrap();
     assert_eq!(tool.title(), Some("Send the order confirmation"));
-    assert_eq!(tool.description(), "Emails the customer their order confirmation.");
+    assert_eq!(
+        tool.description(),
+        "Emails the customer their order confirmation."
+    );
     assert_eq!(tool.effect(), Effect::ExternalWrite);
     assert!(tool.idempotent());
     assert!(tool.parallel_safe());

@@ -48,7 +48,10 @@ async fn stats(_: State<Db>, _ctx: &'_ Context, _: State<Cache>) -> Result<u32, 
 
 async fn direct_calls() -> Result<(), AgentError> {
     let ctx = Context::new();
-    let input = || SearchInput { query: "tea".into(), limit: None };
+    let input = || SearchInput {
+        query: "tea".into(),
+        limit: None,
+    };
     let cache = || State::new(Arc::new(Cache));
 
     let boxed: SearchOutput = search(State::new(Db), &ctx, input(), cache()).await?;

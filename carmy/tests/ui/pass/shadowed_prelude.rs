@@ -24,8 +24,16 @@ trait Sized {}
 mod core {}
 mod std {}
 mod carmy {}
-macro_rules! panic { ($($t:tt)*) => { compile_error!("shadowed panic") }; }
-macro_rules! concat { ($($t:tt)*) => { compile_error!("shadowed concat") }; }
+macro_rules! panic {
+    ($($t:tt)*) => {
+        compile_error!("shadowed panic")
+    };
+}
+macro_rules! concat {
+    ($($t:tt)*) => {
+        compile_error!("shadowed concat")
+    };
+}
 
 #[derive(::serde::Deserialize, ::schemars::JsonSchema)]
 struct Input {
@@ -52,7 +60,12 @@ async fn nothing(ctx: Context) -> ::core::result::Result<(), AgentError> {
 }
 
 fn main() {
-    let _ = Carmy::new().tool(shout).tool(nothing).state(Db).build();
+    Carmy::new()
+        .tool(shout)
+        .tool(nothing)
+        .state(Db)
+        .build()
+        .unwrap();
     let _ = shout(State::new(Db), Input { text: "hi".into() }, &Context::new());
     let _ = nothing::call(Context::new());
 }
