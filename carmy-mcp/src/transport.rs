@@ -328,6 +328,14 @@ where
     }
 }
 
+impl<R, W> Drop for LineTransport<R, W> {
+    fn drop(&mut self) {
+        // Without `close` (the session was torn down abruptly), the writer still drains what is
+        // queued and then exits instead of waiting forever.
+        self.outbox.close();
+    }
+}
+
 /// What to do with one line.
 // Lives for one call; boxing the message would cost an allocation per message.
 #[allow(clippy::large_enum_variant)]
