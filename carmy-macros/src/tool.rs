@@ -28,7 +28,7 @@ pub(crate) struct Failure {
     /// When only the attribute or a rule was wrong, the tool with default arguments: it still
     /// expands, so `Carmy::new().tool(search)` and `search(input)` elsewhere raise nothing more.
     /// `None` when the signature itself is wrong: then the function is emitted unchanged.
-    pub(crate) fallback: Option<ToolDef>,
+    pub(crate) fallback: Option<Box<ToolDef>>,
 }
 
 impl ToolDef {
@@ -71,7 +71,7 @@ impl ToolDef {
             Ok(()) => Ok(tool),
             Err(error) => Err(Failure {
                 error,
-                fallback: Some(tool),
+                fallback: Some(Box::new(tool)),
             }),
         }
     }
