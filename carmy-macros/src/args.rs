@@ -132,9 +132,8 @@ impl Args {
             }
             seen.push(key);
 
-            let (effect, args) = (&mut effect, &mut args);
             let result = match key {
-                "effect" => parse_effect(meta).map(|value| *effect = Some(value)),
+                "effect" => parse_effect(meta).map(|value| effect = Some(value)),
                 "idempotent" => bool_value(meta, true).map(|value| args.idempotent = Some(value)),
                 "parallel_safe" => {
                     bool_value(meta, false).map(|value| args.parallel_safe = Some(value))
