@@ -187,10 +187,10 @@ fn host_context(mut context: Context, matches: &ArgMatches) -> Context {
                 .cloned(),
         );
     }
-    if has("principal") {
-        if let Some(principal) = matches.get_one::<String>("principal") {
-            context = context.with_principal(principal.as_str());
-        }
+    if has("principal")
+        && let Some(principal) = matches.get_one::<String>("principal")
+    {
+        context = context.with_principal(principal.as_str());
     }
     context
 }
