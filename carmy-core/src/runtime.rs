@@ -334,6 +334,10 @@ impl Runtime {
                     Ok(()) => (ExecutionStatus::Succeeded, Ok(output)),
                     Err(error) => (ExecutionStatus::Failed, Err(error)),
                 },
+                // A tool that noticed the cancellation and gave up was cancelled, not failed.
+                Ok(Err(_)) if cancellation.is_cancelled() => {
+                    (ExecutionStatus::Cancelled, Err(AgentError::cancelled()))
+                }
                 Ok(Err(error)) => (ExecutionStatus::Failed, Err(error)),
                 Err(panic) => {
                     tracing::error!(panic = panic_message(&panic), "tool panicked");

@@ -53,6 +53,7 @@ pub fn make_portable(schema: &mut Value) {
     };
     unrequire_nullable_properties(object);
     drop_null_from_type(object);
+    drop_numeric_format(object);
     collapse_nullable_alternatives(object);
     drop_null_from_enum(object);
     state_enum_type(object);
@@ -161,6 +162,23 @@ fn collapse_nullable_alternatives(object: &mut Map<String, Value>) {
 fn is_null_schema(schema: &Value) -> bool {
     schema.get("type").is_some_and(|ty| ty == "null")
         || schema.get("const").is_some_and(Value::is_null)
+}
+
+/// Drops schemars' Rust-specific numeric formats (`"uint32"`, `"double"`...): JSON Schema does
+/// not define them, clients warn about each one, and `minimum`/`maximum` already carry the
+/// range. Standard formats (`date-time`, `email`, `uuid`...) stay.
+fn drop_numeric_format(object: &mut Map<String, Value>) {
+    const RUST_NUMERIC_FORMATS: [&str; 14] = [
+        "int8", "int16", "int32", "int64", "int128", "int", "uint8", "uint16", "uint32", "uint64",
+        "uint128", "uint", "float", "double",
+    ];
+    let is_rust_numeric = object
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|format| RUST_NUMERIC_FORMATS.contains(&format));
+    if is_rust_numeric {
+        object.remove("format");
+    }
 }
 
 /// `"enum": ["a", null]` → `"enum": ["a"]`.
@@ -300,6 +318,8 @@ mod tests {
         assert_portable(&schema);
         assert_eq!(schema["required"], json!(["query", "tags"]));
         assert_eq!(schema["properties"]["limit"]["type"], "integer");
+        assert_eq!(schema["properties"]["limit"]["minimum"], 0);
+        assert!(schema["properties"]["limit"].get("format").is_none());
         assert_eq!(schema["properties"]["size"]["type"], "string");
         assert_eq!(schema["properties"]["address"]["type"], "object");
         assert_eq!(schema["properties"]["tags"]["items"]["type"], "object");

@@ -116,6 +116,18 @@ impl<const E: u8> Tool for Work<E> {
     }
 }
 
+/// Gives up with its own error once it notices the cancellation.
+struct Cooperative;
+impl Tool for Cooperative {
+    type Input = NoInput;
+    type Output = ();
+    const SPEC: ToolSpec = ToolSpec::new("cooperative", Effect::Read);
+    async fn run(&self, _: NoInput, invocation: Invocation) -> Result<(), AgentError> {
+        invocation.context().cancelled().await;
+        Err(AgentError::internal("stopped early"))
+    }
+}
+
 struct Panics;
 impl Tool for Panics {
     type Input = NoInput;
@@ -210,6 +222,7 @@ fn fixture_with(limits: Limits) -> Fixture {
         .tool(LiesAboutOutput)
         .tool(UsesState)
         .tool(WhoAmI)
+        .tool(Cooperative)
         .state(Inventory(12))
         .limits(limits)
         .build()
@@ -474,6 +487,26 @@ async fn retry_after_an_interrupted_write_is_uncertain() {
     let retry = f.runtime.execute(request(CancellationToken::new())).await;
     assert_eq!(retry.unwrap_error_code(), "EXECUTION_UNCERTAIN");
     assert_eq!(f.write.runs(), 1);
+}
+
+#[tokio::test]
+async fn a_tool_that_gives_up_on_cancellation_is_recorded_as_cancelled() {
+    let f = fixture();
+    let token = CancellationToken::new();
+    let call = tokio::spawn({
+        let runtime = f.runtime.clone();
+        let token = token.clone();
+        async move {
+            runtime
+                .execute(Request::new("cooperative", json!({})).cancellation(token))
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    token.cancel();
+    let outcome = call.await.unwrap();
+    assert_eq!(outcome.status, ExecutionStatus::Cancelled);
+    assert_eq!(outcome.unwrap_error_code(), "CANCELLED");
 }
 
 #[tokio::test]
