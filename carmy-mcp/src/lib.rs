@@ -94,7 +94,9 @@ pub use mapping::{
 };
 pub use portable::check_portable;
 pub use rmcp;
-pub use transport::{DEFAULT_MAX_LINE_BYTES, LineTransport};
+pub use transport::{
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_OUTBOX_BYTES, LineTransport,
+};
 
 /// A Carmy runtime as an MCP server. Cheap to clone: one per connection is fine.
 ///

@@ -4,9 +4,17 @@
 //! a word, so a client waits for an answer that never comes. [`LineTransport`] answers both
 //! (`-32700` / `-32600`, JSON-RPC style) and keeps serving. It also writes in bursts: every message
 //! queued while the previous write was in flight goes out in one write and one flush.
+//!
+//! It bounds what a client can make the server hold. rmcp's serve loop spawns one task per
+//! response and keeps reading requests whatever happens to the output, so a client that writes
+//! requests and never reads its answers would make the server's memory grow without end. This
+//! transport stops reading while more than [`DEFAULT_MAX_OUTBOX_BYTES`] wait to be written, or
+//! while [`DEFAULT_MAX_IN_FLIGHT`] requests are unanswered; the client's writes then block on the
+//! full pipe, which is the back-pressure a byte stream can give.
 
 use std::{
     borrow::Cow,
+    collections::HashSet,
     future::Future,
     io,
     sync::{Arc, Mutex},
@@ -15,7 +23,10 @@ use std::{
 
 use rmcp::{
     RoleServer,
-    model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage},
+    model::{
+        ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, JsonRpcMessage,
+        ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    },
     transport::{StdioReader, StdioWriter, Transport},
 };
 use serde_json::{Value, json};
@@ -28,6 +39,14 @@ use tokio::{
 /// The longest message [`LineTransport`] accepts by default: 4 MiB, newline excluded. Longer
 /// lines are answered with `-32600` and skipped.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Bytes of answers waiting for a slow client after which [`LineTransport`] stops reading
+/// requests, by default: 8 MiB. Reading resumes once the client has taken them.
+pub const DEFAULT_MAX_OUTBOX_BYTES: usize = 8 * 1024 * 1024;
+
+/// Requests read and not answered yet after which [`LineTransport`] stops reading more, by
+/// default: 1,024 (the runtime's default bound on concurrent executions).
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 
 /// JSON-RPC: the line is not JSON.
 const PARSE_ERROR: i64 = -32700;
@@ -55,8 +74,16 @@ const KEEP_WRITE_CAPACITY: usize = 1024 * 1024;
 /// - answers well-formed JSON that is not a JSON-RPC message (a batch, a request without
 ///   `method`...) with `-32600`; invalid notifications and responses get no answer, as JSON-RPC
 ///   requires;
-/// - ignores notifications that arrive before the first request, which would otherwise make
-///   rmcp abandon the connection before `initialize`;
+/// - ignores notifications and responses that arrive before the session is open (before
+///   `initialize`, or the first 2026-07-28 request with its metadata), which would otherwise
+///   make rmcp abandon the connection;
+/// - answers a request whose `id` is already in flight with `-32600` instead of running it (rmcp
+///   would run both and drop one answer);
+/// - answers JSON nested deeper than serde_json's limit (128) with `-32600` naming the request,
+///   without recursing into it;
+/// - stops reading while [`max_outbox_bytes`](Self::max_outbox_bytes) of answers wait for the
+///   client, or [`max_in_flight`](Self::max_in_flight) requests are unanswered, so a client that
+///   does not read cannot make the server's memory grow: its own writes block instead;
 /// - writes every message queued during the previous write in a single write and flush.
 ///
 /// ```no_run
@@ -80,8 +107,18 @@ pub struct LineTransport<R, W> {
     discarding: bool,
     /// Bytes after which a line is refused.
     max_line_bytes: usize,
-    /// Whether a request went up to rmcp yet; notifications before that are dropped.
+    /// Whether the session is open (rmcp left its initialization loop); notifications and
+    /// responses before that are dropped.
     started: bool,
+    /// A legacy (`initialize`) session: there, `notifications/cancelled` makes rmcp drop the
+    /// request's answer, so the request stops counting as in flight.
+    cancel_drops_answer: bool,
+    /// Requests handed to rmcp and not answered yet.
+    in_flight: HashSet<RequestId>,
+    max_in_flight: usize,
+    /// A request read while `in_flight` was full, waiting for room. Reading stops while it waits.
+    held: Option<Box<ClientJsonRpcMessage>>,
+    max_outbox_bytes: usize,
     outbox: Arc<Outbox>,
     writer: Writer<W>,
 }
@@ -100,6 +137,9 @@ impl<R, W> std::fmt::Debug for LineTransport<R, W> {
             .field("max_line_bytes", &self.max_line_bytes)
             .field("buffered", &self.line.len())
             .field("discarding", &self.discarding)
+            .field("in_flight", &self.in_flight.len())
+            .field("max_in_flight", &self.max_in_flight)
+            .field("max_outbox_bytes", &self.max_outbox_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -131,6 +171,11 @@ where
             discarding: false,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             started: false,
+            cancel_drops_answer: false,
+            in_flight: HashSet::new(),
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            held: None,
+            max_outbox_bytes: DEFAULT_MAX_OUTBOX_BYTES,
             outbox: Arc::new(Outbox::new()),
             writer: Writer::Idle(write),
         }
@@ -142,6 +187,47 @@ where
     pub fn max_line_bytes(mut self, max_line_bytes: usize) -> Self {
         self.max_line_bytes = max_line_bytes;
         self
+    }
+
+    /// Replaces the bytes of unsent answers after which reading stops
+    /// ([`DEFAULT_MAX_OUTBOX_BYTES`] by default). One answer larger than this is still sent.
+    #[must_use]
+    pub fn max_outbox_bytes(mut self, max_outbox_bytes: usize) -> Self {
+        self.max_outbox_bytes = max_outbox_bytes;
+        self
+    }
+
+    /// Replaces the number of unanswered requests after which reading stops
+    /// ([`DEFAULT_MAX_IN_FLIGHT`] by default; at least 1).
+    #[must_use]
+    pub fn max_in_flight(mut self, max_in_flight: usize) -> Self {
+        self.max_in_flight = max_in_flight.max(1);
+        self
+    }
+
+    /// Hands `message` to rmcp, keeping count of the requests it has to answer.
+    fn admit(&mut self, message: Box<ClientJsonRpcMessage>) -> ClientJsonRpcMessage {
+        match &*message {
+            JsonRpcMessage::Request(request) => {
+                if !self.started && opens_session(&request.request) {
+                    self.started = true;
+                    self.cancel_drops_answer =
+                        matches!(request.request, ClientRequest::InitializeRequest(_));
+                }
+                self.in_flight.insert(request.id.clone());
+            }
+            JsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                    && self.cancel_drops_answer
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    self.in_flight.remove(id);
+                }
+            }
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
+        }
+        *message
     }
 
     fn start_writer(&mut self) {
@@ -249,6 +335,17 @@ where
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         self.start_writer();
+        match &item {
+            JsonRpcMessage::Response(response) => {
+                self.in_flight.remove(&response.id);
+            }
+            JsonRpcMessage::Error(error) => {
+                if let Some(id) = &error.id {
+                    self.in_flight.remove(id);
+                }
+            }
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => {}
+        }
         let outbox = Arc::clone(&self.outbox);
         async move {
             // Serialized in the sending task, so large results do not hold up the others.
@@ -262,6 +359,20 @@ where
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         self.start_writer();
         loop {
+            // Back-pressure: nothing more is read while the client leaves its answers unread.
+            // Cancellation-safe (rmcp polls this inside `select!`): waiting consumes nothing.
+            if !self.outbox.wait_for_room(self.max_outbox_bytes).await {
+                return None;
+            }
+            if self.held.is_some() {
+                if self.in_flight.len() < self.max_in_flight {
+                    let held = self.held.take().expect("checked above");
+                    return Some(self.admit(held));
+                }
+                // Full: wait until rmcp sends an answer, which drops this future and calls
+                // `receive` again. Reading stops meanwhile, so the client's writes block.
+                std::future::pending::<()>().await;
+            }
             match self.next_line().await {
                 LineRead::Line => {}
                 LineRead::Oversized { id } => {
@@ -290,14 +401,32 @@ where
             self.line.clear();
             match parsed {
                 Parsed::Message(message) => {
-                    if !self.started {
-                        if !matches!(message, JsonRpcMessage::Request(_)) {
-                            tracing::debug!("ignoring a message that precedes the first request");
+                    let request_id = match &*message {
+                        JsonRpcMessage::Request(request) => Some(request.id.clone()),
+                        _ => None,
+                    };
+                    let Some(id) = request_id else {
+                        if !self.started {
+                            tracing::debug!("ignoring a message that precedes the session");
                             continue;
                         }
-                        self.started = true;
+                        return Some(self.admit(message));
+                    };
+                    if self.in_flight.contains(&id) {
+                        tracing::debug!(%id, "refusing a request whose id is in flight");
+                        self.outbox.answer(
+                            serde_json::to_value(&id).unwrap_or(Value::Null),
+                            INVALID_REQUEST,
+                            format!("Invalid Request: request id {id} is already in flight"),
+                            Some(json!({ "field": "id" })),
+                        );
+                        continue;
                     }
-                    return Some(message);
+                    if self.in_flight.len() >= self.max_in_flight {
+                        self.held = Some(message);
+                        continue;
+                    }
+                    return Some(self.admit(message));
                 }
                 Parsed::Skip => {}
                 Parsed::Answer {
@@ -337,11 +466,10 @@ impl<R, W> Drop for LineTransport<R, W> {
 }
 
 /// What to do with one line.
-// Lives for one call; boxing the message would cost an allocation per message.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Parsed {
-    Message(ClientJsonRpcMessage),
+    /// Boxed: it may wait in `LineTransport::held`.
+    Message(Box<ClientJsonRpcMessage>),
     /// Blank, or unusable but not to be answered (a notification or a response).
     Skip,
     Answer {
@@ -359,9 +487,19 @@ fn parse_line(line: &[u8]) -> Parsed {
         return Parsed::Skip;
     }
     let error = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
-        Ok(message) => return Parsed::Message(message),
+        Ok(message) => return Parsed::Message(Box::new(message)),
         Err(error) => error,
     };
+    if is_too_deep(&error) {
+        // Possibly valid JSON, only deeper than serde_json recurses (128): refused without
+        // parsing it again, naming the request when its id comes first.
+        return Parsed::Answer {
+            id: leading_id(line),
+            code: INVALID_REQUEST,
+            message: "Invalid Request: JSON nested deeper than 128 levels".into(),
+            data: Some(json!({ "max_depth": 128 })),
+        };
+    }
     let value = match serde_json::from_slice::<Value>(line) {
         Ok(value) => value,
         Err(error) => {
@@ -420,6 +558,26 @@ fn parse_line(line: &[u8]) -> Parsed {
         code: INVALID_REQUEST,
         message: format!("Invalid Request: {error}"),
         data: None,
+    }
+}
+
+fn is_too_deep(error: &serde_json::Error) -> bool {
+    error.to_string().starts_with("recursion limit exceeded")
+}
+
+/// Whether rmcp leaves its initialization loop on `request`: `initialize`, or a 2026-07-28
+/// request (other than `ping` and `server/discover`) carrying the per-request metadata.
+fn opens_session(request: &ClientRequest) -> bool {
+    match request {
+        ClientRequest::InitializeRequest(_) => true,
+        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
+        other => {
+            let meta = other.get_meta();
+            meta.protocol_version().is_some()
+                && meta
+                    .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                    .is_empty()
+        }
     }
 }
 
@@ -526,6 +684,8 @@ struct Outbox {
 #[derive(Default)]
 struct OutboxState {
     buffer: Vec<u8>,
+    /// Bytes queued and not written yet: `buffer` plus the burst being written.
+    unsent: usize,
     /// Messages ever queued; a message's ticket is the count after queueing it.
     queued: u64,
     closed: bool,
@@ -568,6 +728,7 @@ impl Outbox {
                 ));
             }
             state.buffer.extend_from_slice(bytes);
+            state.unsent += bytes.len();
             state.queued += 1;
             state.queued
         };
@@ -607,6 +768,16 @@ impl Outbox {
         Err(io::Error::new(kind, message))
     }
 
+    /// Waits until at most `max` bytes wait to be written; `false` when they never will be
+    /// (the writer failed or stopped). Cancellation-safe.
+    async fn wait_for_room(&self, max: usize) -> bool {
+        let mut progress = self.progress.subscribe();
+        let waited = progress
+            .wait_for(|written| written.failed || self.lock().unsent <= max)
+            .await;
+        matches!(waited, Ok(written) if !written.failed)
+    }
+
     fn close(&self) {
         self.lock().closed = true;
         self.wake.notify_one();
@@ -633,6 +804,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(outbox: Arc<Outbox>, mut write: W) {
                 outbox.lock().failure = Some((error.kind(), error.to_string()));
                 outbox.progress.send_modify(|written| written.failed = true);
                 return;
+            }
+            {
+                let mut state = outbox.lock();
+                state.unsent = state.unsent.saturating_sub(burst.len());
             }
             burst.clear();
             if burst.capacity() > KEEP_WRITE_CAPACITY {
