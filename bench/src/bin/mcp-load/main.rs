@@ -106,10 +106,12 @@ async fn run_once(options: &Options, contender: &Contender, run: usize) -> RunRe
             .map_or(0, |d| d.as_secs()),
         ..RunRecord::default()
     };
+    let watch = quiet::Watch::start();
     let (mut server, cold_start) = match Server::start(contender).await {
         Ok(started) => started,
         Err(e) => {
             record.error = Some(e);
+            record.builds_during_run |= watch.finish();
             return record;
         }
     };
@@ -117,7 +119,7 @@ async fn run_once(options: &Options, contender: &Contender, run: usize) -> RunRe
     let outcome = measure(options, &mut server, &mut record).await;
     record.peak_rss_kib = server.peak_rss_kib();
     server.shutdown().await;
-    record.builds_during_run |= !quiet::builds_running().is_empty();
+    record.builds_during_run |= watch.finish();
     match outcome {
         Ok(()) if record.errors == 0 => record.ok = true,
         Ok(()) => record.error = Some(format!("{} wrong or failed answers", record.errors)),

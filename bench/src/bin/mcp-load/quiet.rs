@@ -52,3 +52,36 @@ pub(crate) async fn wait_for_quiet(limit: Duration) -> (Duration, bool) {
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
 }
+
+/// Watches for builds from a thread of its own (so the driver's runtime never blocks on
+/// `/proc`) for as long as it lives.
+pub(crate) struct Watch {
+    seen: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    stop: std::sync::mpsc::Sender<()>,
+}
+
+impl Watch {
+    /// Starts scanning `/proc` twice a second.
+    pub(crate) fn start() -> Self {
+        use std::sync::{Arc, atomic::AtomicBool, mpsc};
+        let seen = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let flag = seen.clone();
+        std::thread::spawn(move || {
+            while let Err(mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(Duration::from_millis(500))
+            {
+                if !builds_running().is_empty() {
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        });
+        Self { seen, stop }
+    }
+
+    /// Stops watching; whether a build ran at any scan (or runs now).
+    pub(crate) fn finish(self) -> bool {
+        let _ = self.stop.send(());
+        self.seen.load(std::sync::atomic::Ordering::Relaxed) || !builds_running().is_empty()
+    }
+}

@@ -42,26 +42,40 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
     let c = options.concurrency;
     writeln!(
         out,
-        "| contender | runs ok | cold start (ms) | seq p50 (µs) | seq p95 (µs) | seq p99 (µs) \
+        "| contender | runs used/ok/all | cold start (ms) | seq p50 (µs) | seq p95 (µs) | seq p99 (µs) \
          | {c}× calls/s | {c}× p50 (µs) | {c}× p95 (µs) | {c}× p99 (µs) | peak RSS (MiB) |"
     )
     .unwrap();
     out.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     let mut notes = Vec::new();
+    let mut noisy_contenders = Vec::new();
     for contender in &options.contenders {
         let runs: Vec<&RunRecord> = records
             .iter()
             .filter(|r| r.contender == contender.name)
             .collect();
         let ok: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.ok).collect();
+        // Runs during which a compiler was seen are only used when no run was quiet.
+        let quiet: Vec<&RunRecord> = ok
+            .iter()
+            .copied()
+            .filter(|r| !r.builds_during_run)
+            .collect();
+        let (used, mark) = if quiet.is_empty() && !ok.is_empty() {
+            noisy_contenders.push(contender.name.as_str());
+            (ok.clone(), " ⚠")
+        } else {
+            (quiet, "")
+        };
         let figure = |get: fn(&RunRecord) -> Option<f64>, decimals: usize| {
-            median(ok.iter().filter_map(|r| get(r)).collect())
+            median(used.iter().filter_map(|r| get(r)).collect())
                 .map_or("–".to_owned(), |v| group(v, decimals))
         };
         writeln!(
             out,
-            "| {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {}{mark} | {}/{}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             contender.name,
+            used.len(),
             ok.len(),
             runs.len(),
             figure(|r| r.cold_start_ms, 1),
@@ -75,12 +89,6 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
             figure(|r| r.peak_rss_kib.map(|k| k as f64 / 1024.0), 1),
         )
         .unwrap();
-        for noisy in runs.iter().filter(|r| r.builds_during_run) {
-            notes.push(format!(
-                "- `{}` run {}: a compiler was running on the machine during the run",
-                noisy.contender, noisy.run
-            ));
-        }
         for failed in runs.iter().filter(|r| !r.ok) {
             let why = failed.error.as_deref().unwrap_or("errors in the answers");
             let first_line = why.lines().next().unwrap_or_default();
@@ -92,7 +100,8 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
     }
     writeln!(
         out,
-        "\nMedians over the runs that passed. Each run is a fresh process: cold start is spawn → \
+        "\nMedians over the runs used: those that passed while no compiler ran on the machine \
+         (a background thread scans /proc for rustc, cc, ld twice a second). Each run is a fresh process: cold start is spawn → \
          `initialize` answered; then {} warm-up calls and {} sequential `tools/call \
          search_products {{\"query\":\"mouse\"}}`; then {c} concurrent callers pipelined over \
          the one stdio connection for {} s; peak RSS is VmHWM just before shutdown.",
@@ -101,6 +110,13 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
         options.duration.as_secs_f64()
     )
     .unwrap();
+    if !noisy_contenders.is_empty() {
+        notes.push(format!(
+            "- ⚠ no quiet run for {}: the figures are medians of runs during which other builds \
+             shared the 2 cores, so they understate it",
+            noisy_contenders.join(", ")
+        ));
+    }
     if !notes.is_empty() {
         out.push('\n');
         out.push_str(&notes.join("\n"));
@@ -130,6 +146,44 @@ fn group(value: f64, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record(run: usize, calls_per_s: f64, noisy: bool) -> RunRecord {
+        RunRecord {
+            contender: "a".into(),
+            run,
+            ok: true,
+            load_calls_per_s: Some(calls_per_s),
+            builds_during_run: noisy,
+            ..RunRecord::default()
+        }
+    }
+
+    fn options() -> Options {
+        crate::cli::parse(["--contender".to_owned(), "a=server".to_owned()])
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn quiet_runs_are_preferred() {
+        let table = markdown(
+            &options(),
+            &[record(1, 100.0, true), record(2, 300.0, false)],
+        );
+        assert!(table.contains("| a | 1/2/2 |"), "{table}");
+        assert!(table.contains("| 300 |"), "{table}");
+        assert!(!table.contains('⚠'), "{table}");
+    }
+
+    #[test]
+    fn noisy_runs_are_used_and_flagged_when_nothing_else() {
+        let table = markdown(
+            &options(),
+            &[record(1, 100.0, true), record(2, 300.0, true)],
+        );
+        assert!(table.contains("| a ⚠ | 2/2/2 |"), "{table}");
+        assert!(table.contains("| 200 |"), "{table}");
+    }
 
     #[test]
     fn grouping() {
