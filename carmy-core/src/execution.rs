@@ -1,6 +1,12 @@
 //! Executions: their ids, their statuses and the outcome the runtime hands back.
 
-use std::{fmt, sync::Arc};
+use std::{
+    fmt,
+    sync::{
+        Arc, LazyLock,
+        atomic::{AtomicU64, Ordering},
+    },
+};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -25,11 +31,13 @@ impl<'de> Deserialize<'de> for ExecutionId {
 }
 
 impl ExecutionId {
-    /// A fresh random id.
+    /// A fresh id: a random per-process prefix, then a counter. Unique across processes and
+    /// ordered within one, without a system call per execution (ids are labels, not secrets).
     pub fn generate() -> Self {
-        let mut buf = [0u8; uuid::fmt::Simple::LENGTH];
-        let id = uuid::Uuid::new_v4().simple().encode_lower(&mut buf);
-        Self(format!("exec_{id}").into())
+        static PREFIX: LazyLock<u64> = LazyLock::new(|| uuid::Uuid::new_v4().as_u64_pair().0);
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let sequence = NEXT.fetch_add(1, Ordering::Relaxed);
+        Self(format!("exec_{:016x}{sequence:016x}", *PREFIX).into())
     }
 
     /// The id as text.
@@ -146,5 +154,23 @@ impl Outcome {
             Ok(value) => panic!("execution {} succeeded: {value}", self.execution_id),
             Err(err) => err.code(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_shaped_alike() {
+        let a = ExecutionId::generate();
+        let b = ExecutionId::generate();
+        assert_ne!(a, b);
+        assert_eq!(a.as_str().len(), "exec_".len() + 32);
+        assert_eq!(
+            a.as_str()[..21],
+            b.as_str()[..21],
+            "one process, one prefix"
+        );
     }
 }
