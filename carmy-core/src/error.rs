@@ -47,6 +47,9 @@ pub mod codes {
     pub const CONFIRMATION_REQUIRED: &str = "CONFIRMATION_REQUIRED";
     /// The human declined to confirm the call.
     pub const CONFIRMATION_DECLINED: &str = "CONFIRMATION_DECLINED";
+    /// A confirmation answer could not be trusted: tampered with, expired, used before, or made
+    /// for another tool, other arguments or another principal.
+    pub const CONFIRMATION_INVALID: &str = "CONFIRMATION_INVALID";
     /// The request id was used before with a different tool or different arguments.
     pub const IDEMPOTENCY_CONFLICT: &str = "IDEMPOTENCY_CONFLICT";
     /// An earlier execution with this request id was interrupted after it may have had effects.
@@ -213,6 +216,28 @@ impl AgentError {
             format!("`{tool}` needs confirmation: the host must grant `confirm:{tool}`"),
         )
         .with_details(serde_json::json!({ "grant": format!("confirm:{tool}") }))
+    }
+
+    /// `CONFIRMATION_DECLINED`: the human was asked to approve a call of `tool` and did not.
+    /// For adapters that ask the human through their client.
+    pub fn confirmation_declined(tool: &str) -> Self {
+        Self::permission(
+            codes::CONFIRMATION_DECLINED,
+            format!("the user did not approve this call of `{tool}`; it did not run"),
+        )
+        .with_details(serde_json::json!({ "tool": tool }))
+    }
+
+    /// `CONFIRMATION_INVALID`: a confirmation answer for `tool` that cannot be trusted; `reason`
+    /// says why in terms safe to show a client. Calling again asks anew.
+    pub fn confirmation_invalid(tool: &str, reason: &str) -> Self {
+        Self::permission(
+            codes::CONFIRMATION_INVALID,
+            format!(
+                "the confirmation of this call of `{tool}` is not valid ({reason}); it did not run"
+            ),
+        )
+        .with_details(serde_json::json!({ "tool": tool }))
     }
 
     pub(crate) fn idempotency_conflict(request_id: &str) -> Self {

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::{
     McpServer,
+    confirm::Gate,
     mapping::{self, META_REQUEST_ID},
     progress,
 };
@@ -45,10 +46,27 @@ impl ServerHandler for McpServer {
         let request_id = request_id(&context.meta)?;
         let name = params.name;
         let arguments = params.arguments.map_or(Value::Null, Value::Object);
-        // The context is the host's; nothing from the request (arguments, `_meta`) adds to it.
+        // The context is the host's; nothing from the request (arguments, `_meta`) adds to it,
+        // except `confirm:<tool>` for this call once the user approved it through the client.
+        let mut call_context = self.context.clone();
+        if let Some(confirm) = &self.confirm {
+            let gate = confirm.gate(
+                &self.runtime,
+                call_context,
+                &name,
+                &arguments,
+                params.input_responses,
+                params.request_state,
+                &context,
+            );
+            match gate.await {
+                Gate::Proceed(approved) => call_context = approved,
+                Gate::Answer(response) => return Ok(response),
+            }
+        }
         // rmcp cancels `ct` on `notifications/cancelled`; the runtime then drops the tool.
         let mut request = Request::new(name.as_ref(), arguments)
-            .context(self.context.clone())
+            .context(call_context)
             .cancellation(context.ct.clone());
         if let Some(request_id) = request_id {
             request = request.request_id(request_id);

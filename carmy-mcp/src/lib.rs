@@ -72,6 +72,7 @@
 //! Nothing is ever printed to stdout but protocol messages; logs go through `tracing`, which
 //! a binary points at stderr.
 
+mod confirm;
 mod handler;
 mod mapping;
 mod portable;
@@ -88,6 +89,7 @@ use rmcp::{
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 
+pub use confirm::{CONFIRM_FIELD, CONFIRM_INPUT_KEY};
 pub use mapping::{
     META_CONFIRMATION, META_EFFECT, META_ERROR, META_EXECUTION_ID, META_PARALLEL_SAFE,
     META_REQUEST_ID, META_STATUS,
@@ -120,6 +122,8 @@ pub struct McpServer {
     pub(crate) context: Context,
     pub(crate) info: Arc<ServerConfig>,
     pub(crate) listing: Arc<mapping::Listing>,
+    /// Set by [`McpServer::confirm_via_client`]; shared by every clone.
+    pub(crate) confirm: Option<Arc<confirm::ClientConfirmation>>,
     max_line_bytes: usize,
 }
 
@@ -130,6 +134,7 @@ impl std::fmt::Debug for McpServer {
             .field("runtime", &self.runtime)
             .field("context", &self.context)
             .field("max_line_bytes", &self.max_line_bytes)
+            .field("confirm_via_client", &self.confirm.is_some())
             .finish()
     }
 }
@@ -151,6 +156,7 @@ impl McpServer {
             context: Context::new(),
             info: Arc::new(info),
             listing,
+            confirm: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         }
     }
@@ -159,6 +165,24 @@ impl McpServer {
     /// decision alone; tool arguments and request `_meta` never add to it.
     pub fn context(mut self, context: Context) -> Self {
         self.context = context;
+        self
+    }
+
+    /// Lets the human in front of the client approve one call of a tool that needs confirmation,
+    /// when the host did not grant `confirm:<tool>` (off by default; host grants always take
+    /// precedence and nobody is asked then).
+    ///
+    /// On a 2025-11-25 session whose client supports form elicitation, the server asks with
+    /// `elicitation/create`; on 2026-07-28 it answers `input_required` with the same question and
+    /// a sealed `requestState`, and runs the call on the client's retry. The question names the
+    /// tool and summarises the arguments; the form's one field, [`CONFIRM_FIELD`], must be `true`.
+    /// Approved, the call runs once, with `confirm:<tool>` added to that call's context only;
+    /// declined or cancelled, it is `CONFIRMATION_DECLINED`; a state that was altered, replayed,
+    /// expired (5 minutes) or moved to other arguments, tool or principal is
+    /// `CONFIRMATION_INVALID`. A client without elicitation gets `CONFIRMATION_REQUIRED`, as when
+    /// this is off.
+    pub fn confirm_via_client(mut self, enabled: bool) -> Self {
+        self.confirm = enabled.then(|| Arc::new(confirm::ClientConfirmation::new()));
         self
     }
 

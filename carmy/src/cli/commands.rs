@@ -15,9 +15,11 @@ pub(super) async fn mcp(
     context: Context,
     name: &'static str,
     version: &'static str,
+    confirm_via_client: bool,
 ) -> ExitCode {
     let served = carmy_mcp::McpServer::new(runtime)
         .context(context)
+        .confirm_via_client(confirm_via_client)
         .server_info(name, version)
         .serve_stdio()
         .await;
@@ -32,7 +34,13 @@ pub(super) async fn mcp(
 }
 
 #[cfg(not(feature = "mcp"))]
-pub(super) async fn mcp(_: Runtime, _: Context, _: &'static str, _: &'static str) -> ExitCode {
+pub(super) async fn mcp(
+    _: Runtime,
+    _: Context,
+    _: &'static str,
+    _: &'static str,
+    _: bool,
+) -> ExitCode {
     eprintln!("error: this binary was built without carmy's `mcp` feature");
     ExitCode::from(USAGE)
 }

@@ -102,7 +102,17 @@ impl Cli {
         let (subcommand, sub) = matches.subcommand().expect("a subcommand is required");
         let context = host_context(self.context.clone(), sub);
         match subcommand {
-            "mcp" => commands::mcp(self.runtime, context, self.name, self.version).await,
+            "mcp" => {
+                let confirm_via_client = sub.get_flag("confirm-via-client");
+                commands::mcp(
+                    self.runtime,
+                    context,
+                    self.name,
+                    self.version,
+                    confirm_via_client,
+                )
+                .await
+            }
             "tools" => commands::tools(&self.runtime, sub.get_flag("json")),
             "schema" => commands::schema(&self.runtime, string(sub, "tool")),
             "call" => {
@@ -135,7 +145,16 @@ impl Cli {
         };
         let mcp = Command::new("mcp")
             .about("Serve the tools over MCP on stdin/stdout")
-            .args(grants());
+            .args(grants())
+            .arg(
+                Arg::new("confirm-via-client")
+                    .long("confirm-via-client")
+                    .action(ArgAction::SetTrue)
+                    .help(
+                        "Ask the client's user to approve each call that needs confirmation \
+                         the host did not grant (MCP elicitation)",
+                    ),
+            );
         let tools = Command::new("tools").about("List the tools").arg(
             Arg::new("json")
                 .long("json")
