@@ -87,6 +87,8 @@ fn rmcp_session(host: &tokio::runtime::Runtime, handler: RmcpShop) -> Client {
 fn tools_list_1000_carmy(bencher: Bencher<'_, '_>) {
     let host = tools::tokio();
     let mut client = carmy_session(&host, many_tools::runtime());
+    let bytes = host.block_on(client.request(LIST));
+    eprintln!("tools/list of 1,000 tools through carmy-mcp: {bytes} bytes");
     bencher.bench_local(|| host.block_on(client.request(LIST)));
 }
 
@@ -95,6 +97,8 @@ fn tools_list_1000_carmy(bencher: Bencher<'_, '_>) {
 fn tools_list_1000_rmcp(bencher: Bencher<'_, '_>) {
     let host = tools::tokio();
     let mut client = rmcp_session(&host, RmcpShop::with_extra_tools(1000));
+    let bytes = host.block_on(client.request(LIST));
+    eprintln!("tools/list of 1,001 tools through the rmcp handler: {bytes} bytes");
     bencher.bench_local(|| host.block_on(client.request(LIST)));
 }
 
