@@ -106,6 +106,10 @@ fn write_canonical(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
+        // -0.0 and 0.0 are equal JSON values (and equal numbers); one call, one fingerprint.
+        Value::Number(number) if number.as_f64() == Some(0.0) && number.is_f64() => {
+            out.push_str("0.0");
+        }
         scalar => out.push_str(&scalar.to_string()),
     }
 }
@@ -383,6 +387,15 @@ mod tests {
         assert_ne!(
             Fingerprint::of("t", &json!({ "a": 1 })),
             Fingerprint::of("t", &json!({ "a": 2 }))
+        );
+        // Found by the `fingerprint` fuzz target: equal values, one fingerprint.
+        assert_eq!(
+            Fingerprint::of("t", &json!({ "x": -0.0 })),
+            Fingerprint::of("t", &json!({ "x": 0.0 }))
+        );
+        assert_ne!(
+            Fingerprint::of("t", &json!({ "x": 0.0 })),
+            Fingerprint::of("t", &json!({ "x": 0 }))
         );
         // A tool name cannot bleed into the arguments.
         assert_ne!(
