@@ -18,6 +18,7 @@ use crate::{
     confirm::Gate,
     mapping::{self, META_REQUEST_ID},
     progress,
+    scope::CallScope,
 };
 
 impl ServerHandler for McpServer {
@@ -46,9 +47,11 @@ impl ServerHandler for McpServer {
         let request_id = request_id(&context.meta)?;
         let name = params.name;
         let arguments = params.arguments.map_or(Value::Null, Value::Object);
+        // On HTTP, the authenticator's context for this request, and its disconnect and deadline.
+        let scope = CallScope::of(self, &context);
         // The context is the host's; nothing from the request (arguments, `_meta`) adds to it,
         // except `confirm:<tool>` for this call once the user approved it through the client.
-        let mut call_context = self.context.clone();
+        let mut call_context = scope.context.clone();
         if let Some(confirm) = &self.confirm {
             let gate = confirm.gate(
                 &self.runtime,
@@ -67,7 +70,7 @@ impl ServerHandler for McpServer {
         // rmcp cancels `ct` on `notifications/cancelled`; the runtime then drops the tool.
         let mut request = Request::new(name.as_ref(), arguments)
             .context(call_context)
-            .cancellation(context.ct.clone());
+            .cancellation(scope.cancellation.clone());
         if let Some(request_id) = request_id {
             request = request.request_id(request_id);
         }

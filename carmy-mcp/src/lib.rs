@@ -78,6 +78,15 @@ mod mapping;
 mod portable;
 mod progress;
 mod transport;
+// Network transports (issue 8): HTTP behind the `http` feature, Unix sockets always on Unix.
+#[cfg(feature = "http")]
+mod auth;
+#[cfg(feature = "http")]
+mod http;
+mod scope;
+mod shutdown;
+#[cfg(unix)]
+mod unix;
 
 use std::sync::Arc;
 
@@ -99,6 +108,21 @@ pub use rmcp;
 pub use transport::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_OUTBOX_BYTES, LineTransport,
 };
+
+// Network transports.
+#[cfg(feature = "http")]
+pub use self::http::{
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, HEALTH_PATH, HttpError, HttpServer, MCP_PATH,
+};
+#[cfg(feature = "http")]
+pub use ::http::request::Parts as RequestParts;
+#[cfg(feature = "http")]
+pub use auth::{Authenticator, BearerTokens, MIN_TOKEN_LEN, TokenFileError, Unauthorized};
+#[cfg(feature = "http")]
+pub use axum;
+pub use shutdown::{DEFAULT_GRACE_PERIOD, signal as shutdown_signal};
+#[cfg(unix)]
+pub use unix::UnixSocket;
 
 /// A Carmy runtime as an MCP server. Cheap to clone: one per connection is fine.
 ///

@@ -21,6 +21,7 @@
 //! `mcp`).
 
 mod commands;
+mod network;
 mod render;
 
 use std::process::ExitCode;
@@ -113,6 +114,8 @@ impl Cli {
                 )
                 .await
             }
+            "http" => network::http(self.runtime, context, self.name, self.version, sub).await,
+            "unix" => network::unix(self.runtime, context, self.name, self.version, sub).await,
             "tools" => commands::tools(&self.runtime, sub.get_flag("json")),
             "schema" => commands::schema(&self.runtime, string(sub, "tool")),
             "call" => {
@@ -185,6 +188,7 @@ impl Cli {
             .subcommand_required(true)
             .arg_required_else_help(true)
             .subcommands([mcp, tools, schema, call])
+            .subcommands(network::commands(grants))
     }
 }
 

@@ -1,0 +1,611 @@
+//! Streamable HTTP: authentication, Host and Origin checks, body limit, deadline, disconnect,
+//! health and graceful shutdown, driven with raw HTTP/1.1 so every byte is the test's.
+
+mod common;
+
+use std::{
+    net::SocketAddr,
+    sync::{Arc, atomic::Ordering},
+    time::Duration,
+};
+
+use carmy_core::{Context, ExecutionStatus, Runtime};
+use carmy_mcp::{BearerTokens, HttpServer, McpServer};
+use common::{PATIENCE, next_probe, tools::ProbeEvent};
+use serde_json::{Value, json};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    sync::{mpsc, oneshot},
+    task::JoinHandle,
+};
+
+const ALICE: &str = "alice-token-0123456789";
+const BOB: &str = "bob-token-0123456789ab";
+
+struct Served {
+    addr: SocketAddr,
+    runtime: Runtime,
+    order_runs: Arc<std::sync::atomic::AtomicU64>,
+    probe: mpsc::UnboundedReceiver<ProbeEvent>,
+    stop: Option<oneshot::Sender<()>>,
+    server: JoinHandle<Result<(), carmy_mcp::HttpError>>,
+}
+
+/// The testbed on 127.0.0.1, alice and bob holding tokens; `configure` adjusts the server.
+async fn serve(configure: impl FnOnce(HttpServer) -> HttpServer) -> Served {
+    let (probe_tx, probe) = mpsc::unbounded_channel();
+    let testbed = common::tools::testbed(probe_tx);
+    let tokens = BearerTokens::new()
+        .token(ALICE, "alice", ["confirm:delete_order"])
+        .token(BOB, "bob", Vec::<String>::new());
+    let http = McpServer::new(testbed.runtime.clone())
+        .context(Context::new().with_grant("host-grant"))
+        .http()
+        .authenticator(tokens);
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = oneshot::channel();
+    let server = tokio::spawn(configure(http).serve_with_shutdown(listener, async {
+        let _ = stopped.await;
+    }));
+    Served {
+        addr,
+        runtime: testbed.runtime,
+        order_runs: testbed.order_runs,
+        probe,
+        stop: Some(stop),
+        server,
+    }
+}
+
+impl Served {
+    async fn shutdown(mut self) {
+        let _ = self.stop.take().expect("running").send(());
+        tokio::time::timeout(PATIENCE, self.server)
+            .await
+            .expect("the server stopped in time")
+            .expect("the server task")
+            .expect("the server stopped cleanly");
+    }
+}
+
+/// One HTTP/1.1 exchange on its own connection.
+struct Exchange {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Exchange {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The JSON-RPC messages of the body: plain JSON, or the `data:` lines of an SSE stream.
+    fn messages(&self) -> Vec<Value> {
+        if self.body.trim_start().starts_with('{') {
+            return vec![serde_json::from_str(&self.body).expect("a JSON body")];
+        }
+        self.body
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter(|data| !data.trim().is_empty())
+            .map(|data| serde_json::from_str(data.trim()).expect("JSON in an SSE event"))
+            .collect()
+    }
+
+    /// The message answering a request (the one with a `result` or an `error`).
+    fn answer(&self) -> Value {
+        self.messages()
+            .into_iter()
+            .find(|message| message.get("result").is_some() || message.get("error").is_some())
+            .unwrap_or_else(|| panic!("no answer in {:?}", self.body))
+    }
+}
+
+fn request_bytes(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Vec<u8> {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if method == "POST" {
+        head.push_str(&format!(
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body.as_bytes());
+    bytes
+}
+
+async fn exchange(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Exchange {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(&request_bytes(addr, method, path, headers, body))
+        .await
+        .expect("send");
+    let mut raw = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut raw))
+        .await
+        .expect("answered in time")
+        .expect("read");
+    parse(&raw)
+}
+
+fn parse(raw: &[u8]) -> Exchange {
+    let text = String::from_utf8_lossy(raw);
+    let (head, rest) = text.split_once("\r\n\r\n").expect("a complete head");
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|code| code.parse().ok())
+        .expect("a status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
+        .collect();
+    let chunked = headers.iter().any(|(name, value)| {
+        name.eq_ignore_ascii_case("transfer-encoding") && value.eq_ignore_ascii_case("chunked")
+    });
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_owned()
+    };
+    Exchange {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut body = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || after.len() < size {
+            break;
+        }
+        body.push_str(&after[..size]);
+        rest = after[size..].trim_start_matches("\r\n");
+    }
+    body
+}
+
+fn call_body(id: u64, tool: &str, arguments: Value, meta: Option<Value>) -> String {
+    let mut params = json!({ "name": tool, "arguments": arguments });
+    if let Some(meta) = meta {
+        params["_meta"] = meta;
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }).to_string()
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+/// Stateless `tools/call` as `token`: no session needed.
+async fn call(
+    served: &Served,
+    token: &str,
+    tool: &str,
+    arguments: Value,
+    meta: Option<Value>,
+) -> Exchange {
+    let auth = bearer(token);
+    exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth)],
+        &call_body(1, tool, arguments, meta),
+    )
+    .await
+}
+
+fn structured(answer: &Value) -> &Value {
+    let result = &answer["result"];
+    assert_eq!(result["isError"], json!(false), "{answer}");
+    &result["structuredContent"]
+}
+
+#[tokio::test]
+async fn requests_without_valid_credentials_get_401_and_never_reach_a_tool() {
+    let served = serve(|http| http.stateless(true)).await;
+    let body = call_body(
+        1,
+        "place_order",
+        json!({ "sku": "MOUSE-1", "quantity": 1 }),
+        None,
+    );
+    for authorization in [
+        None,
+        Some("Bearer not-a-known-token-at-all".to_owned()),
+        Some(format!("Basic {ALICE}")),
+        Some(ALICE.to_owned()),
+    ] {
+        let headers: Vec<(&str, &str)> = authorization
+            .as_deref()
+            .map(|value| ("Authorization", value))
+            .into_iter()
+            .collect();
+        let answer = exchange(served.addr, "POST", "/mcp", &headers, &body).await;
+        assert_eq!(answer.status, 401, "{authorization:?}: {}", answer.body);
+        assert!(
+            answer
+                .header("www-authenticate")
+                .is_some_and(|value| value.starts_with("Bearer")),
+            "{:?}",
+            answer.headers
+        );
+        let error: Value = serde_json::from_str(&answer.body).expect("a JSON error");
+        assert_eq!(error["error"], "unauthorized");
+    }
+    // Not even a session can start without credentials.
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
+    });
+    let answer = exchange(served.addr, "POST", "/mcp", &[], &initialize.to_string()).await;
+    assert_eq!(answer.status, 401);
+    assert_eq!(served.order_runs.load(Ordering::SeqCst), 0, "no tool ran");
+    assert_eq!(served.runtime.running_executions(), 0);
+
+    let answer = call(
+        &served,
+        ALICE,
+        "place_order",
+        json!({ "sku": "MOUSE-1", "quantity": 1 }),
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(served.order_runs.load(Ordering::SeqCst), 1);
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn forbidden_host_or_origin_gets_403() {
+    let served = serve(|http| http.stateless(true)).await;
+    let auth = bearer(ALICE);
+    let body = call_body(
+        1,
+        "place_order",
+        json!({ "sku": "MOUSE-1", "quantity": 1 }),
+        None,
+    );
+    let rebinding = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth), ("Host", "evil.example:8080")],
+        &body,
+    )
+    .await;
+    assert_eq!(rebinding.status, 403, "{}", rebinding.body);
+    let cross_origin = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth), ("Origin", "https://evil.example")],
+        &body,
+    )
+    .await;
+    assert_eq!(cross_origin.status, 403, "{}", cross_origin.body);
+    assert_eq!(served.order_runs.load(Ordering::SeqCst), 0);
+    served.shutdown().await;
+
+    // An allowed origin passes.
+    let served = serve(|http| {
+        http.stateless(true)
+            .allowed_origins(["https://app.example"])
+    })
+    .await;
+    let allowed = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth), ("Origin", "https://app.example")],
+        &body,
+    )
+    .await;
+    assert_eq!(allowed.status, 200, "{}", allowed.body);
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_oversized_body_gets_413() {
+    let served = serve(|http| http.stateless(true).max_body_bytes(1024)).await;
+    let big = call_body(1, "word_count", json!({ "text": "x".repeat(4096) }), None);
+    let answer = call_raw(&served, &big).await;
+    assert_eq!(answer.status, 413, "{}", answer.body);
+    let small = call_body(1, "word_count", json!({ "text": "two words" }), None);
+    assert_eq!(call_raw(&served, &small).await.status, 200);
+    served.shutdown().await;
+}
+
+async fn call_raw(served: &Served, body: &str) -> Exchange {
+    let auth = bearer(ALICE);
+    exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth)],
+        body,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_principal_and_grants_come_from_the_token_and_scope_idempotency() {
+    let served = serve(|http| http.stateless(true)).await;
+    let order = json!({ "sku": "MOUSE-1", "quantity": 1 });
+    let key = Some(json!({ "carmy/request_id": "same-key" }));
+    let first = call(&served, ALICE, "place_order", order.clone(), key.clone())
+        .await
+        .answer();
+    let retry = call(&served, ALICE, "place_order", order.clone(), key.clone())
+        .await
+        .answer();
+    assert_eq!(
+        structured(&first),
+        structured(&retry),
+        "alice's retry is replayed"
+    );
+    assert_eq!(served.order_runs.load(Ordering::SeqCst), 1);
+    // Bob's identical key is his own.
+    let bob = call(&served, BOB, "place_order", order, key).await.answer();
+    assert_ne!(structured(&bob), structured(&first));
+    assert_eq!(served.order_runs.load(Ordering::SeqCst), 2);
+
+    // A destructive tool needs `confirm:delete_order`: alice's token grants it, bob's does not.
+    let delete = json!({ "order_id": "order-1" });
+    let alice = call(&served, ALICE, "delete_order", delete.clone(), None)
+        .await
+        .answer();
+    assert_eq!(alice["result"]["isError"], json!(false), "{alice}");
+    let bob = call(&served, BOB, "delete_order", delete, None)
+        .await
+        .answer();
+    assert_eq!(bob["result"]["isError"], json!(true), "{bob}");
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_health_endpoint_needs_no_credentials() {
+    let served = serve(|http| http).await;
+    let answer = exchange(served.addr, "GET", "/health", &[], "").await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.body, r#"{"status":"ok"}"#);
+    served.shutdown().await;
+}
+
+/// Sends `tools/call slow` and returns the open connection once the tool has started.
+async fn start_slow(
+    served: &mut Served,
+    headers: &[(&str, &str)],
+    id: u64,
+) -> (TcpStream, carmy_core::ExecutionId) {
+    let mut stream = TcpStream::connect(served.addr).await.expect("connect");
+    let body = call_body(id, "slow", json!({ "steps": 10_000, "step_ms": 10 }), None);
+    stream
+        .write_all(&request_bytes(served.addr, "POST", "/mcp", headers, &body))
+        .await
+        .expect("send");
+    let ProbeEvent::Started(execution) = next_probe(&mut served.probe).await else {
+        panic!("expected the slow tool to start");
+    };
+    (stream, execution)
+}
+
+async fn expect_cancelled(served: &mut Served, execution: &carmy_core::ExecutionId) {
+    let ProbeEvent::Stopped { id, cancelled } = next_probe(&mut served.probe).await else {
+        panic!("expected the slow tool to stop");
+    };
+    assert_eq!(&id, execution);
+    assert!(cancelled, "the tool saw its context cancelled");
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let status = served
+            .runtime
+            .execution(execution)
+            .expect("recorded")
+            .status;
+        if status == ExecutionStatus::Cancelled {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "status stayed {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(served.runtime.running_executions(), 0);
+}
+
+#[tokio::test]
+async fn a_client_disconnecting_cancels_its_call_without_sessions() {
+    let mut served = serve(|http| http.stateless(true)).await;
+    let auth = bearer(ALICE);
+    let (stream, execution) = start_slow(&mut served, &[("Authorization", &auth)], 7).await;
+    drop(stream);
+    expect_cancelled(&mut served, &execution).await;
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_client_disconnecting_cancels_its_call_in_a_session() {
+    let mut served = serve(|http| http).await;
+    let auth = bearer(ALICE);
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
+    });
+    let started = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth)],
+        &initialize.to_string(),
+    )
+    .await;
+    assert_eq!(started.status, 200, "{}", started.body);
+    let session = started
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    let answer = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        &initialized.to_string(),
+    )
+    .await;
+    assert_eq!(answer.status, 202, "{}", answer.body);
+
+    // The call runs in the session; the client then goes away mid-call.
+    let (stream, execution) = start_slow(&mut served, &headers, 2).await;
+    drop(stream);
+    expect_cancelled(&mut served, &execution).await;
+
+    // The session goes on.
+    let answer = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        &call_body(3, "word_count", json!({ "text": "still here" }), None),
+    )
+    .await;
+    assert_eq!(
+        answer.answer()["result"]["isError"],
+        json!(false),
+        "{}",
+        answer.body
+    );
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_request_deadline_cancels_the_call() {
+    let mut served = serve(|http| {
+        http.stateless(true)
+            .request_timeout(Duration::from_millis(300))
+    })
+    .await;
+    let auth = bearer(ALICE);
+    let (mut stream, execution) = start_slow(&mut served, &[("Authorization", &auth)], 1).await;
+    expect_cancelled(&mut served, &execution).await;
+    let mut raw = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut raw))
+        .await
+        .expect("answered")
+        .expect("read");
+    assert_eq!(parse(&raw).status, 504);
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_lets_running_calls_finish_within_the_grace_period() {
+    let mut served = serve(|http| http.stateless(true)).await;
+    let auth = bearer(ALICE);
+    let mut stream = TcpStream::connect(served.addr).await.expect("connect");
+    let body = call_body(1, "slow", json!({ "steps": 5, "step_ms": 100 }), None);
+    stream
+        .write_all(&request_bytes(
+            served.addr,
+            "POST",
+            "/mcp",
+            &[("Authorization", &auth)],
+            &body,
+        ))
+        .await
+        .expect("send");
+    let ProbeEvent::Started(_) = next_probe(&mut served.probe).await else {
+        panic!("expected the slow tool to start");
+    };
+    let stopping = tokio::spawn(served.shutdown());
+    let mut raw = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut raw))
+        .await
+        .expect("answered")
+        .expect("read");
+    let answer = parse(&raw);
+    assert_eq!(answer.status, 200);
+    assert_eq!(structured(&answer.answer())["steps"], 5, "{}", answer.body);
+    stopping.await.expect("stopped");
+}
+
+#[tokio::test]
+async fn shutdown_cancels_calls_past_the_grace_period() {
+    let mut served = serve(|http| {
+        http.stateless(true)
+            .grace_period(Duration::from_millis(200))
+    })
+    .await;
+    let auth = bearer(ALICE);
+    // A session, with its standalone stream open, must not hold shutdown up either.
+    let (stream, execution) = start_slow(&mut served, &[("Authorization", &auth)], 1).await;
+    let runtime = served.runtime.clone();
+    let started = tokio::time::Instant::now();
+    served.shutdown().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        runtime.execution(&execution).expect("recorded").status,
+        ExecutionStatus::Cancelled
+    );
+    drop(stream);
+}
+
+#[tokio::test]
+async fn a_non_loopback_address_needs_an_authenticator() {
+    let testbed = common::tools::testbed(mpsc::unbounded_channel().0);
+    let listener = TcpListener::bind("0.0.0.0:0").await.expect("bind");
+    let refused = McpServer::new(testbed.runtime)
+        .http()
+        .serve_with_shutdown(listener, async {})
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(refused, carmy_mcp::HttpError::Unauthenticated { .. }),
+        "{refused}"
+    );
+}
