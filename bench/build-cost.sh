@@ -7,6 +7,7 @@
 #
 #   bench/build-cost.sh            # N=200, 3 runs of each
 #   TOOLS=50 RUNS=1 bench/build-cost.sh
+#   PROFILES=debug bench/build-cost.sh   # skip release (its dependency prebuild is the slow part)
 #
 # Writes bench/results/<date>-build-cost.md. Waits while other builds (rustc) run, since they
 # share the cores.
@@ -14,6 +15,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 TOOLS="${TOOLS:-200}"
 RUNS="${RUNS:-3}"
+PROFILES="${PROFILES:-debug release}"
 work="$root/target/build-cost"
 export CARGO_TARGET_DIR="$work/target"
 mkdir -p "$work"
@@ -188,7 +190,7 @@ time_build() {
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 declare -A results
-for profile in debug release; do
+for profile in $PROFILES; do
   flag=()
   [ "$profile" = release ] && flag=(--release)
   for crate in carmy_tools rmcp_tools; do
@@ -217,7 +219,11 @@ row() {
   local crate="$1" label="$2"
   local cells=()
   for key in debug-clean debug-touch release-clean; do
-    local values="${results[$crate-$key]}"
+    local values="${results[$crate-$key]-}"
+    if [ -z "$values" ]; then
+      cells+=("not run")
+      continue
+    fi
     cells+=("$(echo "$values" | tr ' ' '\n' | grep . | median | xargs printf '%.1f') ($(echo "$values" | xargs -n1 printf '%.1f ' | sed 's/ $//'))")
   done
   echo "| $label | ${cells[0]} | ${cells[1]} | ${cells[2]} |"
@@ -229,7 +235,7 @@ mkdir -p "$root/bench/results"
 {
   echo "# Build cost of $TOOLS tools, $stamp"
   echo
-  echo "Rerun: \`TOOLS=$TOOLS RUNS=$RUNS bench/build-cost.sh\`"
+  echo "Rerun: \`TOOLS=$TOOLS RUNS=$RUNS PROFILES='$PROFILES' bench/build-cost.sh\`"
   echo
   echo "- cores: $(nproc); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); kernel: $(uname -sr)"
   echo "- $(rustc --version); commit $(cd "$root" && git rev-parse --short HEAD)"
