@@ -16,13 +16,14 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 TOOLS="${TOOLS:-200}"
 RUNS="${RUNS:-3}"
 PROFILES="${PROFILES:-debug release}"
+WAIT="${WAIT:-600}" # most seconds to wait for other builds before each timed build
 work="$root/target/build-cost"
 export CARGO_TARGET_DIR="$work/target"
 mkdir -p "$work"
 
 wait_quiet() {
   local waited=0
-  while pgrep -x rustc >/dev/null && [ "$waited" -lt 600 ]; do
+  while pgrep -x rustc >/dev/null && [ "$waited" -lt "$WAIT" ]; do
     [ "$waited" = 0 ] && echo "build-cost.sh: waiting for other builds to finish" >&2
     sleep 2
     waited=$((waited + 2))
