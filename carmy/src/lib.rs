@@ -20,6 +20,25 @@ pub mod cli;
 #[cfg(feature = "mcp")]
 pub use carmy_mcp as mcp;
 
+/// A tool input must implement `serde::Deserialize` (and `schemars::JsonSchema`); without it
+/// the tool does not compile, with the error on the input's type:
+///
+/// ```compile_fail
+/// use carmy::prelude::*;
+///
+/// #[derive(schemars::JsonSchema)]
+/// struct SearchInput {
+///     query: String,
+/// }
+///
+/// #[tool(effect = "read")]
+/// async fn search(input: SearchInput) -> Result<String, AgentError> {
+///     Ok(input.query)
+/// }
+/// ```
+#[cfg(doctest)]
+pub struct ToolInputDoc;
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
