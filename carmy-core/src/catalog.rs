@@ -218,15 +218,17 @@ impl fmt::Debug for ToolEntry {
 fn exceeds_depth(value: &Value, max_depth: usize) -> bool {
     let mut stack = vec![(value, 0usize)];
     while let Some((value, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(members) => Box::new(members.values()),
-            _ => continue,
-        };
-        if depth + 1 > max_depth {
+        let is_container = matches!(value, Value::Array(_) | Value::Object(_));
+        if is_container && depth + 1 > max_depth {
             return true;
         }
-        stack.extend(children.map(|child| (child, depth + 1)));
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|child| (child, depth + 1))),
+            Value::Object(members) => {
+                stack.extend(members.values().map(|child| (child, depth + 1)));
+            }
+            _ => {}
+        }
     }
     false
 }
