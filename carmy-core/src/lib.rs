@@ -38,6 +38,7 @@ mod execution;
 mod history;
 mod idempotency;
 mod limits;
+mod portable;
 mod progress;
 mod runtime;
 mod schema;
@@ -61,6 +62,7 @@ pub use idempotency::{
     Waiter,
 };
 pub use limits::Limits;
+pub use portable::check_portable;
 pub use progress::{PROGRESS_INTERVAL, ProgressReporter, ProgressSink};
 pub use runtime::{Request, Runtime};
 pub use schema::{

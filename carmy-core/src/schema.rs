@@ -58,34 +58,47 @@ pub fn make_portable(schema: &mut Value) {
     drop_null_from_enum(object);
     state_enum_type(object);
     for (key, child) in object.iter_mut() {
-        match key.as_str() {
-            // Maps from names to schemas.
-            "properties" | "$defs" | "definitions" | "patternProperties" | "dependentSchemas" => {
-                if let Value::Object(children) = child {
-                    children.values_mut().for_each(make_portable);
-                }
+        match (subschemas(key), child) {
+            (Some(Subschemas::Named), Value::Object(children)) => {
+                children.values_mut().for_each(make_portable);
             }
-            // Lists of schemas.
-            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
-                if let Value::Array(children) = child {
-                    children.iter_mut().for_each(make_portable);
-                }
+            (Some(Subschemas::Listed), Value::Array(children)) => {
+                children.iter_mut().for_each(make_portable);
             }
-            // Single schemas.
-            "items"
-            | "additionalProperties"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "contains"
-            | "propertyNames"
-            | "unevaluatedProperties"
-            | "unevaluatedItems" => {
-                make_portable(child);
-            }
+            (Some(Subschemas::Single), child) => make_portable(child),
             _ => {}
         }
+    }
+}
+
+/// How a keyword holds subschemas, so every walk over a schema visits the same children.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Subschemas {
+    /// A map from names to schemas (`properties`, `$defs`...).
+    Named,
+    /// A list of schemas (`anyOf`, `prefixItems`...).
+    Listed,
+    /// One schema (`items`, `not`...).
+    Single,
+}
+
+pub(crate) fn subschemas(keyword: &str) -> Option<Subschemas> {
+    match keyword {
+        "properties" | "$defs" | "definitions" | "patternProperties" | "dependentSchemas" => {
+            Some(Subschemas::Named)
+        }
+        "allOf" | "anyOf" | "oneOf" | "prefixItems" => Some(Subschemas::Listed),
+        "items"
+        | "additionalProperties"
+        | "not"
+        | "if"
+        | "then"
+        | "else"
+        | "contains"
+        | "propertyNames"
+        | "unevaluatedProperties"
+        | "unevaluatedItems" => Some(Subschemas::Single),
+        _ => None,
     }
 }
 
@@ -159,7 +172,7 @@ fn collapse_nullable_alternatives(object: &mut Map<String, Value>) {
     }
 }
 
-fn is_null_schema(schema: &Value) -> bool {
+pub(crate) fn is_null_schema(schema: &Value) -> bool {
     schema.get("type").is_some_and(|ty| ty == "null")
         || schema.get("const").is_some_and(Value::is_null)
 }

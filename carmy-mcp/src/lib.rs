@@ -75,7 +75,6 @@
 mod confirm;
 mod handler;
 mod mapping;
-mod portable;
 mod progress;
 mod transport;
 // Network transports (issue 8): HTTP behind the `http` feature, Unix sockets always on Unix.
@@ -98,12 +97,13 @@ use rmcp::{
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 
+/// The portable-profile checker, re-exported from carmy-core where the profile is defined.
+pub use carmy_core::check_portable;
 pub use confirm::{CONFIRM_FIELD, CONFIRM_INPUT_KEY};
 pub use mapping::{
     META_CONFIRMATION, META_EFFECT, META_ERROR, META_EXECUTION_ID, META_PARALLEL_SAFE,
     META_REQUEST_ID, META_STATUS,
 };
-pub use portable::check_portable;
 pub use rmcp;
 pub use transport::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_OUTBOX_BYTES, LineTransport,

@@ -4,8 +4,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use crate::schema::{Subschemas, is_null_schema, subschemas};
+
 /// Checks that `schema` keeps to the portable profile that every popular MCP client accepts
-/// (see `carmy_core::SchemaProfile::Portable`):
+/// (see [`SchemaProfile::Portable`](crate::SchemaProfile::Portable)):
 ///
 /// - the root is an object schema, not a `$ref`;
 /// - no `$ref` or `$defs`, except for recursive types, which cannot be inlined;
@@ -16,7 +18,7 @@ use serde_json::{Map, Value};
 /// Returns every problem found, each with the JSON pointer of the subschema at fault.
 ///
 /// ```
-/// use carmy_mcp::check_portable;
+/// use carmy_core::check_portable;
 /// use serde_json::json;
 ///
 /// assert!(check_portable(&json!({
@@ -36,7 +38,7 @@ use serde_json::{Map, Value};
 /// ```no_run
 /// # fn runtime() -> carmy_core::Runtime { unimplemented!() }
 /// for entry in runtime().catalog() {
-///     carmy_mcp::check_portable(entry.input_schema())
+///     carmy_core::check_portable(entry.input_schema())
 ///         .unwrap_or_else(|problems| panic!("{}: {problems}", entry.name()));
 /// }
 /// ```
@@ -124,47 +126,29 @@ fn check_node(
         }
     }
     for (keyword, child) in node {
-        match keyword.as_str() {
-            "properties" | "patternProperties" | "dependentSchemas" => {
-                if let Value::Object(children) = child {
-                    for (name, child) in children {
-                        let child_path = format!("{path}/{keyword}/{}", escape(name));
-                        check(child, &child_path, recursive, problems);
-                    }
+        // The root's definitions are checked apart; definitions elsewhere are flagged by `check`.
+        if matches!(keyword.as_str(), "$defs" | "definitions") {
+            continue;
+        }
+        match (subschemas(keyword), child) {
+            (Some(Subschemas::Named), Value::Object(children)) => {
+                for (name, child) in children {
+                    let child_path = format!("{path}/{keyword}/{}", escape(name));
+                    check(child, &child_path, recursive, problems);
                 }
             }
-            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
-                if let Value::Array(children) = child {
-                    for (index, child) in children.iter().enumerate() {
-                        check(
-                            child,
-                            &format!("{path}/{keyword}/{index}"),
-                            recursive,
-                            problems,
-                        );
-                    }
+            (Some(Subschemas::Listed), Value::Array(children)) => {
+                for (index, child) in children.iter().enumerate() {
+                    let child_path = format!("{path}/{keyword}/{index}");
+                    check(child, &child_path, recursive, problems);
                 }
             }
-            "items"
-            | "additionalProperties"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "contains"
-            | "propertyNames"
-            | "unevaluatedProperties"
-            | "unevaluatedItems" => {
+            (Some(Subschemas::Single), child) => {
                 check(child, &format!("{path}/{keyword}"), recursive, problems);
             }
             _ => {}
         }
     }
-}
-
-fn is_null_schema(schema: &Value) -> bool {
-    schema.get("type").is_some_and(|ty| ty == "null")
-        || schema.get("const").is_some_and(Value::is_null)
 }
 
 /// `#/$defs/Name` → `Name`.
