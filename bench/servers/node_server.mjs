@@ -1,7 +1,7 @@
 // Contender `ts-sdk`: the official TypeScript SDK (npm `@modelcontextprotocol/sdk` 1.32.2),
 // `McpServer` + `StdioServerTransport`, zod schemas.
 //
-// Serves `search_products` over bench/data/catalog.json with the semantics of
+// Serves `search_products` over examples/shop/data/catalog.json with the semantics of
 // bench/src/catalog.rs: case-insensitive substring of the name or a tag, optional category,
 // catalog order, `limit` default 10 (1..50), `total` counts every match.
 
@@ -11,7 +11,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { z } from "zod";
 
 const CATEGORIES = ["peripherals", "displays", "audio", "storage", "networking", "accessories"];
-const catalog = JSON.parse(readFileSync(new URL("../data/catalog.json", import.meta.url), "utf8"));
+const catalog = JSON.parse(readFileSync(new URL("../../examples/shop/data/catalog.json", import.meta.url), "utf8"));
 const index = catalog.map((p) => ({
   product: p,
   name: p.name.toLowerCase(),

@@ -1,6 +1,6 @@
 """Contender `python-mcp`: the official Python SDK (PyPI `mcp` 2.3.0), `MCPServer` over stdio.
 
-Serves `search_products` over bench/data/catalog.json with the semantics of
+Serves `search_products` over examples/shop/data/catalog.json with the semantics of
 bench/src/catalog.rs: case-insensitive substring of the name or a tag, optional category,
 catalog order, `limit` default 10 (1..50), `total` counts every match.
 """
@@ -31,7 +31,7 @@ class SearchOutput(BaseModel):
 
 
 CATALOG = [
-    Product(**p) for p in json.loads((Path(__file__).parent.parent / "data" / "catalog.json").read_text())
+    Product(**p) for p in json.loads((Path(__file__).resolve().parents[2] / "examples" / "shop" / "data" / "catalog.json").read_text())
 ]
 INDEX = [(p, p.name.lower(), [t.lower() for t in p.tags]) for p in CATALOG]
 

@@ -1,4 +1,5 @@
-//! The benchmark catalog: ~40 products in `bench/data/catalog.json`, and `search_products`.
+//! The benchmark catalog: the shop's ~40 products (`examples/shop/data/catalog.json`), and
+//! `search_products`.
 //!
 //! Semantics, which every contender (Rust, Python, TypeScript, the Carmy shop) implements alike:
 //!
@@ -17,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// The catalog as shipped, one product per line.
-pub const CATALOG_JSON: &str = include_str!("../data/catalog.json");
+pub const CATALOG_JSON: &str = include_str!("../../examples/shop/data/catalog.json");
 
 /// Results returned when the caller gives no `limit`.
 pub const DEFAULT_LIMIT: u32 = 10;
@@ -98,9 +99,10 @@ static CATALOG: LazyLock<Vec<Indexed>> = LazyLock::new(|| {
         .collect()
 });
 
-/// Parses the catalog; panics only if `data/catalog.json` is broken, which a test catches.
+/// Parses the catalog; panics only if the catalog file is broken, which a test catches.
 pub fn products() -> Vec<Product> {
-    serde_json::from_str(CATALOG_JSON).expect("bench/data/catalog.json is a list of products")
+    serde_json::from_str(CATALOG_JSON)
+        .expect("examples/shop/data/catalog.json is a list of products")
 }
 
 /// Runs `search_products` over the in-memory catalog.

@@ -2,8 +2,8 @@
 //!
 //! Carmy's benchmarks. The library holds what the contenders share:
 //!
-//! - [`catalog`]: the in-memory product catalog (`data/catalog.json`) and the one
-//!   `search_products` implementation every Rust contender serves, so that the load driver
+//! - [`catalog`]: the in-memory product catalog (the shop's `examples/shop/data/catalog.json`)
+//!   and the one `search_products` implementation every Rust contender serves, so that the load driver
 //!   measures the MCP layer and not the search;
 //! - [`rmcp_handler`]: the hand-written rmcp `ServerHandler` of the `bench-rmcp-handler`
 //!   contender, also driven in-process by the microbenchmarks.
