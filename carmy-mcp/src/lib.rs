@@ -72,6 +72,7 @@
 //! Nothing is ever printed to stdout but protocol messages; logs go through `tracing`, which
 //! a binary points at stderr.
 
+mod call_parse;
 mod confirm;
 mod handler;
 mod mapping;

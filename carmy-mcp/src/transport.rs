@@ -36,6 +36,8 @@ use tokio::{
     task::JoinHandle,
 };
 
+use crate::call_parse;
+
 /// The longest message [`LineTransport`] accepts by default: 4 MiB, newline excluded. Longer
 /// lines are answered with `-32600` and skipped.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
@@ -485,6 +487,9 @@ fn parse_line(line: &[u8]) -> Parsed {
     let line = line.trim_ascii();
     if line.is_empty() {
         return Parsed::Skip;
+    }
+    if let Some(call) = call_parse::tools_call(line) {
+        return Parsed::Message(Box::new(call));
     }
     let error = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
         Ok(message) => return Parsed::Message(Box::new(message)),
