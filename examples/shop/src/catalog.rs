@@ -62,17 +62,11 @@ pub async fn search_products(
     input: SearchInput,
     store: State<Store>,
 ) -> Result<SearchOutput, AgentError> {
-    let query = input.query.to_lowercase();
     let limit = input.limit.unwrap_or(10) as usize;
-    let matches = store.products().iter().filter(|product| {
+    let matches = store.search(&input.query).filter(|product| {
         input
             .category
             .is_none_or(|category| product.category == category)
-            && (product.name.to_lowercase().contains(&query)
-                || product
-                    .tags
-                    .iter()
-                    .any(|tag| tag.to_lowercase().contains(&query)))
     });
     let mut products = Vec::with_capacity(limit.min(16));
     let mut total = 0;

@@ -14,7 +14,30 @@ const CATALOG_JSON: &str = include_str!("../data/catalog.json");
 #[derive(Clone, Debug)]
 pub struct Store {
     products: Arc<[Product]>,
+    /// `products`' names and tags lower-cased once, in the same order, for case-insensitive search.
+    search_keys: Arc<[SearchKey]>,
     books: Arc<Mutex<Books>>,
+}
+
+/// What a search compares a query with, lower-cased when the catalog is loaded rather than
+/// once per product per call.
+#[derive(Debug)]
+struct SearchKey {
+    name: String,
+    tags: Vec<String>,
+}
+
+impl SearchKey {
+    fn of(product: &Product) -> Self {
+        Self {
+            name: product.name.to_lowercase(),
+            tags: product.tags.iter().map(|tag| tag.to_lowercase()).collect(),
+        }
+    }
+
+    fn matches(&self, query: &str) -> bool {
+        self.name.contains(query) || self.tags.iter().any(|tag| tag.contains(query))
+    }
 }
 
 /// Everything that changes.
@@ -40,6 +63,7 @@ impl Store {
             .map(|product| (product.id.clone(), if product.in_stock { 5 } else { 0 }))
             .collect();
         Self {
+            search_keys: products.iter().map(SearchKey::of).collect(),
             products: products.into(),
             books: Arc::new(Mutex::new(Books {
                 stock,
@@ -52,6 +76,17 @@ impl Store {
     /// Every product, in catalog order.
     pub fn products(&self) -> &[Product] {
         &self.products
+    }
+
+    /// Products whose name or one of whose tags contains `query`, ignoring case, in catalog
+    /// order.
+    pub fn search<'a>(&'a self, query: &str) -> impl Iterator<Item = &'a Product> + use<'a> {
+        let query = query.to_lowercase();
+        self.products
+            .iter()
+            .zip(self.search_keys.iter())
+            .filter(move |(_, key)| key.matches(&query))
+            .map(|(product, _)| product)
     }
 
     /// The product with `id`.
