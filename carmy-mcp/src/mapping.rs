@@ -136,12 +136,15 @@ pub(crate) fn call_result(
     meta.insert(META_STATUS.into(), outcome.status.as_str().into());
     let result = match outcome.result {
         Ok(value) => {
+            // Written straight into a buffer: `Value`'s `Display` goes through `fmt::Write`, a
+            // call per token.
+            let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
             if value.is_object() && entry.is_some_and(ToolEntry::has_object_output) {
                 // structuredContent, and the same JSON as text for clients that only read text.
-                CallToolResult::structured(value)
-            } else {
-                CallToolResult::success(vec![ContentBlock::text(value.to_string())])
+                result.structured_content = Some(value);
             }
+            result
         }
         Err(error) if error.code() == codes::TOOL_NOT_FOUND => {
             return Err(unknown_tool(&error));
