@@ -11,7 +11,7 @@ use crate::{
     idempotency::{IdempotencyStore, MemoryStore},
     limits::Limits,
     runtime::Runtime,
-    schema::{Direction, SchemaProfile, schema_for},
+    schema::{self, Direction, SchemaProfile, schema_for},
     state::{Requirements, StateMap},
     tool::{Tool, ToolSpec},
 };
@@ -177,6 +177,8 @@ impl Carmy {
                     .unwrap_or(self.limits.default_timeout),
                 serial: (!registered.spec.is_parallel_safe()).then(|| Semaphore::new(1)),
                 spec: registered.spec,
+                input_drops_nulls: schema::may_drop_nulls(&input_schema),
+                output_drops_nulls: schema::may_drop_nulls(&output_schema),
                 input_schema: Arc::new(input_schema),
                 output_schema: Arc::new(output_schema),
                 input_validator,

@@ -82,6 +82,9 @@ pub struct ToolEntry {
     pub(crate) output_schema: Arc<Value>,
     pub(crate) input_validator: jsonschema::Validator,
     pub(crate) output_validator: jsonschema::Validator,
+    /// Whether `schema::drop_optional_nulls` can change arguments / results; computed once.
+    pub(crate) input_drops_nulls: bool,
+    pub(crate) output_drops_nulls: bool,
     pub(crate) tool: Arc<dyn ErasedTool>,
     /// One permit for tools whose executions must not overlap.
     pub(crate) serial: Option<Semaphore>,
@@ -161,7 +164,9 @@ impl ToolEntry {
                 serde_json::json!({ "max_depth": max_depth }),
             ));
         }
-        schema::drop_optional_nulls(&self.input_schema, &mut arguments);
+        if self.input_drops_nulls {
+            schema::drop_optional_nulls(&self.input_schema, &mut arguments);
+        }
         if self.input_validator.is_valid(&arguments) {
             return Ok(arguments);
         }
@@ -193,7 +198,9 @@ impl ToolEntry {
     /// Checks a result against the output schema, after dropping `null` members the schema
     /// spells as absent.
     pub(crate) fn validate_output(&self, output: &mut Value) -> Result<(), AgentError> {
-        schema::drop_optional_nulls(&self.output_schema, output);
+        if self.output_drops_nulls {
+            schema::drop_optional_nulls(&self.output_schema, output);
+        }
         match self.output_validator.validate(output) {
             Ok(()) => Ok(()),
             Err(error) => Err(AgentError::invalid_output(format!(

@@ -269,6 +269,23 @@ pub fn drop_optional_nulls(schema: &Value, value: &mut Value) {
     }
 }
 
+/// Whether [`drop_optional_nulls`] can remove anything from a value checked against `schema`:
+/// the same walk over the schema alone, done once per tool so that results whose schema has no
+/// optional non-nullable member anywhere (most of them) skip the walk per call.
+pub(crate) fn may_drop_nulls(schema: &Value) -> bool {
+    let droppable_member = || {
+        let Some(Value::Object(properties)) = schema.get("properties") else {
+            return false;
+        };
+        let required = schema.get("required").and_then(Value::as_array);
+        properties.iter().any(|(name, property)| {
+            let is_required = required.is_some_and(|required| required.iter().any(|r| r == name));
+            (!is_required && !accepts_null(property)) || may_drop_nulls(property)
+        })
+    };
+    droppable_member() || schema.get("items").is_some_and(may_drop_nulls)
+}
+
 fn accepts_null(schema: &Value) -> bool {
     match schema.get("type") {
         Some(Value::String(ty)) => ty == "null",
@@ -385,5 +402,30 @@ mod tests {
         let mut args = json!({ "query": null, "limit": null, "tags": [], "address": null });
         drop_optional_nulls(&schema, &mut args);
         assert_eq!(args, json!({ "query": null, "tags": [] }));
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    struct Listing {
+        items: Vec<Output>,
+        total: u32,
+    }
+
+    #[test]
+    fn the_null_walk_is_skipped_only_where_it_can_change_nothing() {
+        let portable = |schema| schema_for::<Address>(SchemaProfile::Portable, schema);
+        assert!(!may_drop_nulls(&portable(Direction::Output)));
+        assert!(!may_drop_nulls(&portable(Direction::Input)));
+        let input = schema_for::<Input>(SchemaProfile::Portable, Direction::Input);
+        assert!(may_drop_nulls(&input));
+        // An optional member two levels down, inside array items.
+        let listing = schema_for::<Listing>(SchemaProfile::Portable, Direction::Output);
+        assert!(may_drop_nulls(&listing), "{listing:#}");
+        let mut value = json!({ "items": [{ "name": "a", "note": null }], "total": 1 });
+        drop_optional_nulls(&listing, &mut value);
+        assert_eq!(value, json!({ "items": [{ "name": "a" }], "total": 1 }));
+        // Raw schemas accept their nulls: nothing to drop.
+        let raw = schema_for::<Output>(SchemaProfile::Raw, Direction::Output);
+        assert!(!may_drop_nulls(&raw), "{raw:#}");
     }
 }
