@@ -37,13 +37,28 @@ impl ExecutionId {
         static PREFIX: LazyLock<u64> = LazyLock::new(|| uuid::Uuid::new_v4().as_u64_pair().0);
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let sequence = NEXT.fetch_add(1, Ordering::Relaxed);
-        Self(format!("exec_{:016x}{sequence:016x}", *PREFIX).into())
+        // Formatted on the stack: one allocation per id, the `Arc<str>`'s.
+        let mut id = *b"exec_00000000000000000000000000000000";
+        for (slot, nibble) in id[5..]
+            .iter_mut()
+            .zip(nibbles(*PREFIX).chain(nibbles(sequence)))
+        {
+            *slot = b"0123456789abcdef"[nibble];
+        }
+        Self(std::str::from_utf8(&id).expect("ASCII").into())
     }
 
     /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// The 16 hex digits of `value`, most significant first.
+fn nibbles(value: u64) -> impl Iterator<Item = usize> {
+    (0..16)
+        .rev()
+        .map(move |index| ((value >> (index * 4)) & 0xf) as usize)
 }
 
 impl From<&str> for ExecutionId {
@@ -172,5 +187,8 @@ mod tests {
             b.as_str()[..21],
             "one process, one prefix"
         );
+        let sequence = |id: &ExecutionId| u64::from_str_radix(&id.as_str()[21..], 16).unwrap();
+        assert!(sequence(&b) > sequence(&a), "{a} then {b}");
+        assert_eq!(nibbles(0x1f).collect::<Vec<_>>()[14..], [1, 15]);
     }
 }
