@@ -3,8 +3,7 @@
 
 use std::process::ExitCode;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let runtime = match shop::runtime() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -16,6 +15,5 @@ async fn main() -> ExitCode {
         .name(env!("CARGO_PKG_NAME"))
         .version(env!("CARGO_PKG_VERSION"))
         .about("An example store whose tools cover every Carmy effect, served over MCP")
-        .run()
-        .await
+        .main()
 }
