@@ -98,6 +98,7 @@ pub(super) fn commands(grants: impl Fn() -> [Arg; 2]) -> [Command; 2] {
     [http, unix]
 }
 
+#[cfg(feature = "mcp")]
 fn seconds(matches: &ArgMatches, id: &str) -> std::time::Duration {
     std::time::Duration::from_secs(matches.get_one::<u64>(id).copied().unwrap_or_default())
 }
