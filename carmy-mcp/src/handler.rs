@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::{
     McpServer,
     confirm::Gate,
+    listing::Listing,
     mapping::{self, META_REQUEST_ID},
     progress,
     scope::CallScope,
@@ -31,8 +32,13 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        // Built once in `McpServer::new`; the whole catalog is one page.
-        Ok(self.listing.result.clone())
+        // The whole catalog is one page, built in `McpServer::new`; on Carmy's line transport the
+        // transport writes the tools from the page it keeps serialized.
+        Ok(if self.transport_writes_tools {
+            Listing::result_without_tools()
+        } else {
+            self.listing.result()
+        })
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -75,6 +75,7 @@
 mod call_parse;
 mod confirm;
 mod handler;
+mod listing;
 mod mapping;
 mod progress;
 mod transport;
@@ -146,7 +147,10 @@ pub struct McpServer {
     pub(crate) runtime: Runtime,
     pub(crate) context: Context,
     pub(crate) info: Arc<ServerConfig>,
-    pub(crate) listing: Arc<mapping::Listing>,
+    pub(crate) listing: Arc<listing::Listing>,
+    /// Whether the transport writes the tools of `tools/list` results from the listing's page
+    /// (Carmy's line transport), so the handler leaves them out.
+    pub(crate) transport_writes_tools: bool,
     /// Set by [`McpServer::confirm_via_client`]; shared by every clone.
     pub(crate) confirm: Option<Arc<confirm::ClientConfirmation>>,
     max_line_bytes: usize,
@@ -170,7 +174,7 @@ impl McpServer {
     ///
     /// [`context`]: McpServer::context
     pub fn new(runtime: Runtime) -> Self {
-        let listing = Arc::new(mapping::Listing::new(runtime.catalog()));
+        let listing = Arc::new(listing::Listing::new(runtime.catalog()));
         let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(
                 env!("CARGO_PKG_NAME"),
@@ -181,6 +185,7 @@ impl McpServer {
             context: Context::new(),
             info: Arc::new(info),
             listing,
+            transport_writes_tools: false,
             confirm: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         }
@@ -266,11 +271,16 @@ impl McpServer {
         self.serve_transport(transport).await
     }
 
-    async fn serve_transport<R, W>(self, transport: LineTransport<R, W>) -> Result<(), ServeError>
+    async fn serve_transport<R, W>(
+        mut self,
+        transport: LineTransport<R, W>,
+    ) -> Result<(), ServeError>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let transport = transport.write_tools_from(Arc::clone(&self.listing));
+        self.transport_writes_tools = true;
         let running = match self.serve(transport).await {
             Ok(running) => running,
             // The client went away before starting a session (a probe, a health check): that

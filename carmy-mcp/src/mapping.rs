@@ -1,17 +1,13 @@
 //! Carmy → MCP: catalog entries become `Tool`s, outcomes become `CallToolResult`s or JSON-RPC
 //! errors. Pure functions; no protocol state.
 
-use std::{collections::HashMap, sync::Arc};
+use std::sync::Arc;
 
-use carmy_core::{AgentError, Catalog, Outcome, ToolEntry, codes};
+use carmy_core::{AgentError, Outcome, ToolEntry, codes};
 use rmcp::model::{
-    CacheScope, CallToolResult, ContentBlock, ErrorData, JsonObject, ListToolsResult, MetaObject,
-    Tool, ToolAnnotations,
+    CallToolResult, ContentBlock, ErrorData, JsonObject, MetaObject, Tool, ToolAnnotations,
 };
 use serde_json::{Map, Value, json};
-
-/// How long clients may keep `tools/list` (the catalog never changes while serving).
-pub(crate) const TOOLS_TTL_MS: u64 = 60_000;
 
 /// `Tool._meta`: the declared effect (`none`, `read`, `write`, `destructive`, `external_write`).
 pub const META_EFFECT: &str = "carmy/effect";
@@ -31,38 +27,7 @@ pub const META_STATUS: &str = "carmy/status";
 /// `retryable`, `details`, `next_tool`).
 pub const META_ERROR: &str = "carmy/error";
 
-/// The catalog as MCP sees it, computed once.
-#[derive(Debug)]
-pub(crate) struct Listing {
-    pub(crate) result: ListToolsResult,
-    by_name: HashMap<&'static str, usize>,
-}
-
-impl Listing {
-    pub(crate) fn new(catalog: &Catalog) -> Self {
-        let tools: Vec<Tool> = catalog.iter().map(tool).collect();
-        let by_name = catalog
-            .iter()
-            .enumerate()
-            .map(|(index, entry)| (entry.name(), index))
-            .collect();
-        Self {
-            result: ListToolsResult::with_all_items(tools)
-                .with_ttl_ms(TOOLS_TTL_MS)
-                .with_cache_scope(CacheScope::Public),
-            by_name,
-        }
-    }
-
-    pub(crate) fn get(&self, name: &str) -> Option<&Tool> {
-        self.by_name
-            .get(name)
-            .map(|&index| &self.result.tools[index])
-    }
-}
-
-/// One catalog entry as an MCP tool: schemas as published by the runtime, all four annotation
-/// hints stated, Carmy's policy in `_meta`.
+/// One catalog entry as an MCP `Tool`.
 pub(crate) fn tool(entry: &ToolEntry) -> Tool {
     let description = Some(entry.description())
         .filter(|description| !description.is_empty())

@@ -25,7 +25,7 @@ use rmcp::{
     RoleServer,
     model::{
         ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, JsonRpcMessage,
-        ProtocolVersion, RequestId, ServerJsonRpcMessage,
+        ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
     },
     transport::{StdioReader, StdioWriter, Transport},
 };
@@ -36,7 +36,10 @@ use tokio::{
     task::JoinHandle,
 };
 
-use crate::call_parse;
+use crate::{
+    call_parse,
+    listing::{self, Listing},
+};
 
 /// The longest message [`LineTransport`] accepts by default: 4 MiB, newline excluded. Longer
 /// lines are answered with `-32600` and skipped.
@@ -123,6 +126,9 @@ pub struct LineTransport<R, W> {
     max_outbox_bytes: usize,
     outbox: Arc<Outbox>,
     writer: Writer<W>,
+    /// Where the tools of `tools/list` results come from, already serialized, when the server
+    /// leaves them out of its results (`McpServer` on this transport).
+    tools: Option<Arc<Listing>>,
 }
 
 enum Writer<W> {
@@ -180,7 +186,14 @@ where
             max_outbox_bytes: DEFAULT_MAX_OUTBOX_BYTES,
             outbox: Arc::new(Outbox::new()),
             writer: Writer::Idle(write),
+            tools: None,
         }
+    }
+
+    /// Writes the tools of every `tools/list` result from `listing`'s serialized page.
+    pub(crate) fn write_tools_from(mut self, listing: Arc<Listing>) -> Self {
+        self.tools = Some(listing);
+        self
     }
 
     /// Replaces the longest accepted message ([`DEFAULT_MAX_LINE_BYTES`] by default), in bytes,
@@ -349,9 +362,25 @@ where
             JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => {}
         }
         let outbox = Arc::clone(&self.outbox);
+        let tools = match &item {
+            JsonRpcMessage::Response(response)
+                if matches!(response.result, ServerResult::ListToolsResult(_)) =>
+            {
+                self.tools.clone()
+            }
+            _ => None,
+        };
         async move {
             // Serialized in the sending task, so large results do not hold up the others.
-            let mut bytes = serde_json::to_vec(&item)?;
+            let mut bytes = match (&item, tools) {
+                (JsonRpcMessage::Response(response), Some(listing)) => match &response.result {
+                    ServerResult::ListToolsResult(result) => {
+                        listing::response_with_page(&response.id, result, &listing)?
+                    }
+                    _ => serde_json::to_vec(&item)?,
+                },
+                _ => serde_json::to_vec(&item)?,
+            };
             bytes.push(b'\n');
             let ticket = outbox.push(&bytes)?;
             outbox.written(ticket).await
