@@ -58,6 +58,11 @@ pub(crate) fn tools_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
     else {
         return None;
     };
+    // Only an object: serde would also read a struct from an array (`[null, "tool"]`), which
+    // rmcp's parse refuses.
+    if !params.get().starts_with('{') {
+        return None;
+    }
     let mut params: CallToolRequestParams = serde_json::from_str(params.get()).ok()?;
     // rmcp moves `params._meta` into the request's extensions, where handlers read it.
     let meta = params.meta.take();
@@ -104,6 +109,7 @@ mod tests {
         for line in [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"mouse"}}}"#,
             r#"{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"search"}}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":\n\t {\"name\":\"t\"} }",
             r#"{"method":"tools/call","params":{"arguments":{"q":[1,{"x":null}]},"name":"t"},"id":-7,"jsonrpc":"2.0"}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":null,"_meta":{"progressToken":"p","carmy/request_id":"r-1"}}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","_meta":null,"extra":true},"unknown":{}}"#,
@@ -132,6 +138,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[null,"t"]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params": [null,"t"]}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[]}}"#,
