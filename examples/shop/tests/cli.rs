@@ -43,7 +43,10 @@ fn a_refused_call_and_bad_usage_have_their_exit_codes() {
         "CONFIRMATION_REQUIRED"
     );
     assert_eq!(shop(&["serve-everything"]).status.code(), Some(2));
-    assert_eq!(shop(&["call", "search_products", "{"]).status.code(), Some(2));
+    assert_eq!(
+        shop(&["call", "search_products", "{"]).status.code(),
+        Some(2)
+    );
     assert_eq!(shop(&["--help"]).status.code(), Some(0));
 }
 
@@ -96,7 +99,10 @@ fn mcp_serves_stdio_until_the_client_hangs_up() {
     let mut ids = Vec::new();
     for _ in 2..6 {
         let answer = receive();
-        assert_eq!(answer["result"]["structuredContent"]["total"], 4, "{answer}");
+        assert_eq!(
+            answer["result"]["structuredContent"]["total"], 4,
+            "{answer}"
+        );
         ids.push(answer["id"].as_i64().expect("an id"));
     }
     ids.sort_unstable();
