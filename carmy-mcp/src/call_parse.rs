@@ -46,6 +46,11 @@ impl<'de> Deserialize<'de> for Present {
 /// `line` as the `tools/call` request rmcp would parse it into, or `None` when the line is
 /// anything else or anything less, for rmcp's own parse to handle.
 pub(crate) fn tools_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
+    // Objects only, here and for `params` below: serde also reads a struct from an array
+    // (`["2.0", 1, "tools/call", {...}]`), which rmcp's parse refuses.
+    if line.first() != Some(&b'{') {
+        return None;
+    }
     let envelope: Envelope<'_> = serde_json::from_slice(line).ok()?;
     let Envelope {
         _version: _,
@@ -58,8 +63,6 @@ pub(crate) fn tools_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
     else {
         return None;
     };
-    // Only an object: serde would also read a struct from an array (`[null, "tool"]`), which
-    // rmcp's parse refuses.
     if !params.get().starts_with('{') {
         return None;
     }
@@ -147,6 +150,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/call","params":{"name":"t"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}"#,
             "not json",
+            // A struct read from an array, positionally: not a JSON-RPC message.
+            r#"["2.0",1,"tools/call",{"name":"t"}]"#,
         ] {
             assert!(tools_call(line.as_bytes()).is_none(), "{line}");
         }

@@ -913,6 +913,17 @@ mod tests {
             )),
             (json!(6), INVALID_PARAMS)
         );
+        // Structs serde could read positionally from arrays are still refused.
+        assert_eq!(
+            answer(parse_line(
+                br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[null,"lookup"]}"#
+            )),
+            (json!(7), INVALID_PARAMS)
+        );
+        assert_eq!(
+            answer(parse_line(br#"["2.0",8,"tools/call",{"name":"lookup"}]"#)),
+            (Value::Null, INVALID_REQUEST)
+        );
         assert!(matches!(
             parse_line(br#"{"jsonrpc":"1.0","method":"notifications/x"}"#),
             Parsed::Skip
