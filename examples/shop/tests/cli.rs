@@ -107,7 +107,6 @@ fn mcp_serves_stdio_until_the_client_hangs_up() {
     }
     ids.sort_unstable();
     assert_eq!(ids, [2, 3, 4, 5]);
-    drop(send);
     drop(stdin);
     let status = child.wait().expect("the server exits");
     assert!(status.success(), "{status:?}");
