@@ -243,14 +243,11 @@ pub fn drop_optional_nulls(schema: &Value, value: &mut Value) {
                 return;
             };
             let required = schema.get("required").and_then(Value::as_array);
-            let is_required =
-                |name: &str| required.is_some_and(|required| required.iter().any(|r| r == name));
             members.retain(|name, member| {
                 !(member.is_null()
-                    && !is_required(name)
                     && properties
                         .get(name)
-                        .is_some_and(|property| !accepts_null(property)))
+                        .is_some_and(|property| drops_null(required, name, property)))
             });
             for (name, member) in members.iter_mut() {
                 if let Some(property) = properties.get(name) {
@@ -279,11 +276,16 @@ pub(crate) fn may_drop_nulls(schema: &Value) -> bool {
         };
         let required = schema.get("required").and_then(Value::as_array);
         properties.iter().any(|(name, property)| {
-            let is_required = required.is_some_and(|required| required.iter().any(|r| r == name));
-            (!is_required && !accepts_null(property)) || may_drop_nulls(property)
+            drops_null(required, name, property) || may_drop_nulls(property)
         })
     };
     droppable_member() || schema.get("items").is_some_and(may_drop_nulls)
+}
+
+/// Whether a `null` member `name`, described by `property`, is dropped: not `required`, and its
+/// schema does not accept `null`.
+fn drops_null(required: Option<&Vec<Value>>, name: &str, property: &Value) -> bool {
+    !required.is_some_and(|required| required.iter().any(|r| r == name)) && !accepts_null(property)
 }
 
 fn accepts_null(schema: &Value) -> bool {

@@ -27,8 +27,8 @@ use rmcp::{
     model::{
         CallToolResponse, ClientCapabilities, ClientResult, ElicitRequest, ElicitRequestParams,
         ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
-        InputRequiredResult, InputResponses, ProtocolVersion, RequestStateCodec, SealOptions,
-        ServerRequest,
+        InputRequiredResult, InputResponses, ProtocolVersion, RequestStateCodec, RequestStateError,
+        SealOptions, ServerRequest,
     },
     service::RequestContext,
 };
@@ -205,12 +205,7 @@ impl ClientConfirmation {
         arguments: &Value,
         binding: &[u8],
     ) -> CallToolResponse {
-        let sealed = Sealed {
-            v: 1,
-            nonce: nonce(),
-        };
-        let options = SealOptions::new().associated_data(binding).ttl(self.ttl);
-        let state = match self.codec.seal_json_with(&sealed, &options) {
+        let state = match self.seal(binding) {
             Ok(state) => state,
             Err(error) => {
                 tracing::error!(%error, "cannot seal a confirmation state");
@@ -223,6 +218,16 @@ impl ClientConfirmation {
             InputRequest::Elicitation(ElicitRequest::new(elicitation(entry, arguments))),
         );
         InputRequiredResult::new(Some(requests), Some(state)).into()
+    }
+
+    /// A fresh single-use state, sealed to the call `binding` describes, valid for the TTL.
+    fn seal(&self, binding: &[u8]) -> Result<String, RequestStateError> {
+        let sealed = Sealed {
+            v: 1,
+            nonce: nonce(),
+        };
+        let options = SealOptions::new().associated_data(binding).ttl(self.ttl);
+        self.codec.seal_json_with(&sealed, &options)
     }
 
     /// Opens `state` for this call and marks its nonce used. The reasons are the only detail a
@@ -451,16 +456,7 @@ mod tests {
             &json!({ "order_id": "ord-1" }),
             Some("alice"),
         );
-        let state = confirm
-            .codec
-            .seal_json_with(
-                &Sealed {
-                    v: 1,
-                    nonce: nonce(),
-                },
-                &SealOptions::new().associated_data(&call).ttl(STATE_TTL),
-            )
-            .unwrap();
+        let state = confirm.seal(&call).unwrap();
         let other = binding(
             "cancel_order",
             &json!({ "order_id": "ord-2" }),
@@ -481,16 +477,7 @@ mod tests {
     fn an_expired_state_is_refused() {
         let confirm = ClientConfirmation::with_ttl(Duration::from_millis(1));
         let call = binding("cancel_order", &json!({}), None);
-        let state = confirm
-            .codec
-            .seal_json_with(
-                &Sealed {
-                    v: 1,
-                    nonce: nonce(),
-                },
-                &SealOptions::new().associated_data(&call).ttl(confirm.ttl),
-            )
-            .unwrap();
+        let state = confirm.seal(&call).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(confirm.redeem(&state, &call), Err("it expired; call again"));
     }

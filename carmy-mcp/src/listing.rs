@@ -11,7 +11,10 @@
 use std::{collections::HashMap, sync::OnceLock};
 
 use carmy_core::Catalog;
-use rmcp::model::{CacheScope, ListToolsResult, RequestId, Tool};
+use rmcp::model::{
+    CacheScope, JsonRpcMessage, ListToolsResult, RequestId, ServerJsonRpcMessage, ServerResult,
+    Tool,
+};
 use serde::Serialize;
 use serde_json::{Map, Value, value::RawValue};
 
@@ -74,9 +77,26 @@ impl Listing {
     }
 }
 
+/// `message` as JSON, with the tools of a `tools/list` result taken from `listing`'s page when
+/// there is one (the server left them out of the result).
+pub(crate) fn to_vec(
+    message: &ServerJsonRpcMessage,
+    listing: Option<&Listing>,
+) -> serde_json::Result<Vec<u8>> {
+    match (message, listing) {
+        (JsonRpcMessage::Response(response), Some(listing)) => match &response.result {
+            ServerResult::ListToolsResult(result) => {
+                response_with_page(&response.id, result, listing)
+            }
+            _ => serde_json::to_vec(message),
+        },
+        _ => serde_json::to_vec(message),
+    }
+}
+
 /// The JSON-RPC response to `tools/list` request `id`, with `result`'s fields but `tools` taken
 /// from `listing`'s page.
-pub(crate) fn response_with_page(
+fn response_with_page(
     id: &RequestId,
     result: &ListToolsResult,
     listing: &Listing,

@@ -25,7 +25,7 @@ use rmcp::{
     RoleServer,
     model::{
         ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, JsonRpcMessage,
-        ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
+        ProtocolVersion, RequestId, ServerJsonRpcMessage,
     },
     transport::{StdioReader, StdioWriter, Transport},
 };
@@ -362,25 +362,10 @@ where
             JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => {}
         }
         let outbox = Arc::clone(&self.outbox);
-        let tools = match &item {
-            JsonRpcMessage::Response(response)
-                if matches!(response.result, ServerResult::ListToolsResult(_)) =>
-            {
-                self.tools.clone()
-            }
-            _ => None,
-        };
+        let tools = self.tools.clone();
         async move {
             // Serialized in the sending task, so large results do not hold up the others.
-            let mut bytes = match (&item, tools) {
-                (JsonRpcMessage::Response(response), Some(listing)) => match &response.result {
-                    ServerResult::ListToolsResult(result) => {
-                        listing::response_with_page(&response.id, result, &listing)?
-                    }
-                    _ => serde_json::to_vec(&item)?,
-                },
-                _ => serde_json::to_vec(&item)?,
-            };
+            let mut bytes = listing::to_vec(&item, tools.as_deref())?;
             bytes.push(b'\n');
             let ticket = outbox.push(&bytes)?;
             outbox.written(ticket).await
