@@ -32,10 +32,19 @@ pub(crate) struct History {
     inner: Mutex<Inner>,
 }
 
+/// Finished records sit in arrival order in one ring, found through a small index, rather than
+/// in a map of whole records: with records going in and out all the time, a hash table keeps
+/// several times `capacity` slots (left by removals), and at ~120 bytes a record that was most
+/// of the server's heap. Index slots are 24 bytes.
 #[derive(Default)]
 struct Inner {
-    records: HashMap<ExecutionId, ExecutionRecord>,
-    finished: VecDeque<ExecutionId>,
+    running: HashMap<ExecutionId, ExecutionRecord>,
+    /// The last `capacity` finished records, oldest first.
+    finished: VecDeque<ExecutionRecord>,
+    /// Where each finished record is: its position counted from the first record ever kept.
+    positions: HashMap<ExecutionId, u64>,
+    /// How many finished records have been dropped from the front (the position of `finished[0]`).
+    dropped: u64,
 }
 
 impl History {
@@ -53,31 +62,121 @@ impl History {
     }
 
     pub(crate) fn started(&self, record: ExecutionRecord) {
-        self.lock().records.insert(record.id.clone(), record);
+        self.lock().running.insert(record.id.clone(), record);
     }
 
     pub(crate) fn finished(&self, record: ExecutionRecord) {
+        let mut inner = self.lock();
+        inner.running.remove(&record.id);
         if self.capacity == 0 {
-            self.lock().records.remove(&record.id);
             return;
         }
-        let mut inner = self.lock();
-        let id = record.id.clone();
-        inner.records.insert(id.clone(), record);
-        inner.finished.push_back(id);
-        while inner.finished.len() > self.capacity {
-            if let Some(oldest) = inner.finished.pop_front() {
-                inner.records.remove(&oldest);
-            }
+        if inner.finished.len() == self.capacity {
+            inner.drop_oldest();
         }
+        let position = inner.dropped + inner.finished.len() as u64;
+        inner.positions.insert(record.id.clone(), position);
+        inner.finished.push_back(record);
     }
 
     pub(crate) fn get(&self, id: &ExecutionId) -> Option<ExecutionRecord> {
-        self.lock().records.get(id).cloned()
+        let inner = self.lock();
+        if let Some(record) = inner.running.get(id) {
+            return Some(record.clone());
+        }
+        let position = *inner.positions.get(id)?;
+        let index = usize::try_from(position - inner.dropped).ok()?;
+        inner.finished.get(index).cloned()
     }
 
     pub(crate) fn running(&self) -> usize {
-        let inner = self.lock();
-        inner.records.len() - inner.finished.len()
+        self.lock().running.len()
+    }
+}
+
+impl Inner {
+    fn drop_oldest(&mut self) {
+        let Some(oldest) = self.finished.pop_front() else {
+            return;
+        };
+        // The index may point at a later record of the same id; that one stays findable.
+        if self.positions.get(&oldest.id) == Some(&self.dropped) {
+            self.positions.remove(&oldest.id);
+        }
+        self.dropped += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, status: ExecutionStatus) -> ExecutionRecord {
+        ExecutionRecord {
+            id: ExecutionId::from(id),
+            tool: Cow::Borrowed("tool"),
+            status,
+            started_at: SystemTime::UNIX_EPOCH,
+            duration: None,
+            error_code: None,
+        }
+    }
+
+    fn status(history: &History, id: &str) -> Option<ExecutionStatus> {
+        history
+            .get(&ExecutionId::from(id))
+            .map(|record| record.status)
+    }
+
+    #[test]
+    fn a_record_is_found_while_running_and_once_finished() {
+        let history = History::new(4);
+        history.started(record("a", ExecutionStatus::Running));
+        assert_eq!(status(&history, "a"), Some(ExecutionStatus::Running));
+        assert_eq!(history.running(), 1);
+        history.finished(record("a", ExecutionStatus::Succeeded));
+        assert_eq!(status(&history, "a"), Some(ExecutionStatus::Succeeded));
+        assert_eq!(history.running(), 0);
+        assert_eq!(status(&history, "b"), None);
+    }
+
+    #[test]
+    fn only_the_last_capacity_finished_records_are_kept() {
+        let history = History::new(3);
+        for index in 0..10 {
+            history.finished(record(&index.to_string(), ExecutionStatus::Failed));
+        }
+        let kept: Vec<_> = (0..10)
+            .filter(|index| status(&history, &index.to_string()).is_some())
+            .collect();
+        assert_eq!(kept, [7, 8, 9]);
+        let inner = history.lock();
+        assert_eq!((inner.finished.len(), inner.positions.len()), (3, 3));
+    }
+
+    #[test]
+    fn running_records_are_kept_whatever_the_capacity() {
+        let history = History::new(0);
+        history.started(record("long", ExecutionStatus::Running));
+        history.finished(record("quick", ExecutionStatus::Succeeded));
+        assert_eq!(status(&history, "long"), Some(ExecutionStatus::Running));
+        assert_eq!(status(&history, "quick"), None);
+        history.finished(record("long", ExecutionStatus::Cancelled));
+        assert_eq!(status(&history, "long"), None);
+        assert_eq!(history.running(), 0);
+    }
+
+    #[test]
+    fn a_repeated_id_finds_its_latest_record_until_that_one_goes() {
+        let history = History::new(2);
+        history.finished(record("same", ExecutionStatus::Failed));
+        history.finished(record("same", ExecutionStatus::Succeeded));
+        assert_eq!(status(&history, "same"), Some(ExecutionStatus::Succeeded));
+        // Dropping the older one keeps the newer one findable.
+        history.finished(record("other", ExecutionStatus::Succeeded));
+        assert_eq!(status(&history, "same"), Some(ExecutionStatus::Succeeded));
+        history.finished(record("last", ExecutionStatus::Succeeded));
+        assert_eq!(status(&history, "same"), None);
+        assert_eq!(status(&history, "other"), Some(ExecutionStatus::Succeeded));
     }
 }
