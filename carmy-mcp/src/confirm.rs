@@ -103,6 +103,15 @@ impl ClientConfirmation {
         }
     }
 
+    /// Whether a call of `tool` under `context` may need the user: the tool requires
+    /// confirmation and the host granted none. Every other call goes straight to the runtime.
+    pub(crate) fn may_ask(runtime: &Runtime, context: &Context, tool: &str) -> bool {
+        // Host grants take precedence: nobody is asked.
+        runtime.catalog().get(tool).is_some_and(|entry| {
+            entry.confirmation() == Confirmation::Required && !context.can_confirm(tool)
+        })
+    }
+
     /// Decides whether `tool(arguments)` runs now, under which context, or what to answer instead.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn gate(
@@ -115,13 +124,12 @@ impl ClientConfirmation {
         request_state: Option<String>,
         request: &RequestContext<RoleServer>,
     ) -> Gate {
+        if !Self::may_ask(runtime, &context, tool) {
+            return Gate::Proceed(context);
+        }
         let Some(entry) = runtime.catalog().get(tool) else {
             return Gate::Proceed(context);
         };
-        if entry.confirmation() != Confirmation::Required || context.can_confirm(tool) {
-            // Host grants take precedence: nobody is asked.
-            return Gate::Proceed(context);
-        }
         // Never ask a human about a call that cannot run: the runtime reports bad arguments.
         let Ok(arguments) =
             entry.validate_arguments(arguments.clone(), runtime.limits().max_argument_depth)

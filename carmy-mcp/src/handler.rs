@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::{
     McpServer,
-    confirm::Gate,
+    confirm::{ClientConfirmation, Gate},
     listing::Listing,
     mapping::{self, META_REQUEST_ID},
     progress,
@@ -58,7 +58,13 @@ impl ServerHandler for McpServer {
         // The context is the host's; nothing from the request (arguments, `_meta`) adds to it,
         // except `confirm:<tool>` for this call once the user approved it through the client.
         let mut call_context = scope.context.clone();
-        if let Some(confirm) = &self.confirm {
+        // The rare paths (asking the user, forwarding progress) are boxed: the future of every
+        // call is as large as its largest await, and rmcp moves it into a task per request.
+        if let Some(confirm) = self
+            .confirm
+            .as_ref()
+            .filter(|_| ClientConfirmation::may_ask(&self.runtime, &call_context, &name))
+        {
             let gate = confirm.gate(
                 &self.runtime,
                 call_context,
@@ -68,7 +74,7 @@ impl ServerHandler for McpServer {
                 params.request_state,
                 &context,
             );
-            match gate.await {
+            match Box::pin(gate).await {
                 Gate::Proceed(approved) => call_context = approved,
                 Gate::Answer(response) => return Ok(response),
             }
@@ -82,9 +88,9 @@ impl ServerHandler for McpServer {
         }
         let outcome: Outcome = match context.meta.get_progress_token() {
             Some(token) => {
-                progress::with_progress(&context.peer, token, |reporter| {
+                Box::pin(progress::with_progress(&context.peer, token, |reporter| {
                     self.runtime.execute(request.progress(reporter))
-                })
+                }))
                 .await
             }
             None => self.runtime.execute(request).await,
