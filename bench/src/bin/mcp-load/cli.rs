@@ -13,9 +13,10 @@ OPTIONS:
     --runs N               fresh processes per contender, interleaved (default 5)
     --warmup N             sequential calls before measuring (default 500)
     --calls N              measured sequential calls (default 5000)
+    --cold-starts N        starts timed per run, the median reported (default 10)
     --concurrency N        concurrent callers over the one connection (default 32)
     --duration SECS        length of the concurrent phase (default 10)
-    --quick                smoke test: 1 run, 50 warm-up, 500 calls, 2 s of load
+    --quick                smoke test: 1 run, 3 starts, 50 warm-up, 500 calls, 2 s of load
     --wait-for-builds SECS before each run, wait up to SECS while rustc/cc/ld run (default 600)
     --jsonl PATH           append one JSON line per contender per run to PATH
     --markdown PATH        write the summary table to PATH
@@ -37,6 +38,8 @@ pub(crate) struct Options {
     pub(crate) runs: usize,
     pub(crate) warmup: usize,
     pub(crate) calls: usize,
+    /// Spawn → `initialize` answered, timed this many times per run (fresh processes).
+    pub(crate) cold_starts: usize,
     pub(crate) concurrency: usize,
     pub(crate) duration: Duration,
     pub(crate) wait_for_builds: Duration,
@@ -51,6 +54,7 @@ impl Default for Options {
             runs: 5,
             warmup: 500,
             calls: 5000,
+            cold_starts: 10,
             concurrency: 32,
             duration: Duration::from_secs(10),
             wait_for_builds: Duration::from_secs(600),
@@ -93,6 +97,10 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opt
                 options.calls = number(&flag, &value(&flag)?)?;
                 explicit.calls = true;
             }
+            "--cold-starts" => {
+                options.cold_starts = number(&flag, &value(&flag)?)?;
+                explicit.cold_starts = true;
+            }
             "--concurrency" => options.concurrency = number(&flag, &value(&flag)?)?,
             "--duration" => {
                 let secs: f64 = value(&flag)?
@@ -121,6 +129,9 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opt
         if !explicit.calls {
             options.calls = 500;
         }
+        if !explicit.cold_starts {
+            options.cold_starts = 3;
+        }
         if !explicit.duration {
             options.duration = Duration::from_secs(2);
         }
@@ -128,8 +139,12 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opt
     if options.contenders.is_empty() {
         return Err("no --contender given; see --help".into());
     }
-    if options.runs == 0 || options.calls == 0 || options.concurrency == 0 {
-        return Err("--runs, --calls and --concurrency must be at least 1".into());
+    if options.runs == 0
+        || options.calls == 0
+        || options.cold_starts == 0
+        || options.concurrency == 0
+    {
+        return Err("--runs, --calls, --cold-starts and --concurrency must be at least 1".into());
     }
     Ok(Some(options))
 }
@@ -138,6 +153,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opt
 struct Explicit {
     runs: bool,
     warmup: bool,
+    cold_starts: bool,
     calls: bool,
     duration: bool,
 }
@@ -193,6 +209,11 @@ mod tests {
             .unwrap();
         assert_eq!(options.runs, 2);
         assert_eq!(options.calls, 500);
+        assert_eq!(options.cold_starts, 3);
+        let options = parse(args(&["--cold-starts=7", "--quick", "--contender", "a=b"]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(options.cold_starts, 7);
         assert_eq!(options.duration, Duration::from_secs(2));
     }
 
@@ -201,6 +222,7 @@ mod tests {
         assert!(parse(args(&["--runs", "3"])).is_err());
         assert!(parse(args(&["--contender", "nocommand"])).is_err());
         assert!(parse(args(&["--bogus"])).is_err());
+        assert!(parse(args(&["--cold-starts", "0", "--contender", "a=b"])).is_err());
         assert!(parse(args(&["--help"])).unwrap().is_none());
     }
 }

@@ -14,7 +14,9 @@ pub(crate) struct RunRecord {
     pub(crate) command: String,
     pub(crate) ok: bool,
     pub(crate) error: Option<String>,
+    /// The median of `cold_starts` timed starts: spawn → `initialize` answered.
     pub(crate) cold_start_ms: Option<f64>,
+    pub(crate) cold_starts: usize,
     pub(crate) seq_calls: Option<usize>,
     pub(crate) seq_p50_us: Option<f64>,
     pub(crate) seq_p95_us: Option<f64>,
@@ -102,9 +104,10 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
         out,
         "\nMedians over the runs used: those that passed while no compiler ran on the machine \
          (a background thread scans /proc for rustc, cc, ld twice a second). Each run is a fresh process: cold start is spawn → \
-         `initialize` answered; then {} warm-up calls and {} sequential `tools/call \
+         `initialize` answered, the median of {} starts per run; then {} warm-up calls and {} sequential `tools/call \
          search_products {{\"query\":\"mouse\"}}`; then {c} concurrent callers pipelined over \
          the one stdio connection for {} s; peak RSS is VmHWM just before shutdown.",
+        options.cold_starts,
         options.warmup,
         options.calls,
         options.duration.as_secs_f64()
