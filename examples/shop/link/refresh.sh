@@ -15,7 +15,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 cd "$root"
 list="$here/hot-functions.txt"
-bin=target/release/shop
+bin="${CARGO_TARGET_DIR:-$root/target}/release/shop"
 
 cargo build --release --quiet -p shop
 work="$(mktemp -d)"
