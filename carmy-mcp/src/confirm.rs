@@ -103,11 +103,16 @@ impl ClientConfirmation {
         }
     }
 
-    /// Whether a call of `tool` under `context` may need the user: the tool requires
-    /// confirmation and the host granted none. Every other call goes straight to the runtime.
-    pub(crate) fn may_ask(runtime: &Runtime, context: &Context, tool: &str) -> bool {
+    /// The entry of `tool` when a call of it under `context` may need the user: the tool
+    /// requires confirmation and the host granted none. Every other call goes straight to the
+    /// runtime.
+    pub(crate) fn may_ask<'a>(
+        runtime: &'a Runtime,
+        context: &Context,
+        tool: &str,
+    ) -> Option<&'a ToolEntry> {
         // Host grants take precedence: nobody is asked.
-        runtime.catalog().get(tool).is_some_and(|entry| {
+        runtime.catalog().get(tool).filter(|entry| {
             entry.confirmation() == Confirmation::Required && !context.can_confirm(tool)
         })
     }
@@ -124,10 +129,7 @@ impl ClientConfirmation {
         request_state: Option<String>,
         request: &RequestContext<RoleServer>,
     ) -> Gate {
-        if !Self::may_ask(runtime, &context, tool) {
-            return Gate::Proceed(context);
-        }
-        let Some(entry) = runtime.catalog().get(tool) else {
+        let Some(entry) = Self::may_ask(runtime, &context, tool) else {
             return Gate::Proceed(context);
         };
         // Never ask a human about a call that cannot run: the runtime reports bad arguments.

@@ -63,7 +63,7 @@ impl ServerHandler for McpServer {
         if let Some(confirm) = self
             .confirm
             .as_ref()
-            .filter(|_| ClientConfirmation::may_ask(&self.runtime, &call_context, &name))
+            .filter(|_| ClientConfirmation::may_ask(&self.runtime, &call_context, &name).is_some())
         {
             let gate = confirm.gate(
                 &self.runtime,
