@@ -6,9 +6,10 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use crate::{
+    admission::{Admission, DynAdmission},
     catalog::{Catalog, ToolEntry, is_valid_tool_name},
     erased::{Erased, ErasedTool},
-    idempotency::{IdempotencyStore, MemoryStore},
+    idempotency::{DynStore, IdempotencyStore, MemoryStore},
     limits::Limits,
     runtime::Runtime,
     schema::{self, Direction, SchemaProfile, schema_for},
@@ -37,7 +38,8 @@ use crate::{
 pub struct Carmy {
     tools: Vec<Registered>,
     states: StateMap,
-    store: Option<Arc<dyn IdempotencyStore>>,
+    store: Option<Arc<dyn DynStore>>,
+    admissions: Vec<Arc<dyn DynAdmission>>,
     limits: Limits,
     profile: SchemaProfile,
 }
@@ -63,6 +65,7 @@ impl Carmy {
             tools: Vec::new(),
             states: StateMap::default(),
             store: None,
+            admissions: Vec::new(),
             limits: Limits::default(),
             profile: SchemaProfile::default(),
         }
@@ -96,6 +99,13 @@ impl Carmy {
     /// Replaces the in-memory idempotency store (e.g. with one backed by a database).
     pub fn idempotency_store(mut self, store: impl IdempotencyStore) -> Self {
         self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Adds an admission policy (a rate limit, a quota), asked for every call after the
+    /// built-in ones (capacity, then the tool's turn), in the order added. See [`Admission`].
+    pub fn admission(mut self, admission: impl Admission) -> Self {
+        self.admissions.push(Arc::new(admission));
         self
     }
 
@@ -175,7 +185,7 @@ impl Carmy {
                     .spec
                     .timeout_override()
                     .unwrap_or(self.limits.default_timeout),
-                serial: (!registered.spec.is_parallel_safe()).then(|| Semaphore::new(1)),
+                serial: (!registered.spec.is_parallel_safe()).then(|| Arc::new(Semaphore::new(1))),
                 spec: registered.spec,
                 input_drops_nulls: schema::may_drop_nulls(&input_schema),
                 output_drops_nulls: schema::may_drop_nulls(&output_schema),
@@ -197,6 +207,7 @@ impl Carmy {
             Catalog::new(entries),
             Arc::new(self.states),
             store,
+            self.admissions,
             self.limits,
         ))
     }
@@ -215,6 +226,7 @@ impl fmt::Debug for Carmy {
                 "tools",
                 &self.tools.iter().map(|t| t.spec.name()).collect::<Vec<_>>(),
             )
+            .field("admissions", &self.admissions.len())
             .field("limits", &self.limits)
             .field("profile", &self.profile)
             .finish_non_exhaustive()

@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// Whether `name` is a valid MCP tool name: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
-pub fn is_valid_tool_name(name: &str) -> bool {
+pub(crate) fn is_valid_tool_name(name: &str) -> bool {
     (1..=128).contains(&name.len())
         && name
             .bytes()
@@ -87,7 +87,7 @@ pub struct ToolEntry {
     pub(crate) output_drops_nulls: bool,
     pub(crate) tool: Arc<dyn ErasedTool>,
     /// One permit for tools whose executions must not overlap.
-    pub(crate) serial: Option<Semaphore>,
+    pub(crate) serial: Option<Arc<Semaphore>>,
 }
 
 impl ToolEntry {

@@ -9,7 +9,7 @@ use std::{
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{execution::ExecutionId, progress::ProgressReporter};
+use crate::{execution::ExecutionId, grant::Grant, progress::ProgressReporter};
 
 /// What the host knows and trusts about a call: the principal, the grants it holds and any typed
 /// extensions. Tool arguments and protocol metadata can never add to it; only the host builds
@@ -36,7 +36,7 @@ pub struct Context {
 #[derive(Clone, Default)]
 struct HostContext {
     principal: Option<Arc<str>>,
-    grants: BTreeSet<Arc<str>>,
+    grants: BTreeSet<Grant>,
     extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
@@ -61,9 +61,10 @@ impl Context {
         self
     }
 
-    /// Adds a grant such as `confirm:cancel_order`.
+    /// Adds a grant such as [`Grant::confirm("cancel_order")`](Grant::confirm), also spelled
+    /// `"confirm:cancel_order"`.
     #[must_use]
-    pub fn with_grant(mut self, grant: impl Into<Arc<str>>) -> Self {
+    pub fn with_grant(mut self, grant: impl Into<Grant>) -> Self {
         Arc::make_mut(&mut self.host).grants.insert(grant.into());
         self
     }
@@ -73,7 +74,7 @@ impl Context {
     pub fn with_grants<I, G>(mut self, grants: I) -> Self
     where
         I: IntoIterator<Item = G>,
-        G: Into<Arc<str>>,
+        G: Into<Grant>,
     {
         Arc::make_mut(&mut self.host)
             .grants
@@ -95,22 +96,20 @@ impl Context {
         self.host.principal.as_deref()
     }
 
-    /// Whether the host granted exactly `grant`.
+    /// Whether the host granted exactly `grant` (spelled as in `with_grant`).
     pub fn has_grant(&self, grant: &str) -> bool {
         self.host.grants.contains(grant)
     }
 
-    /// Whether the host allowed `tool` to run without further confirmation (`confirm:<tool>`).
+    /// Whether the host allowed `tool` to run without further confirmation
+    /// ([`Grant::confirm`]).
     pub fn can_confirm(&self, tool: &str) -> bool {
-        self.host
-            .grants
-            .iter()
-            .any(|grant| grant.strip_prefix("confirm:") == Some(tool))
+        self.host.grants.iter().any(|grant| grant.confirms(tool))
     }
 
     /// Every grant, sorted.
-    pub fn grants(&self) -> impl Iterator<Item = &str> {
-        self.host.grants.iter().map(|grant| &**grant)
+    pub fn grants(&self) -> impl Iterator<Item = &Grant> {
+        self.host.grants.iter()
     }
 
     /// The extension of type `T`, if the host attached one.
@@ -196,7 +195,8 @@ mod tests {
 
     #[test]
     fn grants_are_exact() {
-        let ctx = Context::new().with_grants(["confirm:cancel_order", "confirm:Refund"]);
+        let ctx =
+            Context::new().with_grants([Grant::confirm("cancel_order"), "confirm:Refund".into()]);
         assert!(ctx.can_confirm("cancel_order"));
         assert!(!ctx.can_confirm("cancel_orde"));
         assert!(!ctx.can_confirm("refund"));

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// the runtime's defaults for confirmation and parallel safety.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Effect {
     /// Pure computation: reads nothing outside its input.
     None,

@@ -5,9 +5,12 @@ use std::{borrow::Cow, fmt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::grant::Grant;
+
 /// The broad class of an error, so an agent can decide what to do next without parsing text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorCategory {
     /// The arguments are wrong; fix them before retrying.
     Validation,
@@ -62,8 +65,11 @@ pub mod codes {
     pub const TOOL_PANIC: &str = "TOOL_PANIC";
     /// The tool returned output that does not match its own output schema.
     pub const INVALID_OUTPUT: &str = "INVALID_OUTPUT";
-    /// A runtime limit is reached (concurrent executions, idempotency store).
+    /// A runtime limit is reached (concurrent executions, a tool's turn, the idempotency
+    /// store).
     pub const CAPACITY: &str = "CAPACITY";
+    /// The idempotency store could not be reached: nothing ran; retry.
+    pub const STORE_UNAVAILABLE: &str = "STORE_UNAVAILABLE";
     /// Something failed inside the server.
     pub const INTERNAL: &str = "INTERNAL";
 }
@@ -210,12 +216,23 @@ impl AgentError {
         Self::validation(codes::INVALID_ARGUMENTS, message).with_details(details)
     }
 
-    pub(crate) fn confirmation_required(tool: &str) -> Self {
+    /// `CONFIRMATION_REQUIRED`: `tool` needs confirmation and the host granted none (nor
+    /// could anyone be asked). For approvers that cannot ask.
+    pub fn confirmation_required(tool: &str) -> Self {
+        let grant = Grant::confirm(tool);
         Self::permission(
             codes::CONFIRMATION_REQUIRED,
-            format!("`{tool}` needs confirmation: the host must grant `confirm:{tool}`"),
+            format!("`{tool}` needs confirmation: the host must grant `{grant}`"),
         )
-        .with_details(serde_json::json!({ "grant": format!("confirm:{tool}") }))
+        .with_details(serde_json::json!({ "grant": grant.as_str() }))
+    }
+
+    pub(crate) fn confirmation_asked(tool: &str) -> Self {
+        Self::permission(
+            codes::CONFIRMATION_REQUIRED,
+            format!("`{tool}` needs confirmation: the user was asked; call again with the answer"),
+        )
+        .with_details(serde_json::json!({ "grant": Grant::confirm(tool).as_str() }))
     }
 
     /// `CONFIRMATION_DECLINED`: the human was asked to approve a call of `tool` and did not.

@@ -11,7 +11,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::AgentError;
+use crate::{error::AgentError, question::Question};
 
 /// A unique id for one execution, e.g. `exec_5f0c...`. Replays carry the id of the execution
 /// they replay.
@@ -82,6 +82,7 @@ impl fmt::Debug for ExecutionId {
 /// Where an execution stands, or how it ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ExecutionStatus {
     /// The tool is running.
     Running,
@@ -100,6 +101,12 @@ pub enum ExecutionStatus {
     Panicked,
     /// The outcome of an earlier execution with the same request id, replayed.
     Replayed,
+    /// The tool needs confirmation and the human was asked; the call did not run. Calling
+    /// again with the answer is a new execution.
+    InputRequired,
+    /// Nobody can say how it ended: the process running it stopped answering for it (its claim
+    /// on the request id expired). Its effects, if any, are unknown.
+    Lost,
 }
 
 impl ExecutionStatus {
@@ -114,13 +121,18 @@ impl ExecutionStatus {
             Self::TimedOut => "timed_out",
             Self::Panicked => "panicked",
             Self::Replayed => "replayed",
+            Self::InputRequired => "input_required",
+            Self::Lost => "lost",
         }
     }
 
     /// True for executions stopped before the tool could finish: its effects, if any, are
     /// unknown.
     pub const fn is_interrupted(self) -> bool {
-        matches!(self, Self::Cancelled | Self::TimedOut | Self::Panicked)
+        matches!(
+            self,
+            Self::Cancelled | Self::TimedOut | Self::Panicked | Self::Lost
+        )
     }
 }
 
@@ -130,8 +142,10 @@ impl fmt::Display for ExecutionStatus {
     }
 }
 
-/// What one call produced: the execution id, the status and the result.
+/// What one call produced: the execution id, the status, the result, and what kind of answer
+/// it is.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Outcome {
     /// The execution that produced the result (for a replay, the original execution).
     pub execution_id: ExecutionId,
@@ -139,6 +153,25 @@ pub struct Outcome {
     pub status: ExecutionStatus,
     /// The tool's output as JSON, or the error.
     pub result: Result<Value, AgentError>,
+    /// How an adapter delivers it.
+    pub kind: OutcomeKind,
+}
+
+/// What kind of answer an [`Outcome`] is, for adapters whose protocol delivers them
+/// differently.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum OutcomeKind {
+    /// The call reached a tool: `result` is its output, its error, or the runtime's refusal to
+    /// run it. Delivered as the call's result.
+    ToolResult,
+    /// The call named no tool, so nothing could take it (`TOOL_NOT_FOUND`). A protocol delivers
+    /// it as an error of the request itself (MCP: JSON-RPC `-32602`), not as a tool's result.
+    Unroutable,
+    /// The call's approver asks the human first: deliver the question; the caller calls again
+    /// with the answer. `result` holds a `CONFIRMATION_REQUIRED` error for callers that
+    /// cannot ask.
+    InputRequired(Question),
 }
 
 impl Outcome {
@@ -150,6 +183,14 @@ impl Outcome {
     /// The error, if the call failed.
     pub fn error(&self) -> Option<&AgentError> {
         self.result.as_ref().err()
+    }
+
+    /// The question to put to the human, when the call needs an answer before it can run.
+    pub fn question(&self) -> Option<&Question> {
+        match &self.kind {
+            OutcomeKind::InputRequired(question) => Some(question),
+            _ => None,
+        }
     }
 
     /// Decodes the output into `T`; panics with the error otherwise. Meant for tests.

@@ -11,6 +11,7 @@ use crate::execution::{ExecutionId, ExecutionStatus};
 
 /// What is known of one execution.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ExecutionRecord {
     /// Its id.
     pub id: ExecutionId,
@@ -61,8 +62,27 @@ impl History {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    pub(crate) fn started(&self, record: ExecutionRecord) {
-        self.lock().running.insert(record.id.clone(), record);
+    /// Marks an execution running until the returned entry is finished; an entry dropped
+    /// unfinished (the caller went away mid-run) is recorded as cancelled.
+    pub(crate) fn start(
+        &self,
+        id: ExecutionId,
+        tool: &'static str,
+        started_at: SystemTime,
+    ) -> Running<'_> {
+        let record = ExecutionRecord {
+            id: id.clone(),
+            tool: Cow::Borrowed(tool),
+            status: ExecutionStatus::Running,
+            started_at,
+            duration: None,
+            error_code: None,
+        };
+        self.lock().running.insert(id.clone(), record);
+        Running {
+            history: self,
+            id: Some(id),
+        }
     }
 
     pub(crate) fn finished(&self, record: ExecutionRecord) {
@@ -91,6 +111,34 @@ impl History {
 
     pub(crate) fn running(&self) -> usize {
         self.lock().running.len()
+    }
+}
+
+/// A running execution's entry in the history.
+pub(crate) struct Running<'h> {
+    history: &'h History,
+    /// `None` once finished.
+    id: Option<ExecutionId>,
+}
+
+impl Running<'_> {
+    /// Records how the execution ended.
+    pub(crate) fn finish(mut self, record: ExecutionRecord) {
+        self.id = None;
+        self.history.finished(record);
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let running = self.history.lock().running.remove(&id);
+        if let Some(mut record) = running {
+            record.status = ExecutionStatus::Cancelled;
+            record.duration = record.started_at.elapsed().ok();
+            record.error_code = Some(crate::error::codes::CANCELLED.to_owned());
+            self.history.finished(record);
+        }
     }
 }
 
@@ -131,10 +179,10 @@ mod tests {
     #[test]
     fn a_record_is_found_while_running_and_once_finished() {
         let history = History::new(4);
-        history.started(record("a", ExecutionStatus::Running));
+        let running = history.start(ExecutionId::from("a"), "tool", SystemTime::UNIX_EPOCH);
         assert_eq!(status(&history, "a"), Some(ExecutionStatus::Running));
         assert_eq!(history.running(), 1);
-        history.finished(record("a", ExecutionStatus::Succeeded));
+        running.finish(record("a", ExecutionStatus::Succeeded));
         assert_eq!(status(&history, "a"), Some(ExecutionStatus::Succeeded));
         assert_eq!(history.running(), 0);
         assert_eq!(status(&history, "b"), None);
@@ -157,13 +205,24 @@ mod tests {
     #[test]
     fn running_records_are_kept_whatever_the_capacity() {
         let history = History::new(0);
-        history.started(record("long", ExecutionStatus::Running));
+        let long = history.start(ExecutionId::from("long"), "tool", SystemTime::UNIX_EPOCH);
         history.finished(record("quick", ExecutionStatus::Succeeded));
         assert_eq!(status(&history, "long"), Some(ExecutionStatus::Running));
         assert_eq!(status(&history, "quick"), None);
-        history.finished(record("long", ExecutionStatus::Cancelled));
+        long.finish(record("long", ExecutionStatus::Cancelled));
         assert_eq!(status(&history, "long"), None);
         assert_eq!(history.running(), 0);
+    }
+
+    #[test]
+    fn an_entry_dropped_while_running_is_recorded_as_cancelled() {
+        let history = History::new(4);
+        drop(history.start(ExecutionId::from("gone"), "tool", SystemTime::now()));
+        assert_eq!(history.running(), 0);
+        let record = history.get(&ExecutionId::from("gone")).unwrap();
+        assert_eq!(record.status, ExecutionStatus::Cancelled);
+        assert_eq!(record.error_code.as_deref(), Some("CANCELLED"));
+        assert!(record.duration.is_some());
     }
 
     #[test]

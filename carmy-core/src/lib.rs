@@ -5,6 +5,10 @@
 //! idempotency by request id, parallel safety, deadlines, cancellation and execution records.
 //! It knows nothing of MCP; adapters such as `carmy-mcp` project it onto a protocol.
 //!
+//! Every call goes through one pipeline ([`Runtime::execute`]): resolve, validate, approve,
+//! claim, admit, run, settle. Its seams are traits: [`Approver`] (may this call run?),
+//! [`Admission`] (may it start now?) and [`IdempotencyStore`] (where claims and outcomes live).
+//!
 //! Most users depend on the `carmy` facade and write tools with `#[carmy::tool]`. This crate is
 //! what the macro expands to and what an adapter drives:
 //!
@@ -28,6 +32,8 @@
 //! # }).unwrap();
 //! ```
 
+mod admission;
+mod approval;
 mod builder;
 mod catalog;
 mod context;
@@ -35,13 +41,14 @@ mod effect;
 mod erased;
 mod error;
 mod execution;
+mod grant;
 mod history;
 mod idempotency;
 mod limits;
-mod portable;
 mod progress;
+mod question;
 mod runtime;
-mod schema;
+pub mod schema;
 mod state;
 pub mod testing;
 mod tool;
@@ -50,24 +57,25 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use admission::{Admission, AdmissionRequest, Capacity, Permit, Serialization};
+pub use approval::{Approval, ApprovalRequest, Approver, HostGrants};
 pub use builder::{BuildError, BuildProblem, Carmy};
-pub use catalog::{Catalog, ToolEntry, is_valid_tool_name};
+pub use catalog::{Catalog, ToolEntry};
 pub use context::Context;
 pub use effect::{Confirmation, Effect};
 pub use error::{AgentError, ErrorCategory, codes};
-pub use execution::{ExecutionId, ExecutionStatus, Outcome};
+pub use execution::{ExecutionId, ExecutionStatus, Outcome, OutcomeKind};
+pub use grant::Grant;
 pub use history::ExecutionRecord;
 pub use idempotency::{
-    Claim, Fingerprint, IdempotencyKey, IdempotencyStore, MemoryStore, MemoryStoreLimits, Recorded,
-    Waiter,
+    Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, MemoryStore,
+    MemoryStoreLimits, Recorded, Release, StoreError, Waiter,
 };
 pub use limits::Limits;
-pub use portable::check_portable;
 pub use progress::{PROGRESS_INTERVAL, ProgressReporter, ProgressSink};
+pub use question::Question;
 pub use runtime::{Request, Runtime};
-pub use schema::{
-    Direction, SchemaProfile, drop_optional_nulls, is_object_schema, make_portable, schema_for,
-};
+pub use schema::SchemaProfile;
 pub use state::{Requirements, State};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Invocation, NoInput, Tool, ToolInput, ToolOutput, ToolSpec};

@@ -12,9 +12,8 @@ use std::{
 };
 
 use carmy_core::{
-    AgentError, Carmy, Claim, Confirmation, Context, Effect, ExecutionStatus, Fingerprint,
-    IdempotencyKey, IdempotencyStore, Invocation, MemoryStore, MemoryStoreLimits, Recorded,
-    Request, Runtime, Tool, ToolSpec,
+    AgentError, Carmy, Confirmation, Context, Effect, ExecutionStatus, Invocation, MemoryStore,
+    MemoryStoreLimits, Request, Runtime, Tool, ToolSpec,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -52,21 +51,6 @@ impl<const E: u8> Tool for Counted<E> {
     }
 }
 
-/// A store the test can look into while the runtime uses it.
-struct Shared(Arc<MemoryStore>);
-
-impl IdempotencyStore for Shared {
-    fn claim(&self, key: &IdempotencyKey, fingerprint: Fingerprint) -> Result<Claim, AgentError> {
-        self.0.claim(key, fingerprint)
-    }
-    fn finish(&self, key: &IdempotencyKey, recorded: Recorded) {
-        self.0.finish(key, recorded);
-    }
-    fn interrupt(&self, key: &IdempotencyKey, status: ExecutionStatus, uncertain: bool) {
-        self.0.interrupt(key, status, uncertain);
-    }
-}
-
 struct Fixture {
     runtime: Runtime,
     deletes: Arc<AtomicUsize>,
@@ -82,7 +66,8 @@ fn fixture(store_limits: MemoryStoreLimits) -> Fixture {
         .tool(Counted::<0>(Arc::clone(&deletes)))
         .tool(Counted::<1>(Arc::clone(&transfers)))
         .tool(Counted::<2>(Arc::clone(&lookups)))
-        .idempotency_store(Shared(Arc::clone(&store)))
+        // An `Arc` of a store is a store: the test looks into it while the runtime uses it.
+        .idempotency_store(Arc::clone(&store))
         .build()
         .expect("valid catalog");
     Fixture {
@@ -267,10 +252,11 @@ async fn retries_waiting_on_a_write_that_gets_cancelled_are_all_uncertain() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_request_ids_stays_within_the_store_bound() {
-    let f = fixture(MemoryStoreLimits {
-        max_entries: 500,
-        ttl: Duration::from_secs(3600),
-    });
+    let f = fixture(
+        MemoryStoreLimits::default()
+            .with_max_entries(500)
+            .with_ttl(Duration::from_secs(3600)),
+    );
     for wave in 0..20 {
         let calls: Vec<_> = (0..500)
             .map(|i| {

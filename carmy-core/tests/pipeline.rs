@@ -550,6 +550,8 @@ async fn dropping_the_call_releases_or_poisons_the_request_id() {
         () = wait_until(|| f.write.running.load(Ordering::SeqCst) == 1) => {}
     }
     assert_eq!(f.write.dropped_midway.load(Ordering::SeqCst), 1);
+    // The execution is recorded as cancelled, not left running.
+    assert_eq!(f.runtime.running_executions(), 0);
     let retry = f
         .runtime
         .execute(Request::new("write", json!({ "millis": 10_000 })).request_id("gone"))

@@ -1,46 +1,40 @@
-//! Confirmation through the client: a call of a tool that needs `confirm:<tool>`, which the host
-//! did not grant, is put to the human in front of the client, once per call.
+//! Confirmation through the client: an [`Approver`] that puts a call of a tool needing
+//! `confirm:<tool>`, which the host did not grant, to the human in front of the client.
+//!
+//! The runtime decides when to ask (the tool needs confirmation, the host granted none, the
+//! arguments are valid); this module only knows how:
 //!
 //! - 2025-11-25 (and older) sessions: an `elicitation/create` request, awaited in the call.
-//! - 2026-07-28 sessions: an `input_required` result carrying the same elicitation and a sealed
-//!   `requestState`; the client's retry carries the answer in `inputResponses` and echoes the
-//!   state. The state is untrusted, so it is authenticated (HMAC-SHA256 with a per-server random
-//!   key, rmcp's `RequestStateCodec`), bound to the tool, the arguments' digest and the
-//!   principal, expires, and is single-use (its nonce is remembered until it expires).
+//! - 2026-07-28 sessions: [`Approval::Ask`], which the mapping turns into an `input_required`
+//!   result carrying the question and a sealed `requestState`; the client's retry carries the
+//!   answer in `inputResponses` and echoes the state. The state is untrusted, so it is
+//!   authenticated (HMAC-SHA256 with a per-server random key, rmcp's `RequestStateCodec`),
+//!   bound to the tool, the arguments' digest and the principal, expires, and is single-use
+//!   (its nonce is remembered until it expires).
 //!
-//! An approved call runs with the grant `confirm:<tool>` added to *that call's* context, so the
-//! runtime's own check is what lets it through; nothing a client sends can add a grant otherwise.
+//! Approved, the call runs once; nothing a client sends can add a grant to the host's context.
 
 use std::{
     collections::HashMap,
     fmt::Write as _,
-    sync::Mutex,
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
-use carmy_core::{
-    AgentError, Confirmation, Context, ExecutionId, ExecutionStatus, Fingerprint, Outcome, Runtime,
-    ToolEntry,
-};
+use carmy_core::{AgentError, Approval, ApprovalRequest, Approver, Fingerprint, Question};
 use rmcp::{
-    RoleServer,
+    Peer, RoleServer,
     model::{
-        CallToolResponse, ClientCapabilities, ClientResult, ElicitRequest, ElicitRequestParams,
-        ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
-        InputRequiredResult, InputResponses, ProtocolVersion, RequestStateCodec, RequestStateError,
-        SealOptions, ServerRequest,
+        ClientCapabilities, ClientResult, ElicitResult, InputResponses, ProtocolVersion,
+        RequestStateCodec, RequestStateError, SealOptions, ServerRequest,
     },
     service::RequestContext,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::mapping;
+use crate::mapping::{CONFIRM_INPUT_KEY, approves, confirmation_request};
 
-/// The key of the confirmation in `inputRequests` / `inputResponses`.
-pub const CONFIRM_INPUT_KEY: &str = "carmy/confirm";
-/// The boolean field of the confirmation form; only `true` approves.
-pub const CONFIRM_FIELD: &str = "approve";
 /// How long a sealed confirmation state stays valid.
 pub(crate) const STATE_TTL: Duration = Duration::from_secs(5 * 60);
 /// Nonces remembered at once; past it, new confirmations are refused until old ones expire.
@@ -77,15 +71,6 @@ struct Sealed {
     nonce: String,
 }
 
-/// What to do with a call.
-#[derive(Debug)]
-pub(crate) enum Gate {
-    /// Run it under this context (the host's, or the host's plus `confirm:<tool>`).
-    Proceed(Context),
-    /// Answer without running it: an `input_required` round, or a refusal.
-    Answer(CallToolResponse),
-}
-
 impl ClientConfirmation {
     pub(crate) fn new() -> Self {
         Self::with_ttl(STATE_TTL)
@@ -103,131 +88,34 @@ impl ClientConfirmation {
         }
     }
 
-    /// The entry of `tool` when a call of it under `context` may need the user: the tool
-    /// requires confirmation and the host granted none. Every other call goes straight to the
-    /// runtime.
-    pub(crate) fn may_ask<'a>(
-        runtime: &'a Runtime,
-        context: &Context,
-        tool: &str,
-    ) -> Option<&'a ToolEntry> {
-        // Host grants take precedence: nobody is asked.
-        runtime.catalog().get(tool).filter(|entry| {
-            entry.confirmation() == Confirmation::Required && !context.can_confirm(tool)
-        })
-    }
-
-    /// Decides whether `tool(arguments)` runs now, under which context, or what to answer instead.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn gate(
-        &self,
-        runtime: &Runtime,
-        context: Context,
-        tool: &str,
-        arguments: &Value,
+    /// The approver of one `tools/call`, when its client can put a form to its user; `None`
+    /// otherwise, and the runtime answers `CONFIRMATION_REQUIRED` as without this feature.
+    pub(crate) fn approver(
+        self: &Arc<Self>,
+        request: &RequestContext<RoleServer>,
         input_responses: Option<InputResponses>,
         request_state: Option<String>,
-        request: &RequestContext<RoleServer>,
-    ) -> Gate {
-        let Some(entry) = Self::may_ask(runtime, &context, tool) else {
-            return Gate::Proceed(context);
-        };
-        // Never ask a human about a call that cannot run: the runtime reports bad arguments.
-        let Ok(arguments) =
-            entry.validate_arguments(arguments.clone(), runtime.limits().max_argument_depth)
-        else {
-            return Gate::Proceed(context);
-        };
+    ) -> Option<ClientApproval> {
         if !supports_form(request.client_capabilities().as_ref()) {
-            // No way to ask: the runtime answers `CONFIRMATION_REQUIRED`, as without this feature.
-            return Gate::Proceed(context);
+            return None;
         }
-        let binding = binding(tool, &arguments, context.principal());
         let modern = request
             .protocol_version()
             .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-        let answer = if modern {
-            match request_state {
-                None => return Gate::Answer(self.input_required(entry, &arguments, &binding)),
-                Some(state) => {
-                    if let Err(reason) = self.redeem(&state, &binding) {
-                        return refuse(entry, AgentError::confirmation_invalid(tool, reason));
-                    }
-                    match input_responses
-                        .as_ref()
-                        .and_then(|responses| responses.get(CONFIRM_INPUT_KEY))
-                        .and_then(|answer| {
-                            serde_json::from_value::<ElicitResult>(answer.clone()).ok()
-                        }) {
-                        Some(answer) => answer,
-                        None => {
-                            return refuse(
-                                entry,
-                                AgentError::confirmation_invalid(
-                                    tool,
-                                    "the retry carries no answer to the confirmation",
-                                ),
-                            );
-                        }
-                    }
-                }
+        let round = if modern {
+            Round::Modern {
+                input_responses,
+                request_state,
             }
         } else {
-            let ask = request
-                .peer
-                .send_request(ServerRequest::ElicitRequest(ElicitRequest::new(
-                    elicitation(entry, &arguments),
-                )));
-            let response = tokio::select! {
-                response = ask => response,
-                () = request.ct.cancelled() => {
-                    return refuse(entry, AgentError::new(
-                        carmy_core::ErrorCategory::Cancelled,
-                        carmy_core::codes::CANCELLED,
-                        "the call was cancelled while waiting for the user's confirmation",
-                    ));
-                }
-            };
-            match response {
-                Ok(ClientResult::ElicitResult(answer)) => answer,
-                Ok(_) | Err(_) => {
-                    if let Err(error) = &response {
-                        tracing::debug!(%error, tool, "the client could not ask for confirmation");
-                    }
-                    // The client could not ask: as if it could not elicit at all.
-                    return Gate::Proceed(context);
-                }
+            Round::Legacy {
+                peer: request.peer.clone(),
             }
         };
-        if approves(&answer) {
-            tracing::debug!(tool, "the user approved the call");
-            Gate::Proceed(context.with_grant(format!("confirm:{tool}")))
-        } else {
-            tracing::debug!(tool, action = ?answer.action, "the user did not approve the call");
-            refuse(entry, AgentError::confirmation_declined(tool))
-        }
-    }
-
-    /// The `input_required` answer: the elicitation, and a state sealed to this exact call.
-    fn input_required(
-        &self,
-        entry: &ToolEntry,
-        arguments: &Value,
-        binding: &[u8],
-    ) -> CallToolResponse {
-        let state = match self.seal(binding) {
-            Ok(state) => state,
-            Err(error) => {
-                tracing::error!(%error, "cannot seal a confirmation state");
-                return refuse_response(entry, AgentError::internal("cannot ask for confirmation"));
-            }
-        };
-        let mut requests = InputRequests::new();
-        requests.insert(
-            CONFIRM_INPUT_KEY.to_owned(),
-            InputRequest::Elicitation(ElicitRequest::new(elicitation(entry, arguments))),
-        );
-        InputRequiredResult::new(Some(requests), Some(state)).into()
+        Some(ClientApproval {
+            confirmation: Arc::clone(self),
+            round,
+        })
     }
 
     /// A fresh single-use state, sealed to the call `binding` describes, valid for the TTL.
@@ -285,6 +173,94 @@ impl ClientConfirmation {
     }
 }
 
+/// Asks the human in front of the client about one call.
+pub(crate) struct ClientApproval {
+    confirmation: Arc<ClientConfirmation>,
+    round: Round,
+}
+
+/// How this session's client is asked.
+enum Round {
+    /// 2025-11-25 and older: a request to the client, awaited.
+    Legacy { peer: Peer<RoleServer> },
+    /// 2026-07-28: a question in the answer, and the answer in the retry.
+    Modern {
+        input_responses: Option<InputResponses>,
+        request_state: Option<String>,
+    },
+}
+
+impl Approver for ClientApproval {
+    async fn approve(&self, request: ApprovalRequest<'_>) -> Approval {
+        let tool = request.tool().name();
+        let message = question(&request);
+        let answer = match &self.round {
+            Round::Legacy { peer } => {
+                let ask = ServerRequest::ElicitRequest(confirmation_request(tool, &message));
+                match peer.send_request(ask).await {
+                    Ok(ClientResult::ElicitResult(answer)) => answer,
+                    other => {
+                        if let Err(error) = other {
+                            tracing::debug!(%error, tool, "the client could not ask for confirmation");
+                        }
+                        // The client could not ask: as if it could not elicit at all.
+                        return Approval::Declined(AgentError::confirmation_required(tool));
+                    }
+                }
+            }
+            Round::Modern {
+                input_responses,
+                request_state,
+            } => {
+                let binding = binding(tool, request.arguments(), request.context().principal());
+                let Some(state) = request_state else {
+                    return match self.confirmation.seal(&binding) {
+                        Ok(state) => Approval::Ask(Question::new(message, state)),
+                        Err(error) => {
+                            tracing::error!(%error, "cannot seal a confirmation state");
+                            Approval::Declined(AgentError::internal("cannot ask for confirmation"))
+                        }
+                    };
+                };
+                if let Err(reason) = self.confirmation.redeem(state, &binding) {
+                    return Approval::Declined(AgentError::confirmation_invalid(tool, reason));
+                }
+                let answer = input_responses
+                    .as_ref()
+                    .and_then(|responses| responses.get(CONFIRM_INPUT_KEY))
+                    .and_then(|answer| serde_json::from_value::<ElicitResult>(answer.clone()).ok());
+                match answer {
+                    Some(answer) => answer,
+                    None => {
+                        return Approval::Declined(AgentError::confirmation_invalid(
+                            tool,
+                            "the retry carries no answer to the confirmation",
+                        ));
+                    }
+                }
+            }
+        };
+        if approves(&answer) {
+            tracing::debug!(tool, "the user approved the call");
+            Approval::Granted
+        } else {
+            tracing::debug!(tool, action = ?answer.action, "the user did not approve the call");
+            Approval::Declined(AgentError::confirmation_declined(tool))
+        }
+    }
+}
+
+/// The question put to the human: the tool, its effect, and the arguments in short.
+fn question(request: &ApprovalRequest<'_>) -> String {
+    let tool = request.tool();
+    format!(
+        "Allow `{}` ({}) with {}?",
+        tool.name(),
+        tool.effect().as_str(),
+        summarize(request.arguments())
+    )
+}
+
 /// What a sealed state is bound to: the tool, the digest of its canonical arguments and the
 /// principal, each length-prefixed so no two bindings share bytes.
 fn binding(tool: &str, arguments: &Value, principal: Option<&str>) -> Vec<u8> {
@@ -321,46 +297,6 @@ fn supports_form(capabilities: Option<&ClientCapabilities>) -> bool {
         .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
 }
 
-/// Only an accepted form with `approve: true` approves; decline, cancel, `false` or a missing
-/// field do not.
-fn approves(answer: &ElicitResult) -> bool {
-    answer.action == ElicitationAction::Accept
-        && answer
-            .content
-            .as_ref()
-            .and_then(|content| content.get(CONFIRM_FIELD))
-            .and_then(Value::as_bool)
-            == Some(true)
-}
-
-/// The question put to the human: the tool, its effect, and the arguments in short.
-pub(crate) fn elicitation(entry: &ToolEntry, arguments: &Value) -> ElicitRequestParams {
-    let message = format!(
-        "Allow `{}` ({}) with {}?",
-        entry.name(),
-        entry.effect().as_str(),
-        summarize(arguments)
-    );
-    let schema: ElicitationSchema = serde_json::from_value(json!({
-        "type": "object",
-        "properties": {
-            CONFIRM_FIELD: {
-                "type": "boolean",
-                "title": "Approve",
-                "description": format!("Run this call of `{}` once", entry.name()),
-                "default": false,
-            }
-        },
-        "required": [CONFIRM_FIELD],
-    }))
-    .expect("a boolean property is a valid elicitation schema");
-    ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message,
-        requested_schema: schema,
-    }
-}
-
 /// `{order_id: "ord-1001", reason: "…"}`, each value and the whole cut short.
 pub(crate) fn summarize(arguments: &Value) -> String {
     let Value::Object(fields) = arguments else {
@@ -394,27 +330,10 @@ fn truncate(text: &str, max: usize) -> String {
     }
 }
 
-fn refuse(entry: &ToolEntry, error: AgentError) -> Gate {
-    Gate::Answer(refuse_response(entry, error))
-}
-
-/// A call refused before reaching the runtime, answered like any rejected call.
-fn refuse_response(entry: &ToolEntry, error: AgentError) -> CallToolResponse {
-    let outcome = Outcome {
-        execution_id: ExecutionId::generate(),
-        status: ExecutionStatus::Rejected,
-        result: Err(error),
-    };
-    match mapping::call_result(Some(entry), outcome) {
-        Ok(result) => result.into(),
-        // Only an unknown tool maps to a protocol error, and this one is known.
-        Err(_) => unreachable!("a known tool's refusal is a result"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn summaries_are_short_and_readable() {
@@ -490,20 +409,5 @@ mod tests {
         let state = confirm.seal(&call).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(confirm.redeem(&state, &call), Err("it expired; call again"));
-    }
-
-    #[test]
-    fn only_an_explicit_approval_approves() {
-        let accept = |content: Option<Value>| {
-            let mut result = ElicitResult::new(ElicitationAction::Accept);
-            result.content = content;
-            result
-        };
-        assert!(approves(&accept(Some(json!({ "approve": true })))));
-        assert!(!approves(&accept(Some(json!({ "approve": false })))));
-        assert!(!approves(&accept(Some(json!({ "approve": "yes" })))));
-        assert!(!approves(&accept(None)));
-        assert!(!approves(&ElicitResult::new(ElicitationAction::Decline)));
-        assert!(!approves(&ElicitResult::new(ElicitationAction::Cancel)));
     }
 }

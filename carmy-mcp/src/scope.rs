@@ -1,15 +1,38 @@
-//! Who a call runs as and what stops it: the server's host context, or what an HTTP
-//! authenticator decided for this request; rmcp's cancellation, joined on HTTP by the client
-//! disconnecting, the request deadline and server shutdown.
+//! Who a call runs as and what stops it.
+//!
+//! By default: the server's host context and rmcp's cancellation (`notifications/cancelled`).
+//! A transport that knows more about a request attaches a [`RequestScope`] to it: HTTP does,
+//! with the context its authenticator decided on and a token cancelled when the client
+//! disconnects, the request's deadline passes or the server shuts down.
 
 use carmy_core::Context;
 use rmcp::{RoleServer, service::RequestContext};
 use tokio_util::sync::CancellationToken;
 
-use crate::McpServer;
+/// What a transport decided for one request, put in its extensions.
+#[derive(Clone, Debug)]
+pub(crate) struct RequestScope {
+    pub(crate) context: Context,
+    pub(crate) cancellation: CancellationToken,
+}
 
-/// The trusted context and the cancellation of one `tools/call`. Dropping it (when the call has
-/// answered) releases the watcher that joins the HTTP request's cancellation.
+impl RequestScope {
+    /// The scope a transport attached to `request`, if any. rmcp's HTTP transport hands the
+    /// handler the request's `http::request::Parts`, whose extensions carry it.
+    fn of(request: &RequestContext<RoleServer>) -> Option<&Self> {
+        if let Some(scope) = request.extensions.get::<Self>() {
+            return Some(scope);
+        }
+        #[cfg(feature = "http")]
+        if let Some(parts) = request.extensions.get::<http::request::Parts>() {
+            return parts.extensions.get::<Self>();
+        }
+        None
+    }
+}
+
+/// The trusted context and the cancellation of one call. Dropping it (when the call has
+/// answered) releases the watcher that joins a transport's cancellation to rmcp's.
 pub(crate) struct CallScope {
     pub(crate) context: Context,
     pub(crate) cancellation: CancellationToken,
@@ -18,29 +41,28 @@ pub(crate) struct CallScope {
 }
 
 impl CallScope {
-    pub(crate) fn of(server: &McpServer, request: &RequestContext<RoleServer>) -> Self {
-        #[cfg(feature = "http")]
-        if let Some(call) = crate::http::HttpCall::of(request) {
-            // rmcp's token fires on `notifications/cancelled`; the HTTP request's on disconnect,
-            // deadline and shutdown. Either stops the execution.
-            let cancellation = request.ct.child_token();
-            let (joined, http) = (cancellation.clone(), call.cancellation.clone());
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = http.cancelled() => joined.cancel(),
-                    () = joined.cancelled() => {}
-                }
-            });
+    pub(crate) fn of(host: &Context, request: &RequestContext<RoleServer>) -> Self {
+        let Some(scope) = RequestScope::of(request) else {
             return Self {
-                context: call.context.clone(),
-                cancellation,
-                owned: true,
+                context: host.clone(),
+                cancellation: request.ct.clone(),
+                owned: false,
             };
-        }
+        };
+        // rmcp's token fires on `notifications/cancelled`, the transport's on disconnect,
+        // deadline and shutdown. Either stops the execution.
+        let cancellation = request.ct.child_token();
+        let (joined, transport) = (cancellation.clone(), scope.cancellation.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                () = transport.cancelled() => joined.cancel(),
+                () = joined.cancelled() => {}
+            }
+        });
         Self {
-            context: server.context.clone(),
-            cancellation: request.ct.clone(),
-            owned: false,
+            context: scope.context.clone(),
+            cancellation,
+            owned: true,
         }
     }
 }

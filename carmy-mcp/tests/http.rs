@@ -39,10 +39,10 @@ async fn serve(configure: impl FnOnce(HttpServer) -> HttpServer) -> Served {
     let tokens = BearerTokens::new()
         .token(ALICE, "alice", ["confirm:delete_order"])
         .token(BOB, "bob", Vec::<String>::new());
-    let http = McpServer::new(testbed.runtime.clone())
-        .context(Context::new().with_grant("host-grant"))
-        .http()
-        .authenticator(tokens);
+    let http = HttpServer::new(
+        McpServer::new(testbed.runtime.clone()).context(Context::new().with_grant("host-grant")),
+    )
+    .authenticator(tokens);
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, stopped) = oneshot::channel();
@@ -599,8 +599,7 @@ async fn shutdown_cancels_calls_past_the_grace_period() {
 async fn a_non_loopback_address_needs_an_authenticator() {
     let testbed = common::tools::testbed(mpsc::unbounded_channel().0);
     let listener = TcpListener::bind("0.0.0.0:0").await.expect("bind");
-    let refused = McpServer::new(testbed.runtime)
-        .http()
+    let refused = HttpServer::new(McpServer::new(testbed.runtime))
         .serve_with_shutdown(listener, async {})
         .await
         .expect_err("refused");

@@ -5,7 +5,7 @@ mod common;
 use carmy_core::{Context, ExecutionId, ExecutionStatus};
 use carmy_mcp::{
     META_CONFIRMATION, META_EFFECT, META_ERROR, META_EXECUTION_ID, META_PARALLEL_SAFE,
-    META_REQUEST_ID, META_STATUS, check_portable,
+    META_REQUEST_ID, META_STATUS,
 };
 use common::{LIFECYCLES, Lifecycle, call, call_with, in_process, meta, text_json, with_meta};
 use rmcp::model::{CacheScope, ErrorCode, ProtocolVersion, Tool, ToolAnnotations};
@@ -185,10 +185,10 @@ async fn title_description_and_schemas_come_from_the_tool() {
 async fn every_published_schema_is_portable() {
     let tools = tools(Lifecycle::Initialize).await;
     for tool in &tools {
-        check_portable(&Value::Object((*tool.input_schema).clone()))
+        carmy_core::schema::check_portable(&Value::Object((*tool.input_schema).clone()))
             .unwrap_or_else(|problems| panic!("input of `{}`: {problems}", tool.name));
         if let Some(output) = &tool.output_schema {
-            check_portable(&Value::Object((**output).clone()))
+            carmy_core::schema::check_portable(&Value::Object((**output).clone()))
                 .unwrap_or_else(|problems| panic!("output of `{}`: {problems}", tool.name));
         }
     }

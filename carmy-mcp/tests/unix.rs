@@ -30,13 +30,12 @@ async fn several_clients_at_once_over_a_private_socket_removed_on_shutdown() {
         .mode();
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     let (stop, stopped) = oneshot::channel::<()>();
-    let server = tokio::spawn(
-        McpServer::new(testbed.runtime)
-            .context(Context::new().with_principal("local"))
-            .serve_unix_socket(socket, async {
-                let _ = stopped.await;
-            }),
-    );
+    let server = tokio::spawn(socket.serve_with_shutdown(
+        McpServer::new(testbed.runtime).context(Context::new().with_principal("local")),
+        async {
+            let _ = stopped.await;
+        },
+    ));
 
     let mut sessions = Vec::new();
     for lifecycle in LIFECYCLES.into_iter().cycle().take(4) {
@@ -109,7 +108,7 @@ async fn shutdown_cancels_calls_past_the_grace_period() {
         .grace_period(Duration::from_millis(200));
     let (stop, stopped) = oneshot::channel::<()>();
     let server = tokio::spawn(
-        McpServer::new(testbed.runtime).serve_unix_socket(socket, async {
+        socket.serve_with_shutdown(McpServer::new(testbed.runtime), async {
             let _ = stopped.await;
         }),
     );

@@ -3,10 +3,12 @@
 //! See the repository README for the tour.
 
 pub use carmy_core::{
-    AgentError, BuildError, BuildProblem, CancellationToken, Carmy, Catalog, Confirmation, Context,
-    Effect, ErrorCategory, ExecutionId, ExecutionRecord, ExecutionStatus, Fingerprint,
-    IdempotencyKey, IdempotencyStore, Invocation, Limits, MemoryStore, MemoryStoreLimits, NoInput,
-    Outcome, Request, Runtime, SchemaProfile, State, Tool, ToolEntry, ToolSpec, codes, testing,
+    Admission, AdmissionRequest, AgentError, Approval, ApprovalRequest, Approver, BuildError,
+    BuildProblem, CancellationToken, Carmy, Catalog, Claim, Confirmation, Context, Effect,
+    ErrorCategory, ExecutionId, ExecutionRecord, ExecutionStatus, Fingerprint, Grant, HostGrants,
+    IdempotencyKey, IdempotencyStore, Invocation, Lease, LeaseTerms, Limits, MemoryStore,
+    MemoryStoreLimits, NoInput, Outcome, OutcomeKind, Permit, Question, Recorded, Release, Request,
+    Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolSpec, codes, schema, testing,
 };
 pub use carmy_macros::tool;
 

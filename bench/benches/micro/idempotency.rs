@@ -1,6 +1,6 @@
 //! The in-memory idempotency store under contention (one mutex around the maps): fresh
 //! claims that run and record, and replays of finished keys, from 1, 2 and 4 threads on
-//! this 2-core machine.
+//! this 2-core machine. Its futures never wait, so each is polled once (`now_or_never`).
 
 use std::sync::{
     Arc,
@@ -8,11 +8,14 @@ use std::sync::{
 };
 
 use carmy_bench::catalog::{self, SearchInput};
+use std::time::Duration;
+
 use carmy_core::{
-    Claim, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore,
-    MemoryStore, MemoryStoreLimits, Recorded,
+    Claim, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, LeaseTerms,
+    MemoryStore, MemoryStoreLimits, Recorded, Release,
 };
 use divan::{Bencher, black_box};
+use futures_util::FutureExt;
 use serde_json::{Value, json};
 
 /// Keys kept finished for the replay benchmark.
@@ -24,11 +27,22 @@ fn recorded() -> Recorded {
         limit: None,
         category: None,
     });
-    Recorded {
-        execution_id: ExecutionId::generate(),
-        status: ExecutionStatus::Succeeded,
-        result: Ok(serde_json::to_value(output).unwrap()),
-    }
+    Recorded::new(
+        ExecutionId::generate(),
+        ExecutionStatus::Succeeded,
+        Ok(serde_json::to_value(output).unwrap()),
+    )
+}
+
+/// The terms the runtime asks for a write with the default 60 s timeout.
+const TERMS: LeaseTerms = LeaseTerms {
+    duration: Duration::from_secs(150),
+    if_lost: Release::Uncertain(ExecutionStatus::Lost),
+};
+
+/// The answer of a store future that completes at once.
+fn now<T>(future: impl std::future::Future<Output = T>) -> T {
+    future.now_or_never().expect("the memory store never waits")
 }
 
 fn fingerprint() -> Fingerprint {
@@ -46,8 +60,8 @@ fn claim_and_finish(bencher: Bencher<'_, '_>) {
     bencher.bench(|| {
         let n = next.fetch_add(1, Ordering::Relaxed);
         let key = IdempotencyKey::new(Some("alice"), &format!("req-{n}"));
-        match store.claim(&key, fingerprint).unwrap() {
-            Claim::Acquired => store.finish(&key, recorded.clone()),
+        match now(store.claim(&key, fingerprint, TERMS)).unwrap() {
+            Claim::Acquired(lease) => now(store.finish(&lease, recorded.clone())).unwrap(),
             other => panic!("a fresh key was {other:?}"),
         }
     });
@@ -63,16 +77,15 @@ fn replay_finished(bencher: Bencher<'_, '_>) {
         .map(|n| IdempotencyKey::new(Some("alice"), &format!("req-{n}")))
         .collect();
     for key in &keys {
-        assert!(matches!(
-            store.claim(key, fingerprint).unwrap(),
-            Claim::Acquired
-        ));
-        store.finish(key, recorded());
+        let Ok(Claim::Acquired(lease)) = now(store.claim(key, fingerprint, TERMS)) else {
+            panic!("a fresh key was not acquired");
+        };
+        now(store.finish(&lease, recorded())).unwrap();
     }
     let next = AtomicU64::new(0);
     bencher.bench(|| {
         let key = &keys[(next.fetch_add(1, Ordering::Relaxed) % KEYS) as usize];
-        match store.claim(black_box(key), fingerprint).unwrap() {
+        match now(store.claim(black_box(key), fingerprint, TERMS)).unwrap() {
             Claim::Finished(recorded) => black_box::<Value>(recorded.result.unwrap()),
             other => panic!("a finished key was {other:?}"),
         }

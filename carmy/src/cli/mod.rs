@@ -180,7 +180,9 @@ impl Cli {
                 )
                 .await
             }
+            #[cfg(feature = "http")]
             "http" => network::http(self.runtime, context, self.name, self.version, sub).await,
+            #[cfg(all(feature = "mcp", unix))]
             "unix" => network::unix(self.runtime, context, self.name, self.version, sub).await,
             "tools" => commands::tools(&self.runtime, sub.get_flag("json")),
             "schema" => commands::schema(&self.runtime, string(sub, "tool")),
@@ -248,13 +250,15 @@ impl Cli {
                     .help("Make the call idempotent under this request id"),
             )
             .args(grants());
-        Command::new(self.name)
+        let command = Command::new(self.name)
             .version(self.version)
             .about(self.about)
             .subcommand_required(true)
             .arg_required_else_help(true)
-            .subcommands([mcp, tools, schema, call])
-            .subcommands(network::commands(grants))
+            .subcommands([mcp, tools, schema, call]);
+        #[cfg(feature = "mcp")]
+        let command = command.subcommands(network::commands(grants));
+        command
     }
 }
 

@@ -1,44 +1,70 @@
-//! `http` and `unix`: the tools as a network service.
+//! `http` and `unix`: the tools as a network service (with carmy's `mcp` feature; `http` also
+//! needs the `http` feature).
+#![cfg(feature = "mcp")]
 
 use std::process::ExitCode;
 
 use carmy_core::{Context, Runtime};
-use clap::{Arg, ArgAction, ArgMatches, Command, value_parser};
+#[cfg(feature = "http")]
+use clap::ArgAction;
+use clap::{Arg, ArgMatches, Command, value_parser};
 
+#[cfg(feature = "http")]
 const USAGE: u8 = 2;
 
 /// Where `http` reads its bearer tokens when `--token-file` is not given.
 #[cfg(feature = "http")]
 pub(super) const TOKEN_FILE_ENV: &str = "CARMY_HTTP_TOKEN_FILE";
 
-pub(super) fn commands(grants: impl Fn() -> [Arg; 2]) -> [Command; 2] {
-    let grace = || {
-        Arg::new("grace")
-            .long("grace")
-            .value_name("SECONDS")
-            .value_parser(value_parser!(u64))
-            .default_value("10")
-            .help(
-                "On SIGINT/SIGTERM, how long running calls get to finish before they are cancelled",
-            )
-    };
-    let http = Command::new("http")
+/// Where `http` listens when `--addr` is not given.
+#[cfg(feature = "http")]
+pub(super) const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
+
+/// The `http` and `unix` subcommands this build can serve; their defaults are the library's.
+pub(super) fn commands(grants: impl Fn() -> [Arg; 2]) -> Vec<Command> {
+    [
+        #[cfg(feature = "http")]
+        http_command(&grants),
+        #[cfg(unix)]
+        unix_command(&grants),
+    ]
+    .into_iter()
+    .collect()
+}
+
+fn grace() -> Arg {
+    Arg::new("grace")
+        .long("grace")
+        .value_name("SECONDS")
+        .value_parser(value_parser!(u64))
+        .help(format!(
+            "On SIGINT/SIGTERM, how long running calls get to finish before they are cancelled \
+             [default: {}]",
+            carmy_mcp::DEFAULT_GRACE_PERIOD.as_secs()
+        ))
+}
+
+#[cfg(feature = "http")]
+fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
+    use carmy_mcp::{DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT};
+    Command::new("http")
         .about("Serve the tools over MCP's streamable HTTP on /mcp (health on /health)")
         .arg(
             Arg::new("addr")
                 .long("addr")
                 .value_name("ADDR")
-                .default_value("127.0.0.1:8080")
-                .help("Address to listen on; port 0 picks a free one"),
+                .help(format!(
+                    "Address to listen on; port 0 picks a free one [default: {DEFAULT_HTTP_ADDR}]"
+                )),
         )
         .arg(
             Arg::new("token-file")
                 .long("token-file")
                 .value_name("PATH")
-                .help(
+                .help(format!(
                     "Bearer tokens, one `TOKEN PRINCIPAL [GRANT...]` per line; \
-                     default: $CARMY_HTTP_TOKEN_FILE. Required off loopback",
-                ),
+                     default: ${TOKEN_FILE_ENV}. Required off loopback"
+                )),
         )
         .arg(
             Arg::new("allow-unauthenticated")
@@ -71,20 +97,27 @@ pub(super) fn commands(grants: impl Fn() -> [Arg; 2]) -> [Command; 2] {
                 .long("max-body-bytes")
                 .value_name("BYTES")
                 .value_parser(value_parser!(usize))
-                .default_value("4194304")
-                .help("Largest request body accepted (413 past it)"),
+                .help(format!(
+                    "Largest request body accepted (413 past it) [default: {DEFAULT_MAX_BODY_BYTES}]"
+                )),
         )
         .arg(
             Arg::new("request-timeout")
                 .long("request-timeout")
                 .value_name("SECONDS")
                 .value_parser(value_parser!(u64))
-                .default_value("120")
-                .help("Deadline of one HTTP request; its call is cancelled past it"),
+                .help(format!(
+                    "Deadline of one HTTP request; its call is cancelled past it [default: {}]",
+                    DEFAULT_REQUEST_TIMEOUT.as_secs()
+                )),
         )
         .arg(grace())
-        .args(grants());
-    let unix = Command::new("unix")
+        .args(grants())
+}
+
+#[cfg(unix)]
+fn unix_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
+    Command::new("unix")
         .about("Serve the tools over MCP on a Unix socket (mode 0600, removed on exit)")
         .arg(
             Arg::new("path")
@@ -94,13 +127,14 @@ pub(super) fn commands(grants: impl Fn() -> [Arg; 2]) -> [Command; 2] {
                 .help("The socket file"),
         )
         .arg(grace())
-        .args(grants());
-    [http, unix]
+        .args(grants())
 }
 
-#[cfg(feature = "mcp")]
-fn seconds(matches: &ArgMatches, id: &str) -> std::time::Duration {
-    std::time::Duration::from_secs(matches.get_one::<u64>(id).copied().unwrap_or_default())
+/// `--ID SECONDS`, or `default` when not given.
+fn seconds(matches: &ArgMatches, id: &str, default: std::time::Duration) -> std::time::Duration {
+    matches
+        .get_one::<u64>(id)
+        .map_or(default, |seconds| std::time::Duration::from_secs(*seconds))
 }
 
 #[cfg(feature = "http")]
@@ -111,7 +145,10 @@ pub(super) async fn http(
     version: &'static str,
     matches: &ArgMatches,
 ) -> ExitCode {
-    use carmy_mcp::McpServer;
+    use carmy_mcp::{
+        DEFAULT_GRACE_PERIOD, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, HttpServer,
+        McpServer,
+    };
 
     let token_file = matches
         .get_one::<String>("token-file")
@@ -128,7 +165,9 @@ pub(super) async fn http(
             return ExitCode::from(USAGE);
         }
     };
-    let addr = matches.get_one::<String>("addr").map_or("", String::as_str);
+    let addr = matches
+        .get_one::<String>("addr")
+        .map_or(DEFAULT_HTTP_ADDR, String::as_str);
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(listener) => listener,
         Err(error) => {
@@ -136,20 +175,21 @@ pub(super) async fn http(
             return ExitCode::FAILURE;
         }
     };
-    let mut server = McpServer::new(runtime)
-        .context(context)
-        .server_info(name, version)
-        .http()
-        .allow_unauthenticated(matches.get_flag("allow-unauthenticated"))
-        .stateless(matches.get_flag("stateless"))
-        .max_body_bytes(
-            matches
-                .get_one::<usize>("max-body-bytes")
-                .copied()
-                .unwrap_or_default(),
-        )
-        .request_timeout(seconds(matches, "request-timeout"))
-        .grace_period(seconds(matches, "grace"));
+    let mut server = HttpServer::new(
+        McpServer::new(runtime)
+            .context(context)
+            .server_info(name, version),
+    )
+    .allow_unauthenticated(matches.get_flag("allow-unauthenticated"))
+    .stateless(matches.get_flag("stateless"))
+    .max_body_bytes(
+        matches
+            .get_one::<usize>("max-body-bytes")
+            .copied()
+            .unwrap_or(DEFAULT_MAX_BODY_BYTES),
+    )
+    .request_timeout(seconds(matches, "request-timeout", DEFAULT_REQUEST_TIMEOUT))
+    .grace_period(seconds(matches, "grace", DEFAULT_GRACE_PERIOD));
     if let Some(hosts) = matches.get_many::<String>("allow-host") {
         server = server.allowed_hosts(hosts.cloned());
     }
@@ -205,19 +245,7 @@ fn read_tokens(path: &str) -> Result<carmy_mcp::BearerTokens, String> {
     Ok(tokens)
 }
 
-#[cfg(not(feature = "http"))]
-pub(super) async fn http(
-    _: Runtime,
-    _: Context,
-    _: &'static str,
-    _: &'static str,
-    _: &ArgMatches,
-) -> ExitCode {
-    eprintln!("error: this binary was built without carmy's `http` feature");
-    ExitCode::from(USAGE)
-}
-
-#[cfg(all(feature = "mcp", unix))]
+#[cfg(unix)]
 pub(super) async fn unix(
     runtime: Runtime,
     context: Context,
@@ -226,19 +254,19 @@ pub(super) async fn unix(
     matches: &ArgMatches,
 ) -> ExitCode {
     let path = matches.get_one::<String>("path").map_or("", String::as_str);
+    let grace = seconds(matches, "grace", carmy_mcp::DEFAULT_GRACE_PERIOD);
     let socket = match carmy_mcp::UnixSocket::bind(path) {
-        Ok(socket) => socket.grace_period(seconds(matches, "grace")),
+        Ok(socket) => socket.grace_period(grace),
         Err(error) => {
             eprintln!("error: cannot listen on {path}: {error}");
             return ExitCode::FAILURE;
         }
     };
     eprintln!("listening on unix:{path}");
-    let served = carmy_mcp::McpServer::new(runtime)
+    let server = carmy_mcp::McpServer::new(runtime)
         .context(context)
-        .server_info(name, version)
-        .serve_unix_socket(socket, carmy_mcp::shutdown_signal())
-        .await;
+        .server_info(name, version);
+    let served = socket.serve(server).await;
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -246,16 +274,4 @@ pub(super) async fn unix(
             ExitCode::FAILURE
         }
     }
-}
-
-#[cfg(not(all(feature = "mcp", unix)))]
-pub(super) async fn unix(
-    _: Runtime,
-    _: Context,
-    _: &'static str,
-    _: &'static str,
-    _: &ArgMatches,
-) -> ExitCode {
-    eprintln!("error: Unix sockets need carmy's `mcp` feature, on Unix");
-    ExitCode::from(USAGE)
 }

@@ -1,6 +1,6 @@
 //! Every schema the shop publishes follows the portable profile clients accept.
 
-use carmy::mcp::check_portable;
+use carmy::schema::check_portable;
 
 #[test]
 fn every_published_schema_is_portable() {

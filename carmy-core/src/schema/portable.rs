@@ -4,7 +4,53 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::schema::{Subschemas, is_null_schema, subschemas};
+use super::{Subschemas, is_null_schema, subschemas};
+
+/// Why a schema is not portable: every problem found, each at the JSON pointer of the
+/// subschema at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", display(.problems))]
+pub struct NotPortable {
+    problems: Vec<PortabilityProblem>,
+}
+
+impl NotPortable {
+    /// Each problem, in the order found.
+    pub fn problems(&self) -> &[PortabilityProblem] {
+        &self.problems
+    }
+}
+
+/// One departure from the portable profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PortabilityProblem {
+    /// The JSON pointer of the subschema at fault (`""` for the root).
+    pub path: String,
+    /// What is wrong there, and what to do instead.
+    pub message: String,
+}
+
+fn display(problems: &[PortabilityProblem]) -> String {
+    problems
+        .iter()
+        .map(|problem| format!("at `{}`: {}", problem.path, problem.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Problems as they are found.
+#[derive(Default)]
+struct Problems(Vec<PortabilityProblem>);
+
+impl Problems {
+    fn push(&mut self, path: &str, message: impl Into<String>) {
+        self.0.push(PortabilityProblem {
+            path: path.to_owned(),
+            message: message.into(),
+        });
+    }
+}
 
 /// Checks that `schema` keeps to the portable profile that every popular MCP client accepts
 /// (see [`SchemaProfile::Portable`](crate::SchemaProfile::Portable)):
@@ -18,7 +64,7 @@ use crate::schema::{Subschemas, is_null_schema, subschemas};
 /// Returns every problem found, each with the JSON pointer of the subschema at fault.
 ///
 /// ```
-/// use carmy_core::check_portable;
+/// use carmy_core::schema::check_portable;
 /// use serde_json::json;
 ///
 /// assert!(check_portable(&json!({
@@ -30,7 +76,8 @@ use crate::schema::{Subschemas, is_null_schema, subschemas};
 ///     "type": "object",
 ///     "properties": { "limit": { "type": ["integer", "null"] } }
 /// })).unwrap_err();
-/// assert!(problems.contains("/properties/limit"), "{problems}");
+/// assert_eq!(problems.problems()[0].path, "/properties/limit");
+/// assert!(problems.to_string().starts_with("at `/properties/limit`: a nullable `type` array"));
 /// ```
 ///
 /// A test that holds a whole catalog to the profile:
@@ -38,19 +85,23 @@ use crate::schema::{Subschemas, is_null_schema, subschemas};
 /// ```no_run
 /// # fn runtime() -> carmy_core::Runtime { unimplemented!() }
 /// for entry in runtime().catalog() {
-///     carmy_core::check_portable(entry.input_schema())
+///     carmy_core::schema::check_portable(entry.input_schema())
 ///         .unwrap_or_else(|problems| panic!("{}: {problems}", entry.name()));
 /// }
 /// ```
-pub fn check_portable(schema: &Value) -> Result<(), String> {
-    let mut problems = Vec::new();
+pub fn check_portable(schema: &Value) -> Result<(), NotPortable> {
+    let mut problems = Problems::default();
     let Value::Object(root) = schema else {
-        return Err(format!(
-            "the root is `{schema}`, not an object schema; clients expect an object"
-        ));
+        problems.push(
+            "",
+            format!("the root is `{schema}`, not an object schema; clients expect an object"),
+        );
+        return Err(NotPortable {
+            problems: problems.0,
+        });
     };
     if root.contains_key("$ref") {
-        problems.push("at ``: a `$ref` at the root is rejected by some clients".to_owned());
+        problems.push("", "a `$ref` at the root is rejected by some clients");
     }
     let recursive = recursive_definitions(root);
     for keyword in ["$defs", "definitions"] {
@@ -58,28 +109,29 @@ pub fn check_portable(schema: &Value) -> Result<(), String> {
             for (name, definition) in definitions {
                 let path = format!("/{keyword}/{}", escape(name));
                 if !recursive.contains(name.as_str()) {
-                    problems.push(format!(
-                        "at `{path}`: a definition of a type that is not recursive; inline it"
-                    ));
+                    problems.push(
+                        &path,
+                        "a definition of a type that is not recursive; inline it",
+                    );
                 }
                 check(definition, &path, &recursive, &mut problems);
             }
         }
     }
     check_node(root, "", &recursive, &mut problems);
-    if problems.is_empty() {
+    if problems.0.is_empty() {
         Ok(())
     } else {
-        Err(problems.join("; "))
+        Err(NotPortable {
+            problems: problems.0,
+        })
     }
 }
 
-fn check(schema: &Value, path: &str, recursive: &BTreeSet<&str>, problems: &mut Vec<String>) {
+fn check(schema: &Value, path: &str, recursive: &BTreeSet<&str>, problems: &mut Problems) {
     if let Value::Object(node) = schema {
         if node.contains_key("$defs") || node.contains_key("definitions") {
-            problems.push(format!(
-                "at `{path}`: definitions below the root; inline them"
-            ));
+            problems.push(path, "definitions below the root; inline them");
         }
         check_node(node, path, recursive, problems);
     }
@@ -90,26 +142,28 @@ fn check_node(
     node: &Map<String, Value>,
     path: &str,
     recursive: &BTreeSet<&str>,
-    problems: &mut Vec<String>,
+    problems: &mut Problems,
 ) {
     if let Some(Value::Array(types)) = node.get("type")
         && types.iter().any(|ty| ty == "null")
     {
-        problems.push(format!(
-            "at `{path}`: a nullable `type` array; make the field optional instead"
-        ));
+        problems.push(
+            path,
+            "a nullable `type` array; make the field optional instead",
+        );
     }
     for keyword in ["anyOf", "oneOf"] {
         if let Some(Value::Array(alternatives)) = node.get(keyword)
             && alternatives.iter().any(is_null_schema)
         {
-            problems.push(format!(
-                "at `{path}`: a `null` alternative in `{keyword}`; make the field optional instead"
-            ));
+            problems.push(
+                path,
+                format!("a `null` alternative in `{keyword}`; make the field optional instead"),
+            );
         }
     }
     if (node.contains_key("enum") || node.contains_key("const")) && !node.contains_key("type") {
-        problems.push(format!("at `{path}`: an `enum` or `const` without `type`"));
+        problems.push(path, "an `enum` or `const` without `type`");
     }
     if let Some(reference) = node.get("$ref") {
         let allowed = match reference.as_str() {
@@ -120,9 +174,10 @@ fn check_node(
             None => false,
         };
         if !allowed && !path.is_empty() {
-            problems.push(format!(
-                "at `{path}`: `$ref` to {reference}, which is not a recursive type; inline it"
-            ));
+            problems.push(
+                path,
+                format!("`$ref` to {reference}, which is not a recursive type; inline it"),
+            );
         }
     }
     for (keyword, child) in node {
@@ -247,8 +302,16 @@ mod tests {
             "$defs": { "Address": { "type": "object" } }
         });
         let problems = check_portable(&needless).unwrap_err();
-        assert!(problems.contains("/$defs/Address"), "{problems}");
-        assert!(problems.contains("/properties/address"), "{problems}");
+        let paths: Vec<_> = problems
+            .problems()
+            .iter()
+            .map(|p| p.path.as_str())
+            .collect();
+        assert_eq!(
+            paths,
+            ["/$defs/Address", "/properties/address"],
+            "{problems}"
+        );
     }
 
     #[test]
@@ -256,7 +319,7 @@ mod tests {
         let cases = [
             (
                 json!({ "$ref": "#/$defs/X", "$defs": { "X": { "type": "object" } } }),
-                "root",
+                "at ``",
             ),
             (
                 json!({ "type": "object", "properties": { "a": { "enum": ["x", "y"] } } }),
@@ -281,7 +344,7 @@ mod tests {
         ];
         for (schema, at) in cases {
             let problems = check_portable(&schema).expect_err(&schema.to_string());
-            assert!(problems.contains(at), "{at}: {problems}");
+            assert!(problems.to_string().contains(at), "{at}: {problems}");
         }
         assert!(check_portable(&json!(true)).is_err());
     }

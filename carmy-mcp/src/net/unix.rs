@@ -13,7 +13,8 @@ use std::{
 
 use tokio::{net::UnixListener, task::JoinSet};
 
-use crate::{McpServer, shutdown};
+use super::shutdown;
+use crate::server::McpServer;
 
 /// A listening Unix socket file, readable and writable by its owner only (mode `0600`) from the
 /// moment it appears, and removed when this is dropped.
@@ -58,7 +59,7 @@ impl UnixSocket {
             listener: Some(listener),
             path,
             inode,
-            grace_period: crate::shutdown::DEFAULT_GRACE_PERIOD,
+            grace_period: shutdown::DEFAULT_GRACE_PERIOD,
         })
     }
 
@@ -111,24 +112,28 @@ fn clear_stale(path: &Path) -> io::Result<()> {
     }
 }
 
-impl McpServer {
-    /// Serves MCP on a Unix socket at `path` until SIGINT or SIGTERM: each connection is a
-    /// session with the same framing guards as stdio, any number at once. See [`UnixSocket`]
-    /// for how the socket file is created and removed.
-    pub async fn serve_unix(self, path: impl AsRef<Path>) -> io::Result<()> {
-        let socket = UnixSocket::bind(path)?;
-        self.serve_unix_socket(socket, shutdown::signal()).await
+impl UnixSocket {
+    /// Serves `server` on this socket until SIGINT or SIGTERM: each connection is a session
+    /// with the same framing guards as stdio, any number at once.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: carmy_mcp::McpServer) -> std::io::Result<()> {
+    /// carmy_mcp::UnixSocket::bind("/run/shop/mcp.sock")?.serve(server).await
+    /// # }
+    /// ```
+    pub async fn serve(self, server: McpServer) -> io::Result<()> {
+        self.serve_with_shutdown(server, shutdown::signal()).await
     }
 
-    /// Serves on `socket` until `signal` completes; then stops accepting, lets running calls
-    /// finish within the socket's grace period (cancelling them past it), closes the sessions
-    /// and removes the socket file.
-    pub async fn serve_unix_socket(
-        self,
-        mut socket: UnixSocket,
+    /// Serves `server` until `signal` completes; then stops accepting, lets running calls
+    /// finish within the grace period (cancelling them past it), closes the sessions and
+    /// removes the socket file.
+    pub async fn serve_with_shutdown(
+        mut self,
+        server: McpServer,
         signal: impl Future<Output = ()>,
     ) -> io::Result<()> {
-        let listener = socket
+        let listener = self
             .listener
             .take()
             .expect("a bound socket has its listener");
@@ -140,7 +145,7 @@ impl McpServer {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
                         let (read, write) = stream.into_split();
-                        let server = self.clone();
+                        let server = server.clone();
                         sessions.spawn(async move {
                             if let Err(error) = server.serve_io(read, write).await {
                                 tracing::debug!(%error, "a Unix socket session ended on an error");
@@ -159,9 +164,9 @@ impl McpServer {
         }
         drop(listener);
         tracing::info!("shutting down: refusing new connections, letting running calls finish");
-        shutdown::drain(&self.runtime, socket.grace_period, || sessions.abort_all()).await;
+        shutdown::drain(server.runtime(), self.grace_period, || sessions.abort_all()).await;
         sessions.shutdown().await;
-        drop(socket);
+        drop(self);
         Ok(())
     }
 }

@@ -24,21 +24,17 @@ use axum::{
 use carmy_core::Context;
 use http::{HeaderValue, Method, StatusCode, header};
 use http_body::{Frame, SizeHint};
-use rmcp::{
-    RoleServer,
-    service::RequestContext,
-    transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    },
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
 use tokio::{net::TcpListener, time::Instant};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::{
-    McpServer,
+use super::{
     auth::{Authenticator, DynAuthenticator, Unauthorized},
     shutdown::{self, DEFAULT_GRACE_PERIOD},
 };
+use crate::{scope::RequestScope, server::McpServer};
 
 /// The path MCP is served on.
 pub const MCP_PATH: &str = "/mcp";
@@ -50,7 +46,23 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// deadline so that a slow tool reports its own `TIMEOUT` first.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// An [`McpServer`] served over MCP's streamable HTTP transport; see [`McpServer::http`].
+/// An [`McpServer`] served over MCP's streamable HTTP transport, with secure defaults:
+/// loopback `Host` names only, any `Origin` header refused, 4 MiB bodies, a 120 s deadline per
+/// request, stateful sessions, and no authentication (so it refuses to serve on a non-loopback
+/// address until given an [`authenticator`](HttpServer::authenticator)).
+///
+/// ```no_run
+/// # async fn demo(server: carmy_mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
+/// use carmy_mcp::{BearerTokens, HttpServer};
+///
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// HttpServer::new(server)
+///     .authenticator(BearerTokens::parse(&std::fs::read_to_string("tokens")?)?)
+///     .serve(listener) // MCP on /mcp, health on /health, until SIGINT or SIGTERM
+///     .await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 #[must_use]
 pub struct HttpServer {
@@ -80,14 +92,11 @@ impl std::fmt::Debug for HttpServer {
     }
 }
 
-impl McpServer {
-    /// This server over streamable HTTP, with secure defaults: loopback `Host` names only, any
-    /// `Origin` header refused, 4 MiB bodies, a 120 s deadline per request, stateful sessions,
-    /// and no authentication (so it refuses to serve on a non-loopback address until given an
-    /// [`authenticator`](HttpServer::authenticator)).
-    pub fn http(self) -> HttpServer {
-        HttpServer {
-            server: self,
+impl HttpServer {
+    /// `server` over streamable HTTP, with the defaults above.
+    pub fn new(server: McpServer) -> Self {
+        Self {
+            server,
             authenticator: None,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             allowed_origins: Vec::new(),
@@ -99,15 +108,6 @@ impl McpServer {
         }
     }
 
-    /// Serves MCP on `http://addr/mcp` with [`McpServer::http`]'s defaults until SIGINT or
-    /// SIGTERM, then shuts down gracefully.
-    pub async fn serve_http(self, addr: impl tokio::net::ToSocketAddrs) -> Result<(), HttpError> {
-        let listener = TcpListener::bind(addr).await.map_err(HttpError::Io)?;
-        self.http().serve(listener).await
-    }
-}
-
-impl HttpServer {
     /// Authenticates every MCP request; see [`Authenticator`] for how its context relates to
     /// [`McpServer::context`].
     pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
@@ -188,7 +188,7 @@ impl HttpServer {
         if self.authenticator.is_none() && !addr.ip().is_loopback() && !self.allow_unauthenticated {
             return Err(HttpError::Unauthenticated { addr });
         }
-        let runtime = self.server.runtime.clone();
+        let runtime = self.server.runtime().clone();
         let grace = self.grace_period;
         let (router, control) = self.build(Control::new());
         let stop_accepting = CancellationToken::new();
@@ -301,25 +301,6 @@ pub enum HttpError {
     Task(#[source] tokio::task::JoinError),
 }
 
-/// What the guard middleware puts in each MCP request for the handler: the trusted context the
-/// authenticator decided on, and the request's cancellation (disconnect, deadline, shutdown).
-#[derive(Clone)]
-pub(crate) struct HttpCall {
-    pub(crate) context: Context,
-    pub(crate) cancellation: CancellationToken,
-}
-
-impl HttpCall {
-    /// rmcp hands the handler the request's `http::request::Parts`, extensions included.
-    pub(crate) fn of(request: &RequestContext<RoleServer>) -> Option<&Self> {
-        request
-            .extensions
-            .get::<http::request::Parts>()?
-            .extensions
-            .get::<Self>()
-    }
-}
-
 struct Guard {
     authenticator: Option<Arc<dyn DynAuthenticator>>,
     base: Context,
@@ -342,7 +323,8 @@ async fn guard_request(State(guard): State<Arc<Guard>>, request: Request, next: 
         None => guard.base.clone(),
     };
     let cancellation = guard.calls.child_token();
-    parts.extensions.insert(HttpCall {
+    // What the handler runs the request's calls as, and what stops them.
+    parts.extensions.insert(RequestScope {
         context,
         cancellation: cancellation.clone(),
     });

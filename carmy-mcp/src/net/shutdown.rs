@@ -9,11 +9,8 @@ use tokio::time::Instant;
 /// How long running calls get to finish on shutdown before they are cancelled, by default: 10 s.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(10);
 
-/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM: what [`McpServer::serve_http`] and
-/// [`McpServer::serve_unix`] wait for to shut down.
-///
-/// [`McpServer::serve_http`]: crate::McpServer::serve_http
-/// [`McpServer::serve_unix`]: crate::McpServer::serve_unix
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM: what `HttpServer::serve` and
+/// [`UnixSocket::serve`](crate::UnixSocket::serve) wait for to shut down.
 pub async fn signal() {
     #[cfg(unix)]
     {

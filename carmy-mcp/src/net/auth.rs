@@ -293,7 +293,7 @@ mod tests {
             .await
             .expect("accepted");
         assert_eq!(context.principal(), Some("alice"));
-        let grants: Vec<&str> = context.grants().collect();
+        let grants: Vec<&str> = context.grants().map(carmy_core::Grant::as_str).collect();
         assert_eq!(grants, ["confirm:x", "host-grant", "read"]);
     }
 

@@ -1,0 +1,143 @@
+//! Approval: may this call run? A step of the pipeline, asked only for tools that need
+//! confirmation.
+//!
+//! The host's grants are asked first ([`HostGrants`]): `confirm:<tool>` in the trusted context
+//! lets the call run and nobody else is asked. Otherwise the call's own [`Approver`], if the
+//! host gave it one ([`Request::approver`](crate::Request::approver)), decides: it may grant, decline,
+//! or ask the human a [`Question`] and have the caller come back with the answer. Without one,
+//! the call is refused with `CONFIRMATION_REQUIRED`. Whatever the answer, the arguments it
+//! sees are the validated ones, and a refusal is recorded like any other.
+
+use std::{fmt, future::Future, pin::Pin, sync::Arc};
+
+use serde_json::Value;
+
+use crate::{
+    catalog::ToolEntry, context::Context, error::AgentError, execution::ExecutionId,
+    question::Question,
+};
+
+/// Decides whether a call that needs confirmation may run.
+///
+/// ```
+/// use carmy_core::{AgentError, Approval, ApprovalRequest, Approver};
+///
+/// /// Approves cancellations of one order only.
+/// struct OnlyOrder(&'static str);
+///
+/// impl Approver for OnlyOrder {
+///     async fn approve(&self, request: ApprovalRequest<'_>) -> Approval {
+///         if request.arguments()["order_id"] == self.0 {
+///             Approval::Granted
+///         } else {
+///             Approval::Declined(AgentError::confirmation_declined(request.tool().name()))
+///         }
+///     }
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an approver",
+    label = "not an approver",
+    note = "implement `async fn approve(&self, request: ApprovalRequest<'_>) -> Approval` for `{Self}`"
+)]
+pub trait Approver: Send + Sync + 'static {
+    /// Whether the call `request` describes may run. Asked only when the tool needs
+    /// confirmation and the host granted none; the runtime stops waiting if the call is
+    /// cancelled.
+    fn approve(&self, request: ApprovalRequest<'_>) -> impl Future<Output = Approval> + Send;
+}
+
+/// The answer of an [`Approver`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Approval {
+    /// The call runs, once.
+    Granted,
+    /// The call does not run; the caller gets this error (`CONFIRMATION_DECLINED`,
+    /// `CONFIRMATION_INVALID`...).
+    Declined(AgentError),
+    /// Nobody can answer yet: the caller puts the question to the human and calls again with
+    /// the answer, carrying [`Question::state`] back. The call does not run this time.
+    Ask(Question),
+}
+
+/// The call an [`Approver`] is asked about.
+#[derive(Clone, Copy, Debug)]
+pub struct ApprovalRequest<'a> {
+    pub(crate) tool: &'a ToolEntry,
+    pub(crate) arguments: &'a Value,
+    pub(crate) context: &'a Context,
+    pub(crate) execution_id: &'a ExecutionId,
+}
+
+impl<'a> ApprovalRequest<'a> {
+    /// The tool, with its effect and policy.
+    pub fn tool(&self) -> &'a ToolEntry {
+        self.tool
+    }
+
+    /// The arguments, validated against the tool's input schema.
+    pub fn arguments(&self) -> &'a Value {
+        self.arguments
+    }
+
+    /// The host's trusted context for the call.
+    pub fn context(&self) -> &'a Context {
+        self.context
+    }
+
+    /// The execution that asks.
+    pub fn execution_id(&self) -> &'a ExecutionId {
+        self.execution_id
+    }
+}
+
+/// The host's grants, asked first: `confirm:<tool>` in the trusted context approves; anything
+/// else is `CONFIRMATION_REQUIRED`, naming the grant that is missing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostGrants;
+
+impl HostGrants {
+    /// The answer, without awaiting anything.
+    pub fn decide(request: &ApprovalRequest<'_>) -> Approval {
+        let tool = request.tool.name();
+        if request.context.can_confirm(tool) {
+            Approval::Granted
+        } else {
+            Approval::Declined(AgentError::confirmation_required(tool))
+        }
+    }
+}
+
+impl Approver for HostGrants {
+    async fn approve(&self, request: ApprovalRequest<'_>) -> Approval {
+        Self::decide(&request)
+    }
+}
+
+/// An [`Approver`] behind a pointer: `approve` returns a boxed future.
+pub(crate) trait DynApprover: Send + Sync + 'static {
+    fn approve_boxed<'a>(
+        &'a self,
+        request: ApprovalRequest<'a>,
+    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>>;
+}
+
+impl<A: Approver> DynApprover for A {
+    fn approve_boxed<'a>(
+        &'a self,
+        request: ApprovalRequest<'a>,
+    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
+        Box::pin(self.approve(request))
+    }
+}
+
+/// The approver a request carries.
+#[derive(Clone)]
+pub(crate) struct CallApprover(pub(crate) Arc<dyn DynApprover>);
+
+impl fmt::Debug for CallApprover {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Approver")
+    }
+}

@@ -1,0 +1,101 @@
+//! A claimed request id, held by one execution until it is settled.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::{
+    error::AgentError,
+    execution::{ExecutionId, ExecutionStatus},
+    idempotency::{DynStore, Lease, Recorded, Release, StoreError},
+};
+
+/// The claim of one execution. Settled once the execution ends: the outcome recorded for
+/// replay, or the claim released. If the pipeline is dropped before that (the caller went
+/// away), the release is sent from a task of its own; should even that be impossible (no
+/// runtime left), the lease runs out and the store settles the key by the claim's terms.
+pub(super) struct Claimed {
+    store: Arc<dyn DynStore>,
+    lease: Option<Lease>,
+    /// The tool may change state and is not idempotent: if it is interrupted after it
+    /// started, its effects may have committed.
+    may_have_effects: bool,
+    /// Whether the tool started running; a claim given up before that is simply released.
+    pub(super) ran: bool,
+}
+
+impl Claimed {
+    pub(super) fn new(store: Arc<dyn DynStore>, lease: Lease, may_have_effects: bool) -> Self {
+        Self {
+            store,
+            lease: Some(lease),
+            may_have_effects,
+            ran: false,
+        }
+    }
+
+    /// What to tell the store of an execution that stopped with `status` before finishing.
+    fn release_for(&self, status: ExecutionStatus) -> Release {
+        if self.may_have_effects && self.ran {
+            Release::Uncertain(status)
+        } else {
+            Release::Retry
+        }
+    }
+
+    /// Records the outcome for replay, or releases the claim of an execution that did not
+    /// finish (or never started).
+    pub(super) async fn settle(
+        mut self,
+        execution_id: &ExecutionId,
+        status: ExecutionStatus,
+        result: &Result<Value, AgentError>,
+    ) {
+        let Some(lease) = self.lease.take() else {
+            return;
+        };
+        let settled = if status.is_interrupted() || !self.ran {
+            let release = self.release_for(status);
+            self.store.release_boxed(&lease, release).await
+        } else {
+            let recorded = Recorded::new(execution_id.clone(), status, result.clone());
+            self.store.finish_boxed(&lease, recorded).await
+        };
+        if let Err(error) = settled {
+            report(&error, &lease);
+        }
+    }
+}
+
+impl Drop for Claimed {
+    fn drop(&mut self) {
+        let Some(lease) = self.lease.take() else {
+            return;
+        };
+        let release = self.release_for(ExecutionStatus::Cancelled);
+        let store = Arc::clone(&self.store);
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(async move {
+                    if let Err(error) = store.release_boxed(&lease, release).await {
+                        report(&error, &lease);
+                    }
+                });
+            }
+            Err(_) => tracing::warn!(
+                request_id = lease.key().request_id(),
+                "an execution was dropped outside a tokio runtime; its request id stays claimed until the lease runs out"
+            ),
+        }
+    }
+}
+
+/// A claim the store would not settle: retries of this request id wait for its lease to run
+/// out, then get what its terms say (a fresh run, or `EXECUTION_UNCERTAIN`).
+fn report(error: &StoreError, lease: &Lease) {
+    tracing::warn!(
+        %error,
+        request_id = lease.key().request_id(),
+        "cannot settle the claim on a request id; retries wait for its lease to run out"
+    );
+}

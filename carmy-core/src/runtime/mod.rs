@@ -1,0 +1,182 @@
+//! The runtime: a built catalog with its state and policies, executing calls.
+
+mod claim;
+mod pipeline;
+mod request;
+
+use std::{borrow::Cow, fmt, sync::Arc, time::Duration};
+
+use serde_json::Value;
+use tracing::{Instrument, field};
+
+use crate::{
+    admission::{Capacity, DynAdmission},
+    catalog::Catalog,
+    execution::{ExecutionId, ExecutionStatus, Outcome, OutcomeKind},
+    history::{ExecutionRecord, History},
+    idempotency::DynStore,
+    limits::Limits,
+    state::StateMap,
+};
+
+use pipeline::{Call, Ended};
+pub use request::Request;
+
+/// A built catalog with its state and policies, ready to execute calls. Cheap to clone.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    catalog: Catalog,
+    states: Arc<StateMap>,
+    store: Arc<dyn DynStore>,
+    limits: Limits,
+    capacity: Capacity,
+    /// Admissions added with `Carmy::admission`, asked after the built-in ones.
+    admissions: Vec<Arc<dyn DynAdmission>>,
+    history: History,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("catalog", &self.inner.catalog)
+            .field("limits", &self.inner.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    pub(crate) fn new(
+        catalog: Catalog,
+        states: Arc<StateMap>,
+        store: Arc<dyn DynStore>,
+        admissions: Vec<Arc<dyn DynAdmission>>,
+        limits: Limits,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                catalog,
+                states,
+                store,
+                capacity: Capacity::new(limits.max_concurrent_executions),
+                admissions,
+                history: History::new(limits.execution_history),
+                limits,
+            }),
+        }
+    }
+
+    /// The tools.
+    pub fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// The status of a running or recently finished execution.
+    pub fn execution(&self, id: &ExecutionId) -> Option<ExecutionRecord> {
+        self.inner.history.get(id)
+    }
+
+    /// Executions running now.
+    pub fn running_executions(&self) -> usize {
+        self.inner.history.running()
+    }
+
+    /// Calls `tool` with `arguments`, anonymously and without grants. A shortcut for tests and
+    /// command lines; hosts use [`Runtime::execute`].
+    pub async fn call(&self, tool: &str, arguments: Value) -> Outcome {
+        self.execute(Request::new(tool, arguments)).await
+    }
+
+    /// Runs one call through the whole pipeline and returns its outcome. Never panics because a
+    /// tool did, and never runs a tool twice for one request id.
+    ///
+    /// The pipeline, step by step (each may end the call; see the README's error table):
+    ///
+    /// 1. **resolve** the tool by its exact name (`TOOL_NOT_FOUND`);
+    /// 2. **validate** the arguments against the published input schema (`INVALID_ARGUMENTS`);
+    /// 3. **approve**, for tools that need confirmation: the host's grant `confirm:<tool>`,
+    ///    else the request's [`Approver`](crate::Approver) (`CONFIRMATION_*`);
+    /// 4. **claim** the request id, when there is one: replay a finished call, wait for a
+    ///    running one, refuse a conflicting or uncertain one;
+    /// 5. **admit**: capacity, the tool's turn when its executions must not overlap, then the
+    ///    admissions added with [`Carmy::admission`](crate::Carmy::admission) (`CAPACITY`...);
+    /// 6. **run** the tool on its decoded input, under its deadline and the request's
+    ///    cancellation, catching panics, and check its output against its output schema;
+    /// 7. **settle** the claim: the outcome recorded for replay, or the claim released.
+    ///
+    /// Every call that does not end in a replay is recorded once, with its status, in the
+    /// history that [`Runtime::execution`] reads.
+    ///
+    /// Dropping the returned future stops the execution, as cancellation does.
+    pub async fn execute(&self, request: Request) -> Outcome {
+        let execution_id = ExecutionId::generate();
+        let span = tracing::info_span!(
+            "carmy.execute",
+            tool = %request.tool,
+            effect = field::Empty,
+            execution_id = %execution_id,
+            status = field::Empty,
+            duration_ms = field::Empty,
+        );
+        let (call, arguments) = Call::new(execution_id, request);
+        let ended = self
+            .inner
+            .pipeline(&call, arguments)
+            .instrument(span.clone())
+            .await;
+        let duration = call.started.elapsed();
+        let outcome = self.inner.conclude(call, ended, duration);
+        span.record("status", outcome.status.as_str());
+        span.record("duration_ms", duration.as_secs_f64() * 1e3);
+        outcome
+    }
+}
+
+impl Inner {
+    /// Records how the call ended and hands back its outcome: the one place an execution's
+    /// outcome is written down. A replay is the earlier execution's record, not a new one.
+    fn conclude(&self, call: Call, ended: Ended<'_>, duration: Duration) -> Outcome {
+        let ending = match ended {
+            Ended::Replay(recorded) => {
+                tracing::debug!(replayed = %recorded.execution_id, "replaying a recorded outcome");
+                return Outcome {
+                    execution_id: recorded.execution_id,
+                    status: ExecutionStatus::Replayed,
+                    result: recorded.result,
+                    kind: OutcomeKind::ToolResult,
+                };
+            }
+            Ended::Execution(ending) => ending,
+        };
+        let record = ExecutionRecord {
+            id: call.id.clone(),
+            tool: ending.tool.map_or(Cow::Owned(call.tool), Cow::Borrowed),
+            status: ending.status,
+            started_at: call.started_at,
+            duration: Some(duration),
+            error_code: ending
+                .result
+                .as_ref()
+                .err()
+                .map(|error| error.code().to_owned()),
+        };
+        match ending.running {
+            Some(running) => running.finish(record),
+            None => self.history.finished(record),
+        }
+        Outcome {
+            execution_id: call.id,
+            status: ending.status,
+            result: ending.result,
+            kind: ending.kind,
+        }
+    }
+}

@@ -1,0 +1,422 @@
+//! The pipeline's steps, in the order a call meets them: resolve, validate, approve, claim,
+//! admit, run, settle. Each hands the next what it needs, or ends the call; `Runtime::execute`
+//! records how it ended.
+
+use std::{
+    future::Future,
+    panic::AssertUnwindSafe,
+    sync::Arc,
+    time::{Duration, Instant, SystemTime},
+};
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{Inner, Request, claim::Claimed};
+use crate::{
+    admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},
+    approval::{Approval, ApprovalRequest, CallApprover, HostGrants},
+    catalog::ToolEntry,
+    context::Context,
+    effect::Confirmation,
+    error::AgentError,
+    execution::{ExecutionId, ExecutionStatus, OutcomeKind},
+    history::Running,
+    idempotency::{Claim, Fingerprint, IdempotencyKey, LeaseTerms, Recorded, Release},
+    progress::ProgressReporter,
+    tool::Invocation,
+};
+
+/// How long a claim outlives the longest execution it can cover (waiting for its turn, then
+/// running, each bounded by the tool's timeout), so that a live holder never loses it.
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
+
+/// One call as the pipeline sees it: the request, less its arguments, and when it began.
+pub(super) struct Call {
+    pub(super) id: ExecutionId,
+    /// The tool name as sent; recorded as is when it names no tool.
+    pub(super) tool: String,
+    pub(super) started_at: SystemTime,
+    pub(super) started: Instant,
+    request_id: Option<String>,
+    context: Context,
+    cancellation: CancellationToken,
+    progress: ProgressReporter,
+    approver: Option<CallApprover>,
+}
+
+impl Call {
+    pub(super) fn new(id: ExecutionId, request: Request) -> (Self, Value) {
+        let Request {
+            tool,
+            arguments,
+            request_id,
+            context,
+            cancellation,
+            progress,
+            approver,
+        } = request;
+        let call = Self {
+            id,
+            tool,
+            started_at: SystemTime::now(),
+            started: Instant::now(),
+            request_id,
+            context,
+            cancellation,
+            progress,
+            approver,
+        };
+        (call, arguments)
+    }
+}
+
+/// How a call ended.
+pub(super) enum Ended<'h> {
+    /// It was executed (or refused, or stopped): a new execution to record.
+    Execution(Ending<'h>),
+    /// An earlier execution with the same request id finished: its outcome, replayed.
+    Replay(Recorded),
+}
+
+/// What to record of an execution and hand back.
+pub(super) struct Ending<'h> {
+    /// The tool, once resolved.
+    pub(super) tool: Option<&'static str>,
+    pub(super) status: ExecutionStatus,
+    pub(super) result: Result<Value, AgentError>,
+    pub(super) kind: OutcomeKind,
+    /// The history's entry of a tool that started running.
+    pub(super) running: Option<Running<'h>>,
+}
+
+impl<'h> Ending<'h> {
+    fn stopped(
+        tool: Option<&'static str>,
+        status: ExecutionStatus,
+        error: AgentError,
+    ) -> Ended<'h> {
+        Ended::Execution(Self {
+            tool,
+            status,
+            result: Err(error),
+            kind: OutcomeKind::ToolResult,
+            running: None,
+        })
+    }
+}
+
+/// Ends a call before its tool ran.
+fn rejected<'h>(entry: &ToolEntry, error: AgentError) -> Ended<'h> {
+    Ending::stopped(Some(entry.name()), ExecutionStatus::Rejected, error)
+}
+
+/// Ends a call cancelled while it waited (for approval, a running duplicate, its turn).
+fn cancelled<'h>(entry: &ToolEntry) -> Ended<'h> {
+    Ending::stopped(
+        Some(entry.name()),
+        ExecutionStatus::Cancelled,
+        AgentError::cancelled(),
+    )
+}
+
+impl Inner {
+    pub(super) async fn pipeline(&self, call: &Call, arguments: Value) -> Ended<'_> {
+        match self.steps(call, arguments).await {
+            Ok(ending) | Err(Ended::Execution(ending)) => Ended::Execution(ending),
+            Err(replay) => replay,
+        }
+    }
+
+    async fn steps(&self, call: &Call, arguments: Value) -> Result<Ending<'_>, Ended<'_>> {
+        let entry = self.resolve(call)?;
+        let arguments = self.validate(entry, arguments)?;
+        // The rare paths are boxed: a future is as large as its largest await, and adapters
+        // move it into a task per call.
+        if entry.confirmation() == Confirmation::Required {
+            Box::pin(self.approve(entry, &arguments, call)).await?;
+        }
+        let mut claimed = match &call.request_id {
+            Some(request_id) => {
+                Some(Box::pin(self.claim(entry, &arguments, request_id, call)).await?)
+            }
+            None => None,
+        };
+        let (status, result, running) = self
+            .admit_and_run(entry, arguments, call, &mut claimed)
+            .await;
+        if let Some(claimed) = claimed {
+            Box::pin(claimed.settle(&call.id, status, &result)).await;
+        }
+        Ok(Ending {
+            tool: Some(entry.name()),
+            status,
+            result,
+            kind: OutcomeKind::ToolResult,
+            running,
+        })
+    }
+
+    /// The tool named exactly as sent.
+    // An `Ended` is returned once, to end the call, never passed through layers of `?`:
+    // boxing it would cost an allocation per refused call for nothing.
+    #[allow(clippy::result_large_err)]
+    fn resolve(&self, call: &Call) -> Result<&ToolEntry, Ended<'_>> {
+        match self.catalog.get(&call.tool) {
+            Some(entry) => {
+                tracing::Span::current().record("effect", entry.effect().as_str());
+                Ok(entry)
+            }
+            None => Err(Ended::Execution(Ending {
+                tool: None,
+                status: ExecutionStatus::Rejected,
+                result: Err(AgentError::tool_not_found(&call.tool)),
+                kind: OutcomeKind::Unroutable,
+                running: None,
+            })),
+        }
+    }
+
+    /// The arguments, checked against the published input schema.
+    #[allow(clippy::result_large_err)]
+    fn validate(&self, entry: &ToolEntry, arguments: Value) -> Result<Value, Ended<'_>> {
+        entry
+            .validate_arguments(arguments, self.limits.max_argument_depth)
+            .map_err(|error| rejected(entry, error))
+    }
+
+    /// May the call run? The host's grants first, then the call's approver.
+    async fn approve(
+        &self,
+        entry: &ToolEntry,
+        arguments: &Value,
+        call: &Call,
+    ) -> Result<(), Ended<'_>> {
+        let request = ApprovalRequest {
+            tool: entry,
+            arguments,
+            context: &call.context,
+            execution_id: &call.id,
+        };
+        let Approval::Declined(required) = HostGrants::decide(&request) else {
+            return Ok(());
+        };
+        let Some(approver) = &call.approver else {
+            return Err(rejected(entry, required));
+        };
+        let approval = tokio::select! {
+            approval = approver.0.approve_boxed(request) => approval,
+            () = call.cancellation.cancelled() => return Err(cancelled(entry)),
+        };
+        match approval {
+            Approval::Granted => Ok(()),
+            Approval::Declined(error) => Err(rejected(entry, error)),
+            Approval::Ask(question) => Err(Ended::Execution(Ending {
+                tool: Some(entry.name()),
+                status: ExecutionStatus::InputRequired,
+                result: Err(AgentError::confirmation_asked(entry.name())),
+                kind: OutcomeKind::InputRequired(question),
+                running: None,
+            })),
+        }
+    }
+
+    /// The request id, claimed for this execution; or the end of the call, when the id was
+    /// used before.
+    async fn claim(
+        &self,
+        entry: &ToolEntry,
+        arguments: &Value,
+        request_id: &str,
+        call: &Call,
+    ) -> Result<Claimed, Ended<'_>> {
+        let key = IdempotencyKey::new(call.context.principal(), request_id);
+        let fingerprint = Fingerprint::of(entry.name(), arguments);
+        let may_have_effects = !entry.effect().is_read_only() && !entry.idempotent();
+        let terms = LeaseTerms {
+            duration: entry
+                .timeout()
+                .saturating_mul(2)
+                .saturating_add(LEASE_MARGIN),
+            if_lost: if may_have_effects {
+                Release::Uncertain(ExecutionStatus::Lost)
+            } else {
+                Release::Retry
+            },
+        };
+        loop {
+            let claim = self
+                .store
+                .claim_boxed(&key, fingerprint, terms)
+                .await
+                .map_err(|error| rejected(entry, error.into_agent_error()))?;
+            match claim {
+                Claim::Acquired(lease) => {
+                    return Ok(Claimed::new(
+                        Arc::clone(&self.store),
+                        lease,
+                        may_have_effects,
+                    ));
+                }
+                Claim::Finished(recorded) => return Err(Ended::Replay(recorded)),
+                Claim::Running(waiter) => tokio::select! {
+                    () = waiter => {}
+                    () = call.cancellation.cancelled() => return Err(cancelled(entry)),
+                },
+                Claim::Conflict => {
+                    return Err(rejected(
+                        entry,
+                        AgentError::idempotency_conflict(request_id),
+                    ));
+                }
+                Claim::Uncertain(previous) => {
+                    return Err(rejected(
+                        entry,
+                        AgentError::execution_uncertain(request_id, previous.as_str()),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Admission, then the run. A call that never started leaves its claim to be released.
+    async fn admit_and_run(
+        &self,
+        entry: &ToolEntry,
+        arguments: Value,
+        call: &Call,
+        claimed: &mut Option<Claimed>,
+    ) -> Run<'_> {
+        let _permits = match self.admit(entry, call).await {
+            Ok(permits) => permits,
+            Err((status, error)) => return (status, Err(error), None),
+        };
+        self.run(entry, arguments, call, claimed).await
+    }
+
+    /// Capacity, the tool's turn, then the added admissions; every permit is held until the
+    /// run ends.
+    async fn admit(
+        &self,
+        entry: &ToolEntry,
+        call: &Call,
+    ) -> Result<Permits, (ExecutionStatus, AgentError)> {
+        let capacity = self
+            .capacity
+            .try_admit()
+            .map_err(|error| (ExecutionStatus::Rejected, error))?;
+        let request = AdmissionRequest {
+            tool: entry,
+            context: &call.context,
+        };
+        let turn = match entry.serial.is_some() {
+            true => Some(wait_for(Serialization.admit(request), entry, call).await?),
+            false => None,
+        };
+        let mut added = Vec::new();
+        for admission in &self.admissions {
+            added.push(wait_for(admission.admit_boxed(request), entry, call).await?);
+        }
+        Ok(Permits {
+            _capacity: capacity,
+            _turn: turn,
+            _added: added,
+        })
+    }
+
+    /// The tool, on its decoded input, under its deadline and the request's cancellation,
+    /// with panics caught and its output checked against its output schema.
+    async fn run(
+        &self,
+        entry: &ToolEntry,
+        arguments: Value,
+        call: &Call,
+        claimed: &mut Option<Claimed>,
+    ) -> Run<'_> {
+        let prepared = match Arc::clone(&entry.tool).prepare(arguments) {
+            Ok(prepared) => prepared,
+            Err(error) => return (ExecutionStatus::Rejected, Err(error), None),
+        };
+        let running = self
+            .history
+            .start(call.id.clone(), entry.name(), call.started_at);
+        if let Some(claimed) = claimed {
+            claimed.ran = true;
+        }
+        let tool_token = call.cancellation.child_token();
+        let invocation = Invocation::new(
+            call.context
+                .for_execution(call.id.clone(), tool_token.clone(), call.progress.clone()),
+            Arc::clone(&self.states),
+        );
+        let cancellation = &call.cancellation;
+        let run = AssertUnwindSafe(prepared(invocation)).catch_unwind();
+        let (status, result) = tokio::select! {
+            biased;
+            finished = run => match finished {
+                Ok(Ok(mut output)) => match entry.validate_output(&mut output) {
+                    Ok(()) => (ExecutionStatus::Succeeded, Ok(output)),
+                    Err(error) => (ExecutionStatus::Failed, Err(error)),
+                },
+                // A tool that noticed the cancellation and gave up was cancelled, not failed.
+                Ok(Err(_)) if cancellation.is_cancelled() => {
+                    (ExecutionStatus::Cancelled, Err(AgentError::cancelled()))
+                }
+                Ok(Err(error)) => (ExecutionStatus::Failed, Err(error)),
+                Err(panic) => {
+                    tracing::error!(panic = panic_message(&panic), "tool panicked");
+                    (ExecutionStatus::Panicked, Err(AgentError::tool_panic()))
+                }
+            },
+            () = cancellation.cancelled() => (ExecutionStatus::Cancelled, Err(AgentError::cancelled())),
+            () = tokio::time::sleep(entry.timeout()) => {
+                (ExecutionStatus::TimedOut, Err(AgentError::timeout(entry.timeout())))
+            }
+        };
+        // The tool's future is dropped by now; wake anything it handed the token to.
+        tool_token.cancel();
+        (status, result, Some(running))
+    }
+}
+
+/// How a run ended, and the history's entry of a tool that started.
+type Run<'h> = (
+    ExecutionStatus,
+    Result<Value, AgentError>,
+    Option<Running<'h>>,
+);
+
+/// What admission granted, held until the run ends.
+struct Permits {
+    _capacity: Permit,
+    _turn: Option<Permit>,
+    _added: Vec<Permit>,
+}
+
+/// One admission, waited for at most the tool's timeout and never past a cancellation.
+async fn wait_for(
+    admitted: impl Future<Output = Result<Permit, AgentError>>,
+    entry: &ToolEntry,
+    call: &Call,
+) -> Result<Permit, (ExecutionStatus, AgentError)> {
+    let wait = entry.timeout();
+    tokio::select! {
+        biased;
+        admitted = admitted => admitted.map_err(|error| (ExecutionStatus::Rejected, error)),
+        () = call.cancellation.cancelled() => {
+            Err((ExecutionStatus::Cancelled, AgentError::cancelled()))
+        }
+        () = tokio::time::sleep(wait) => {
+            Err((ExecutionStatus::Rejected, waited_too_long(entry.name(), wait)))
+        }
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("non-string panic payload")
+}

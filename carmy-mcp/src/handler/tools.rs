@@ -1,0 +1,54 @@
+//! `tools/call`: an MCP request becomes a runtime [`Request`], its outcome an MCP answer.
+
+use carmy_core::{Outcome, Request};
+use rmcp::{
+    ErrorData, RoleServer,
+    model::{CallToolRequestParams, CallToolResponse},
+    service::RequestContext,
+};
+use serde_json::Value;
+
+use super::{progress, requests};
+use crate::{mapping, scope::CallScope, server::McpServer};
+
+pub(super) async fn call(
+    server: &McpServer,
+    params: CallToolRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let request_id = requests::request_id(&context.meta)?;
+    let name = params.name;
+    let arguments = params.arguments.map_or(Value::Null, Value::Object);
+    // Who the call runs as and what stops it: the host's context and rmcp's cancellation, or
+    // what the transport attached to this request (HTTP: its authenticated context, its
+    // disconnect and deadline).
+    let scope = CallScope::of(&server.context, &context);
+    // The context is the host's; nothing from the request (arguments, `_meta`) adds to it.
+    let mut request = Request::new(name.as_ref(), arguments)
+        .context(scope.context.clone())
+        .cancellation(scope.cancellation.clone());
+    if let Some(request_id) = request_id {
+        request = request.request_id(request_id);
+    }
+    // The human in front of the client may approve what the host did not grant; the runtime
+    // asks only when the tool needs it.
+    if let Some(confirmation) = &server.confirmation
+        && let Some(approver) =
+            confirmation.approver(&context, params.input_responses, params.request_state)
+    {
+        request = request.approver(approver);
+    }
+    // rmcp cancels `ct` on `notifications/cancelled`; the runtime then drops the tool. The rare
+    // path (forwarding progress) is boxed: the future of every call is as large as its largest
+    // await, and rmcp moves it into a task per request.
+    let outcome: Outcome = match context.meta.get_progress_token() {
+        Some(token) => {
+            Box::pin(progress::with_progress(&context.peer, token, |reporter| {
+                server.runtime.execute(request.progress(reporter))
+            }))
+            .await
+        }
+        None => server.runtime.execute(request).await,
+    };
+    mapping::call_response(server.runtime.catalog().get(&name), outcome)
+}

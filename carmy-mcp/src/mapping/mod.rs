@@ -1,0 +1,31 @@
+//! Carmy → MCP, in pure functions: catalog entries become `Tool`s (`tools.rs`), outcomes become
+//! `tools/call` answers (`outcome.rs`), and an approver's question becomes the confirmation
+//! form (`confirmation.rs`). No protocol state, nothing awaited: each `*/list` and each kind
+//! of answer is mapped in one place.
+
+mod confirmation;
+mod outcome;
+mod tools;
+
+pub use confirmation::{CONFIRM_FIELD, CONFIRM_INPUT_KEY};
+pub(crate) use confirmation::{approves, confirmation_request};
+pub(crate) use outcome::call_response;
+pub(crate) use tools::Listing;
+
+/// `Tool._meta`: the declared effect (`none`, `read`, `write`, `destructive`, `external_write`).
+pub const META_EFFECT: &str = "carmy/effect";
+/// `Tool._meta`: whether the host must grant `confirm:<tool>` (`none`, `required`).
+pub const META_CONFIRMATION: &str = "carmy/confirmation";
+/// `Tool._meta`: whether executions of the tool may overlap.
+pub const META_PARALLEL_SAFE: &str = "carmy/parallel_safe";
+/// `tools/call` request `_meta`: the idempotency key of the call, chosen by the host.
+pub const META_REQUEST_ID: &str = "carmy/request_id";
+/// `CallToolResult._meta`: the execution that produced the result (the original one for a
+/// replay).
+pub const META_EXECUTION_ID: &str = "carmy/execution_id";
+/// `CallToolResult._meta`: how the execution ended (`succeeded`, `failed`, `rejected`,
+/// `replayed`, ...).
+pub const META_STATUS: &str = "carmy/status";
+/// `CallToolResult._meta` on errors: the error object (`code`, `message`, `category`,
+/// `retryable`, `details`, `next_tool`).
+pub const META_ERROR: &str = "carmy/error";

@@ -1,0 +1,79 @@
+//! `tools/call` answers: an outcome becomes a result, a protocol error, or a question for the
+//! human, by what the runtime says it is.
+
+use carmy_core::{AgentError, Outcome, OutcomeKind, Question, ToolEntry};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, ErrorData, InputRequest, InputRequests,
+    InputRequiredResult, MetaObject,
+};
+
+use super::{
+    META_ERROR, META_EXECUTION_ID, META_STATUS,
+    confirmation::{CONFIRM_INPUT_KEY, confirmation_request},
+};
+
+/// The answer to `tools/call`: the tool's result (failures included), a JSON-RPC error
+/// (`-32602`) for a call that named no tool, or an `input_required` result carrying the
+/// question the call's approver asked.
+pub(crate) fn call_response(
+    entry: Option<&ToolEntry>,
+    outcome: Outcome,
+) -> Result<CallToolResponse, ErrorData> {
+    match outcome.kind {
+        OutcomeKind::Unroutable => {
+            let error = outcome
+                .result
+                .err()
+                .unwrap_or_else(|| AgentError::internal("an unroutable call produced a result"));
+            Err(unknown_tool(&error))
+        }
+        OutcomeKind::InputRequired(question) => Ok(input_required(entry, &question).into()),
+        _ => Ok(call_result(entry, outcome).into()),
+    }
+}
+
+/// The question, as an `input_required` result: the confirmation form, and the approver's
+/// state for the client to echo.
+fn input_required(entry: Option<&ToolEntry>, question: &Question) -> InputRequiredResult {
+    let tool = entry.map_or("", ToolEntry::name);
+    let mut requests = InputRequests::new();
+    requests.insert(
+        CONFIRM_INPUT_KEY.to_owned(),
+        InputRequest::Elicitation(confirmation_request(tool, question.message())),
+    );
+    InputRequiredResult::new(Some(requests), Some(question.state().to_owned()))
+}
+
+/// The tool's result: its output, or its error (never `structuredContent`).
+fn call_result(entry: Option<&ToolEntry>, outcome: Outcome) -> CallToolResult {
+    let mut meta = MetaObject::new();
+    meta.insert(
+        META_EXECUTION_ID.into(),
+        outcome.execution_id.as_str().into(),
+    );
+    meta.insert(META_STATUS.into(), outcome.status.as_str().into());
+    let result = match outcome.result {
+        Ok(value) => {
+            // Written straight into a buffer: `Value`'s `Display` goes through `fmt::Write`, a
+            // call per token.
+            let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            if value.is_object() && entry.is_some_and(ToolEntry::has_object_output) {
+                // structuredContent, and the same JSON as text for clients that only read text.
+                result.structured_content = Some(value);
+            }
+            result
+        }
+        Err(error) => {
+            let envelope = error.to_envelope();
+            meta.insert(META_ERROR.into(), envelope["error"].clone());
+            // Never structuredContent: clients check it against the tool's output schema.
+            CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
+        }
+    };
+    result.with_meta(Some(meta))
+}
+
+fn unknown_tool(error: &AgentError) -> ErrorData {
+    ErrorData::invalid_params(error.message().to_owned(), Some(error.to_envelope()))
+}

@@ -1,0 +1,21 @@
+//! Network transports: many clients at once. Streamable HTTP (`http.rs`, behind the `http`
+//! feature) with its authentication (`auth.rs`), Unix domain sockets (`unix.rs`), and the
+//! graceful shutdown both share (`shutdown.rs`). Each takes an [`McpServer`](crate::McpServer).
+
+#[cfg(feature = "http")]
+mod auth;
+#[cfg(feature = "http")]
+mod http;
+mod shutdown;
+#[cfg(unix)]
+mod unix;
+
+#[cfg(feature = "http")]
+pub use auth::{Authenticator, BearerTokens, MIN_TOKEN_LEN, TokenFileError, Unauthorized};
+#[cfg(feature = "http")]
+pub use http::{
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, HEALTH_PATH, HttpError, HttpServer, MCP_PATH,
+};
+pub use shutdown::{DEFAULT_GRACE_PERIOD, signal as shutdown_signal};
+#[cfg(unix)]
+pub use unix::UnixSocket;

@@ -1,0 +1,194 @@
+//! [`McpServer`]: a Carmy runtime as an MCP server, its builder, and serving it on stdio or any
+//! byte stream. Network transports take an `McpServer` (see `net/`).
+
+use std::sync::Arc;
+
+use carmy_core::{Context, Runtime};
+use rmcp::{
+    ServiceExt,
+    model::{Implementation, ServerCapabilities, ServerConfig},
+    service::ServerInitializeError,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::{
+    confirm::ClientConfirmation,
+    mapping::Listing,
+    transport::{DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
+};
+
+/// A Carmy runtime as an MCP server. Cheap to clone: one per connection is fine.
+///
+/// It is an rmcp `ServerHandler`, so any rmcp transport serves it:
+///
+/// ```no_run
+/// # async fn demo(server: carmy_mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
+/// use carmy_mcp::rmcp::ServiceExt;
+///
+/// let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+/// let running = server.serve(server_end).await?;
+/// # drop(client_end);
+/// running.waiting().await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+#[must_use]
+pub struct McpServer {
+    pub(crate) runtime: Runtime,
+    pub(crate) context: Context,
+    pub(crate) info: Arc<ServerConfig>,
+    pub(crate) listing: Arc<Listing>,
+    /// Set by [`McpServer::confirm_via_client`]; shared by every clone.
+    pub(crate) confirmation: Option<Arc<ClientConfirmation>>,
+    /// The `tools/list` page its line transports keep, shared by all of them.
+    page: Arc<ToolsPage>,
+    max_line_bytes: usize,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("server_info", &self.info.server_info)
+            .field("runtime", &self.runtime)
+            .field("context", &self.context)
+            .field("max_line_bytes", &self.max_line_bytes)
+            .field("confirm_via_client", &self.confirmation.is_some())
+            .finish()
+    }
+}
+
+impl McpServer {
+    /// Serves `runtime`'s tools, anonymously and without grants until [`context`] says
+    /// otherwise. The tool list is built here, once.
+    ///
+    /// [`context`]: McpServer::context
+    pub fn new(runtime: Runtime) -> Self {
+        let listing = Arc::new(Listing::new(runtime.catalog()));
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+            ));
+        Self {
+            runtime,
+            context: Context::new(),
+            info: Arc::new(info),
+            listing,
+            confirmation: None,
+            page: Arc::default(),
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+
+    /// The trusted context every call runs under: principal, grants, extensions. It is the host's
+    /// decision alone; tool arguments and request `_meta` never add to it.
+    pub fn context(mut self, context: Context) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// Lets the human in front of the client approve one call of a tool that needs confirmation,
+    /// when the host did not grant `confirm:<tool>` (off by default; host grants always take
+    /// precedence and nobody is asked then).
+    ///
+    /// On a 2025-11-25 session whose client supports form elicitation, the server asks with
+    /// `elicitation/create`; on 2026-07-28 it answers `input_required` with the same question and
+    /// a sealed `requestState`, and runs the call on the client's retry. The question names the
+    /// tool and summarises the arguments; the form's one field,
+    /// [`CONFIRM_FIELD`](crate::CONFIRM_FIELD), must be `true`. This is the runtime's approval
+    /// step, with the client as the call's [`Approver`](carmy_core::Approver): approved, the call
+    /// runs once (the host's context is unchanged); declined or cancelled, it is
+    /// `CONFIRMATION_DECLINED`; a state that was altered, replayed,
+    /// expired (5 minutes) or moved to other arguments, tool or principal is
+    /// `CONFIRMATION_INVALID`. A client without elicitation gets `CONFIRMATION_REQUIRED`, as when
+    /// this is off.
+    pub fn confirm_via_client(mut self, enabled: bool) -> Self {
+        self.confirmation = enabled.then(|| Arc::new(ClientConfirmation::new()));
+        self
+    }
+
+    /// The name and version announced to clients (`serverInfo`); `carmy-mcp` and its version by
+    /// default.
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let info = Arc::make_mut(&mut self.info);
+        let title = info.server_info.title.take();
+        info.server_info = Implementation::new(name, version);
+        info.server_info.title = title;
+        self
+    }
+
+    /// A human-friendly name for the server, shown by clients instead of its `name`.
+    pub fn server_title(mut self, title: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.info).server_info.title = Some(title.into());
+        self
+    }
+
+    /// Instructions for the model on using this server's tools together.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.info).instructions = Some(instructions.into());
+        self
+    }
+
+    /// The longest message accepted on [`serve_stdio`](Self::serve_stdio) and
+    /// [`serve_io`](Self::serve_io), in bytes ([`DEFAULT_MAX_LINE_BYTES`], 4 MiB, by default).
+    pub fn max_line_bytes(mut self, max_line_bytes: usize) -> Self {
+        self.max_line_bytes = max_line_bytes;
+        self
+    }
+
+    /// The runtime being served.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Serves one client on the process's standard input and output until it disconnects.
+    ///
+    /// When both are pipes (as MCP clients launch servers) they are driven without the blocking
+    /// thread pool; a terminal or a file falls back to tokio's blocking stdio. Must run inside a
+    /// tokio runtime with IO enabled.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let transport = LineTransport::stdio().max_line_bytes(self.max_line_bytes);
+        self.serve_transport(transport).await
+    }
+
+    /// Serves one client on a byte stream (a Unix socket, a TCP connection, a pipe pair) until
+    /// it disconnects, with the same framing guards as stdio.
+    pub async fn serve_io<R, W>(self, read: R, write: W) -> Result<(), ServeError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let transport = LineTransport::new(read, write).max_line_bytes(self.max_line_bytes);
+        self.serve_transport(transport).await
+    }
+
+    async fn serve_transport<R, W>(self, transport: LineTransport<R, W>) -> Result<(), ServeError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let transport = transport.sharing_page(Arc::clone(&self.page));
+        let running = match self.serve(transport).await {
+            Ok(running) => running,
+            // The client went away before starting a session (a probe, a health check): that
+            // is an end of input, not a failure.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(error) => return Err(ServeError::Start(Box::new(error))),
+        };
+        running.waiting().await.map_err(ServeError::Task)?;
+        Ok(())
+    }
+}
+
+/// Why serving stopped other than by the client disconnecting.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The session could not start (a failed `initialize`, a transport error).
+    #[error("cannot start the MCP session: {0}")]
+    Start(#[source] Box<ServerInitializeError>),
+    /// The session's task failed.
+    #[error("the MCP session failed: {0}")]
+    Task(#[source] tokio::task::JoinError),
+}
