@@ -6,16 +6,30 @@
 //! - in `const _: () = { .. };`: `Deref` to a function pointer returning a boxed future (so
 //!   `search(input).await` still works), and the `Tool` impl.
 //!
+//! `tests/expand/*.expanded.rs` show it in full, formatted; the expansion is meant to be read.
+//!
 //! Every path is absolute (`::core::..`, `<crate>::__private::..`) and every local is
 //! `__carmy_`-prefixed, so user code that shadows `Result`, `Box` or `Send` cannot break it.
 //!
-//! Diagnostics shape two choices here:
-//! - `type Input = SearchInput;` keeps the user's tokens, so a type without `Deserialize` or
-//!   `JsonSchema` is reported on the user's parameter by the `Tool::Input` bound itself. An extra
-//!   `assert_tool_input::<T>()` would report every missing trait a second time.
-//! - `run` awaits the same boxed future as the direct call, so the body's future is proven
-//!   `Send` in exactly one place (`box_future`, spanned on the function's name). Awaiting `call`
-//!   directly would report a non-`Send` body twice, for the price of one allocation per call.
+//! Each mistake the macro cannot see is one compiler error on the user's tokens; that shapes the
+//! generated code:
+//! - Input and output: `type Input = SearchInput;` keeps the user's tokens, so a type without
+//!   `Deserialize` or `JsonSchema` is reported on the user's parameter by the `Tool::Input`
+//!   bound itself (one error per missing trait). An extra `assert_tool_input::<T>()` would report
+//!   every missing trait a second time. Same for the output.
+//! - Context and state: a parameter whose type is named `Context` is taken for the context, and
+//!   `State<T>` for shared state, by name alone. `run` gets them as
+//!   `<Context as __private::ContextParam>::borrowed(..)` and
+//!   `<State<Db> as __private::StateParam>::from_invocation(..)`, with the user's type tokens:
+//!   only Carmy's types implement these traits, so a user's own `Context` is one error on that
+//!   type, saying what was assumed, instead of mismatched types. `requirements` makes the same
+//!   `<State<Db> as StateParam>` check; rustc prints the identical error once.
+//! - The body: `run` awaits the same boxed future as the direct call, so the body's future is
+//!   proven `Send` in exactly one place (`box_future`, spanned on the function's name). Awaiting
+//!   `call` directly would report a non-`Send` body twice, for the price of one allocation per
+//!   call.
+//! - The error type: `into_agent_error` is located at the user's `E`, so a missing
+//!   `Into<AgentError>` is reported there.
 
 use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
@@ -85,7 +99,7 @@ fn deref(tool: &ToolDef, private: &TokenStream) -> TokenStream {
         (quote!(), quote!('static))
     };
     let types = params.iter().map(|param| match param {
-        Param::Input(ty) | Param::ContextOwned(ty) | Param::State { ty, .. } => quote!(#ty),
+        Param::Input(ty) | Param::ContextOwned(ty) | Param::State(ty) => quote!(#ty),
         Param::ContextRef(ty) => quote!(&'__carmy_a #ty),
     });
     let names: Vec<_> = arg_names(params).collect();
@@ -118,7 +132,7 @@ fn arg_names(params: &[Param]) -> impl Iterator<Item = Ident> + '_ {
     params.iter().map(move |param| match param {
         Param::Input(_) => format_ident!("__carmy_input"),
         Param::ContextRef(_) | Param::ContextOwned(_) => format_ident!("__carmy_context"),
-        Param::State { .. } => format_ident!("__carmy_state{}", states.next().unwrap_or_default()),
+        Param::State(_) => format_ident!("__carmy_state{}", states.next().unwrap_or_default()),
     })
 }
 
@@ -136,7 +150,7 @@ fn tool_impl(tool: &ToolDef, private: &TokenStream) -> TokenStream {
     let requirements = (!states.is_empty()).then(|| {
         quote! {
             fn requirements(__carmy_requirements: &mut #private::Requirements) {
-                #(__carmy_requirements.state::<#states>();)*
+                #(<#states as #private::StateParam>::require(__carmy_requirements);)*
             }
         }
     });
@@ -156,9 +170,15 @@ fn tool_impl(tool: &ToolDef, private: &TokenStream) -> TokenStream {
     };
     let args = signature.params.iter().map(|param| match param {
         Param::Input(_) => quote!(__carmy_input),
-        Param::ContextRef(_) => quote!(__carmy_invocation.context()),
-        Param::ContextOwned(_) => quote!(__carmy_invocation.context_owned()),
-        Param::State { inner, .. } => quote!(__carmy_invocation.state::<#inner>()),
+        Param::ContextRef(ty) => {
+            quote!(<#ty as #private::ContextParam>::borrowed(&__carmy_invocation))
+        }
+        Param::ContextOwned(ty) => {
+            quote!(<#ty as #private::ContextParam>::owned(&__carmy_invocation))
+        }
+        Param::State(ty) => {
+            quote!(<#ty as #private::StateParam>::from_invocation(&__carmy_invocation))
+        }
     });
     // An error type without `Into<AgentError>` is reported on the user's `E`.
     let into_agent_error = at(

@@ -71,9 +71,15 @@ use proc_macro::TokenStream;
 /// - any number of **`State<T>`**: shared values registered with `Carmy::state`, checked at
 ///   `build()`.
 ///
-/// Parameters are recognised by the last segment of their type, so `carmy::Context` and a
-/// re-exported `Context` both work. The function cannot be generic, take `self` or be
-/// anything but `async`.
+/// Parameters are recognised by the name of their type (the last segment of its path), so
+/// `Context`, `carmy::Context` and a re-exported `Context` are all the context, and any
+/// `State<T>` is shared state. The compiler then checks that they are Carmy's: a type of your
+/// own named `Context`, or another crate's `State<T>` such as axum's, is one error on that type
+/// saying it was taken for Carmy's. Import it under another name (`use axum::extract::State as
+/// AxumState;`), or put it in the input struct. The other way round, Carmy's types renamed
+/// (`use carmy::State as Shared;`) are not recognised: they would be taken for the input.
+///
+/// The function cannot be generic, take `self` or be anything but `async`.
 ///
 /// # Return type
 ///

@@ -4,6 +4,11 @@
 //! Parameters are recognised by the last segment of their type, so `Context`,
 //! `carmy::Context` and `crate::prelude::Context` are all the context. Everything that is not a
 //! context or a `State<T>` is the input, of which there is at most one.
+//!
+//! A name is only a guess: a user's own `Context`, or axum's `State<T>`, looks the same. The
+//! generated code reaches the context and state through traits that only Carmy's types
+//! implement (`ContextParam`, `StateParam` in `carmy_core::__private`), so a wrong guess is one
+//! compile error on the parameter's type, saying what was assumed (see `expand.rs`).
 
 use syn::{
     FnArg, GenericArgument, Pat, PathArguments, PathSegment, ReturnType, Signature, Type,
@@ -31,8 +36,8 @@ pub(crate) enum Param {
     ContextRef(Type),
     /// `Context` by value.
     ContextOwned(Type),
-    /// `State<T>`: the whole type and `T`.
-    State { ty: Type, inner: Box<Type> },
+    /// `State<T>`, the whole type as written.
+    State(Type),
 }
 
 impl ToolSignature {
@@ -45,7 +50,7 @@ impl ToolSignature {
 
     pub(crate) fn states(&self) -> impl Iterator<Item = &Type> {
         self.params.iter().filter_map(|param| match param {
-            Param::State { inner, .. } => Some(&**inner),
+            Param::State(ty) => Some(ty),
             _ => None,
         })
     }
@@ -107,7 +112,7 @@ impl ToolSignature {
                     }
                     has_context = true;
                 }
-                Param::State { .. } => {}
+                Param::State(_) => {}
             }
             params.push(param);
         }
@@ -181,11 +186,8 @@ fn classify(ty: &Type) -> syn::Result<Param> {
         if segment.ident == "Context" && segment.arguments.is_none() {
             return Ok(Param::ContextOwned(ty.clone()));
         }
-        if let Some(inner) = state_inner(segment) {
-            return Ok(Param::State {
-                ty: ty.clone(),
-                inner: Box::new(inner.clone()),
-            });
+        if is_state(segment) {
+            return Ok(Param::State(ty.clone()));
         }
     }
     Ok(Param::Input(ty.clone()))
@@ -216,7 +218,7 @@ fn classify_reference(reference: &TypeReference) -> syn::Result<Param> {
         }
         return Ok(Param::ContextRef((*reference.elem).clone()));
     }
-    if state_inner(segment).is_some() {
+    if is_state(segment) {
         return Err(syn::Error::new_spanned(
             reference,
             "take `State<T>` by value, not by reference: it is a cheap `Arc` clone",
@@ -233,18 +235,16 @@ fn not_owned(reference: &TypeReference) -> syn::Error {
     )
 }
 
-/// `T` in `State<T>`.
-fn state_inner(segment: &PathSegment) -> Option<&Type> {
-    if segment.ident != "State" {
-        return None;
-    }
+/// `State<T>`: named `State`, with one type argument.
+fn is_state(segment: &PathSegment) -> bool {
     let PathArguments::AngleBracketed(args) = &segment.arguments else {
-        return None;
+        return false;
     };
-    match args.args.iter().collect::<Vec<_>>()[..] {
-        [GenericArgument::Type(inner)] => Some(inner),
-        _ => None,
-    }
+    segment.ident == "State"
+        && matches!(
+            args.args.iter().collect::<Vec<_>>()[..],
+            [GenericArgument::Type(_)]
+        )
 }
 
 /// `Result<T, E>` or an alias `Result<T>`: returns `T` and what an error about `E` points at.
@@ -359,7 +359,7 @@ mod tests {
                 Param::Input(ty) => format!("input:{}", tokens(ty)),
                 Param::ContextRef(ty) => format!("&context:{}", tokens(ty)),
                 Param::ContextOwned(ty) => format!("context:{}", tokens(ty)),
-                Param::State { inner, .. } => format!("state:{}", tokens(inner)),
+                Param::State(ty) => format!("state:{}", tokens(ty)),
             })
             .collect()
     }
@@ -374,10 +374,10 @@ mod tests {
         assert_eq!(
             kinds(&signature),
             [
-                "state:Db",
+                "state:State < Db >",
                 "&context:carmy :: Context",
                 "input:SearchInput",
-                "state:Arc < Cache >"
+                "state:carmy :: State < Arc < Cache > >"
             ]
         );
         assert_eq!(tokens(signature.input().unwrap()), "SearchInput");
