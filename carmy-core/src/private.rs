@@ -38,12 +38,6 @@ pub fn into_agent_error<E: Into<AgentError>>(error: E) -> AgentError {
     error.into()
 }
 
-/// Compile-time check, spanned on the user's input type by the macro.
-pub const fn assert_tool_input<T: ToolInput>() {}
-
-/// Compile-time check, spanned on the user's output type by the macro.
-pub const fn assert_tool_output<T: ToolOutput>() {}
-
 /// A parameter the macro took for the context, because its type is named `Context`: how the
 /// generated `run` gets it. Only `carmy::Context` implements it.
 #[diagnostic::on_unimplemented(
