@@ -34,8 +34,8 @@ where
 }
 
 /// Converts a tool's error type into an `AgentError` (identity for `AgentError` itself).
-pub fn into_agent_error<E: Into<AgentError>>(error: E) -> AgentError {
-    error.into()
+pub fn into_agent_result<T, E: Into<AgentError>>(result: Result<T, E>) -> Result<T, AgentError> {
+    result.map_err(Into::into)
 }
 
 /// A parameter the macro took for the context, because its type is named `Context`: how the
@@ -80,7 +80,7 @@ pub trait StateParam {
     /// Declares `T` for `build()` to check.
     fn require(requirements: &mut Requirements);
     /// The registered value.
-    fn from_invocation(invocation: &Invocation) -> Self
+    fn get(invocation: &Invocation) -> Self
     where
         Self: Sized;
 }
@@ -90,7 +90,7 @@ impl<T: Send + Sync + 'static> StateParam for State<T> {
         requirements.state::<T>();
     }
 
-    fn from_invocation(invocation: &Invocation) -> Self {
+    fn get(invocation: &Invocation) -> Self {
         invocation.state::<T>()
     }
 }

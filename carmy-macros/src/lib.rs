@@ -10,6 +10,8 @@ mod item;
 mod name;
 mod signature;
 #[cfg(test)]
+mod snapshots;
+#[cfg(test)]
 mod test_util;
 mod timeout;
 mod tool;
