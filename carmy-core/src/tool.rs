@@ -64,20 +64,18 @@ pub trait Tool: Send + Sync + 'static {
 }
 
 /// A type a tool can take as its arguments: `Deserialize` and `JsonSchema`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's input",
-    label = "needs `serde::Deserialize` and `schemars::JsonSchema`",
-    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}`"
-)]
+//
+// No `#[diagnostic::on_unimplemented]` on this trait or `ToolOutput`: rustc would never show it.
+// A missing derive is found where `Tool::Input: ToolInput` is checked, and there rustc also checks
+// each of the bound's supertraits on its own, reports the one that fails (`SearchInput:
+// JsonSchema`, on the user's type) and drops the `ToolInput` error, which fails on the same
+// bound, as its duplicate.
+// `#[diagnostic::do_not_recommend]` on the blanket impl does not change that (rustc 1.95), nor
+// does a supertrait-free alias (`type Input = Input<T>`), which reports the error four times.
 pub trait ToolInput: DeserializeOwned + JsonSchema + Send + 'static {}
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolInput for T {}
 
 /// A type a tool can return: `Serialize` and `JsonSchema`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's output",
-    label = "needs `serde::Serialize` and `schemars::JsonSchema`",
-    note = "add `#[derive(serde::Serialize, schemars::JsonSchema)]` to `{Self}`"
-)]
 pub trait ToolOutput: Serialize + JsonSchema + Send + 'static {}
 impl<T: Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
 

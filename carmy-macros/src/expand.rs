@@ -6,16 +6,33 @@
 //! - in `const _: () = { .. };`: `Deref` to a function pointer returning a boxed future (so
 //!   `search(input).await` still works), and the `Tool` impl.
 //!
-//! Every path is absolute (`::core::..`, `<crate>::__private::..`) and every local is
-//! `__carmy_`-prefixed, so user code that shadows `Result`, `Box` or `Send` cannot break it.
+//! `tests/expand/*.expanded.rs` show it in full, formatted; the expansion is meant to be read.
 //!
-//! Diagnostics shape two choices here:
-//! - `type Input = SearchInput;` keeps the user's tokens, so a type without `Deserialize` or
-//!   `JsonSchema` is reported on the user's parameter by the `Tool::Input` bound itself. An extra
-//!   `assert_tool_input::<T>()` would report every missing trait a second time.
-//! - `run` awaits the same boxed future as the direct call, so the body's future is proven
-//!   `Send` in exactly one place (`box_future`, spanned on the function's name). Awaiting `call`
-//!   directly would report a non-`Send` body twice, for the price of one allocation per call.
+//! Every path is absolute (`::core::..`, or `__carmy::..` after `use <crate>::__private as
+//! __carmy;` in the `const _` block) and every local is `__carmy_`-prefixed, so user code that
+//! shadows `Result`, `Box` or `Send` cannot break it.
+//!
+//! Each mistake the macro cannot see is one compiler error on the user's tokens; that shapes the
+//! generated code:
+//! - Input and output: `type Input = SearchInput;` keeps the user's tokens, so a type without
+//!   `Deserialize` or `JsonSchema` is reported on the user's parameter by the `Tool::Input`
+//!   bound itself (one error per missing trait). An extra `assert_tool_input::<T>()` would report
+//!   every missing trait a second time. Same for the output.
+//! - Context and state: a parameter whose type is named `Context` is taken for the context, and
+//!   `State<T>` for shared state, by name alone. `run` gets them as
+//!   `<Context as __private::ContextParam>::borrowed(..)` and
+//!   `<State<Db> as __private::StateParam>::get(..)`, with the user's type tokens:
+//!   only Carmy's types implement these traits, so a user's own `Context` is one error on that
+//!   type, saying what was assumed, instead of mismatched types. `requirements` makes the same
+//!   `<State<Db> as StateParam>` check; rustc prints the identical error once.
+//! - The body: `run` awaits the same boxed future as the direct call, so the body's future is
+//!   proven `Send` in exactly one place (`box_future`, spanned on the function's name). Awaiting
+//!   `call` directly would report a non-`Send` body twice, for the price of one allocation per
+//!   call.
+//! - The error type: `into_agent_result(__carmy_result)` is located at the user's `E`, so a
+//!   missing `Into<AgentError>` is reported there, once. Given the tool's call as its argument
+//!   instead of a local, rustc would point at that call, that is at the attribute;
+//!   `.map_err(into_agent_error)` would report it twice.
 
 use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
@@ -28,7 +45,9 @@ pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
         Some(path) => quote!(#path),
         None => quote!(::carmy),
     };
-    let private = quote!(#krate::__private);
+    // Inside the `const _` block, `__carmy` names the runtime's `__private` module: the paths
+    // stay absolute and the expansion stays short.
+    let private = quote!(__carmy);
     let ident = &tool.item.sig.ident;
     let vis = &tool.item.vis;
     let cfgs: Vec<_> = tool.cfgs().collect();
@@ -65,6 +84,7 @@ pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
 
         #(#cfgs)*
         const _: () = {
+            use #krate::__private as __carmy;
             #deref
             #tool_impl
         };
@@ -72,21 +92,22 @@ pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
 }
 
 /// `Deref` to `fn(..) -> BoxFuture<..>`: a call expression auto-derefs its callee, so
-/// `search(input)` keeps working. A borrowed context makes the pointer higher-ranked.
+/// `search(input)` keeps working. The future borrows the context when the tool does (`'_` is the
+/// lifetime of `&Context`, the only reference a tool can take), else nothing.
 fn deref(tool: &ToolDef, private: &TokenStream) -> TokenStream {
     let ident = &tool.item.sig.ident;
     let params = &tool.signature.params;
     let borrows_context = params
         .iter()
         .any(|param| matches!(param, Param::ContextRef(_)));
-    let (binder, lifetime) = if borrows_context {
-        (quote!(for<'__carmy_a>), quote!('__carmy_a))
+    let lifetime = if borrows_context {
+        quote!('_)
     } else {
-        (quote!(), quote!('static))
+        quote!('static)
     };
     let types = params.iter().map(|param| match param {
-        Param::Input(ty) | Param::ContextOwned(ty) | Param::State { ty, .. } => quote!(#ty),
-        Param::ContextRef(ty) => quote!(&'__carmy_a #ty),
+        Param::Input(ty) | Param::ContextOwned(ty) | Param::State(ty) => quote!(#ty),
+        Param::ContextRef(ty) => quote!(&#ty),
     });
     let names: Vec<_> = arg_names(params).collect();
     let syn::ReturnType::Type(_, return_type) = &tool.item.sig.output else {
@@ -99,14 +120,13 @@ fn deref(tool: &ToolDef, private: &TokenStream) -> TokenStream {
         quote!(#private::box_future(#ident::call(#(#names),*))),
     );
 
+    // `&(closure as fn(..))` is promoted to a `'static` constant.
     quote! {
         impl ::core::ops::Deref for #ident {
-            type Target = #binder fn(#(#types),*) -> #private::BoxFuture<#lifetime, #return_type>;
+            type Target = fn(#(#types),*) -> #private::BoxFuture<#lifetime, #return_type>;
 
             fn deref(&self) -> &Self::Target {
-                const __CARMY_CALL: <#ident as ::core::ops::Deref>::Target =
-                    |#(#names),*| #boxed_call;
-                &__CARMY_CALL
+                &((|#(#names),*| #boxed_call) as Self::Target)
             }
         }
     }
@@ -118,7 +138,7 @@ fn arg_names(params: &[Param]) -> impl Iterator<Item = Ident> + '_ {
     params.iter().map(move |param| match param {
         Param::Input(_) => format_ident!("__carmy_input"),
         Param::ContextRef(_) | Param::ContextOwned(_) => format_ident!("__carmy_context"),
-        Param::State { .. } => format_ident!("__carmy_state{}", states.next().unwrap_or_default()),
+        Param::State(_) => format_ident!("__carmy_state{}", states.next().unwrap_or_default()),
     })
 }
 
@@ -136,7 +156,7 @@ fn tool_impl(tool: &ToolDef, private: &TokenStream) -> TokenStream {
     let requirements = (!states.is_empty()).then(|| {
         quote! {
             fn requirements(__carmy_requirements: &mut #private::Requirements) {
-                #(__carmy_requirements.state::<#states>();)*
+                #(<#states as #private::StateParam>::require(__carmy_requirements);)*
             }
         }
     });
@@ -156,14 +176,20 @@ fn tool_impl(tool: &ToolDef, private: &TokenStream) -> TokenStream {
     };
     let args = signature.params.iter().map(|param| match param {
         Param::Input(_) => quote!(__carmy_input),
-        Param::ContextRef(_) => quote!(__carmy_invocation.context()),
-        Param::ContextOwned(_) => quote!(__carmy_invocation.context_owned()),
-        Param::State { inner, .. } => quote!(__carmy_invocation.state::<#inner>()),
+        Param::ContextRef(ty) => {
+            quote!(<#ty as #private::ContextParam>::borrowed(&__carmy_invocation))
+        }
+        Param::ContextOwned(ty) => {
+            quote!(<#ty as #private::ContextParam>::owned(&__carmy_invocation))
+        }
+        Param::State(ty) => {
+            quote!(<#ty as #private::StateParam>::get(&__carmy_invocation))
+        }
     });
     // An error type without `Into<AgentError>` is reported on the user's `E`.
-    let into_agent_error = at(
+    let into_agent_result = at(
         signature.error_span.span(),
-        quote!(#private::into_agent_error(__carmy_error)),
+        quote!(#private::into_agent_result(__carmy_result)),
     );
 
     quote! {
@@ -174,21 +200,13 @@ fn tool_impl(tool: &ToolDef, private: &TokenStream) -> TokenStream {
 
             #requirements
 
-            fn run(
+            async fn run(
                 &self,
                 #input: Self::Input,
                 #invocation: #private::Invocation,
-            ) -> impl ::core::future::Future<
-                Output = #private::Result<Self::Output, #private::AgentError>,
-            > + ::core::marker::Send {
-                async move {
-                    match (*#ident)(#(#args),*).await {
-                        #private::Ok(__carmy_output) => #private::Ok(__carmy_output),
-                        #private::Err(__carmy_error) => {
-                            #private::Err(#into_agent_error)
-                        }
-                    }
-                }
+            ) -> #private::Result<Self::Output, #private::AgentError> {
+                let __carmy_result = (*#ident)(#(#args),*).await;
+                #into_agent_result
             }
         }
     }
@@ -290,7 +308,7 @@ mod tests {
             "async fn f(x: X, c: Context, s: State<S>) -> Result<(), E> { todo!() }",
         );
         let text = quote!(#file).to_string();
-        assert!(!text.contains("carmy ::"), "{text}");
-        assert!(text.contains(":: renamed :: __private :: Tool"));
+        assert!(!text.contains(":: carmy"), "{text}");
+        assert!(text.contains("use :: renamed :: __private as __carmy"));
     }
 }

@@ -10,6 +10,8 @@ mod item;
 mod name;
 mod signature;
 #[cfg(test)]
+mod snapshots;
+#[cfg(test)]
 mod test_util;
 mod timeout;
 mod tool;
@@ -63,17 +65,24 @@ use proc_macro::TokenStream;
 ///
 /// In any order:
 /// - at most one **input**: any type implementing `serde::Deserialize` and
-///   `schemars::JsonSchema`, decoded from the call's JSON arguments. Its parameter may be any
+///   `schemars::JsonSchema`, decoded from the call's JSON arguments, so an owned type (`String`,
+///   not `&str` or `Cow<'_, str>`). Its parameter may be any
 ///   pattern (`mut input`, `SearchInput { query, .. }`). Without one the tool takes
 ///   [`NoInput`](https://docs.rs/carmy/latest/carmy/struct.NoInput.html), the empty object.
 /// - at most one trusted **context**, `&Context` or `Context`: who is calling, what the host
 ///   granted, cancellation and progress.
 /// - any number of **`State<T>`**: shared values registered with `Carmy::state`, checked at
-///   `build()`.
+///   `build()`; `T` is `Send + Sync` and borrows nothing.
 ///
-/// Parameters are recognised by the last segment of their type, so `carmy::Context` and a
-/// re-exported `Context` both work. The function cannot be generic, take `self` or be
-/// anything but `async`.
+/// Parameters are recognised by the name of their type (the last segment of its path), so
+/// `Context`, `carmy::Context` and a re-exported `Context` are all the context, and any
+/// `State<T>` is shared state. The compiler then checks that they are Carmy's: a type of your
+/// own named `Context`, or another crate's `State<T>` such as axum's, is one error on that type
+/// saying it was taken for Carmy's. Import it under another name (`use axum::extract::State as
+/// AxumState;`), or put it in the input struct. The other way round, Carmy's types renamed
+/// (`use carmy::State as Shared;`) are not recognised: they would be taken for the input.
+///
+/// The function cannot be generic, take `self` or be anything but `async`.
 ///
 /// # Return type
 ///
@@ -121,25 +130,46 @@ use proc_macro::TokenStream;
 ///
 /// # Expansion
 ///
-/// For `async fn search(input: SearchInput, db: State<Db>) -> Result<SearchOutput, AgentError>`,
-/// `cargo expand` shows, in short:
+/// For `async fn search(input: SearchInput, ctx: &Context, db: State<Db>) -> Result<SearchOutput,
+/// AgentError>`, `cargo expand` shows (derives and attributes left out, locals shortened):
 ///
 /// ```text
 /// pub struct search;
 /// impl search {
-///     pub async fn call(input: SearchInput, db: State<Db>) -> Result<SearchOutput, AgentError> { .. }
+///     pub async fn call(input: SearchInput, ctx: &Context, db: State<Db>) -> Result<SearchOutput, AgentError> { .. }
 /// }
 /// const _: () = {
-///     impl Deref for search { type Target = fn(SearchInput, State<Db>) -> BoxFuture<'static, ..>; .. }
-///     impl Tool for search {
+///     use ::carmy::__private as __carmy;
+///     impl ::core::ops::Deref for search {
+///         type Target = fn(SearchInput, &Context, State<Db>) -> __carmy::BoxFuture<'_, Result<SearchOutput, AgentError>>;
+///         fn deref(&self) -> &Self::Target {
+///             &((|input, context, state| __carmy::box_future(search::call(input, context, state))) as Self::Target)
+///         }
+///     }
+///     impl __carmy::Tool for search {
 ///         type Input = SearchInput;
 ///         type Output = SearchOutput;
-///         const SPEC: ToolSpec = ToolSpec::new("search", Effect::Read).description("..");
-///         fn requirements(..) { __carmy_requirements.state::<Db>(); }
-///         fn run(..) -> impl Future<..> + Send { async move { /* (*search)(..).await, error converted */ } }
+///         const SPEC: __carmy::ToolSpec = __carmy::ToolSpec::new("search", __carmy::Effect::Read)
+///             .description("..");
+///         fn requirements(requirements: &mut __carmy::Requirements) {
+///             <State<Db> as __carmy::StateParam>::require(requirements);
+///         }
+///         async fn run(&self, input: Self::Input, invocation: __carmy::Invocation)
+///             -> __carmy::Result<Self::Output, __carmy::AgentError> {
+///             let result = (*search)(
+///                 input,
+///                 <Context as __carmy::ContextParam>::borrowed(&invocation),
+///                 <State<Db> as __carmy::StateParam>::get(&invocation),
+///             ).await;
+///             __carmy::into_agent_result(result)
+///         }
 ///     }
 /// };
 /// ```
+///
+/// `ContextParam` and `StateParam` are implemented for Carmy's `Context` and `State<T>` only:
+/// they are how the compiler checks what the macro took from a name. The full, formatted
+/// expansions of a few tools are in `carmy-macros/tests/expand`.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);

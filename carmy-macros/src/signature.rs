@@ -4,7 +4,13 @@
 //! Parameters are recognised by the last segment of their type, so `Context`,
 //! `carmy::Context` and `crate::prelude::Context` are all the context. Everything that is not a
 //! context or a `State<T>` is the input, of which there is at most one.
+//!
+//! A name is only a guess: a user's own `Context`, or axum's `State<T>`, looks the same. The
+//! generated code reaches the context and state through traits that only Carmy's types
+//! implement (`ContextParam`, `StateParam` in `carmy_core::__private`), so a wrong guess is one
+//! compile error on the parameter's type, saying what was assumed (see `expand.rs`).
 
+use quote::ToTokens;
 use syn::{
     FnArg, GenericArgument, Pat, PathArguments, PathSegment, ReturnType, Signature, Type,
     TypeReference,
@@ -31,8 +37,8 @@ pub(crate) enum Param {
     ContextRef(Type),
     /// `Context` by value.
     ContextOwned(Type),
-    /// `State<T>`: the whole type and `T`.
-    State { ty: Type, inner: Box<Type> },
+    /// `State<T>`, the whole type as written.
+    State(Type),
 }
 
 impl ToolSignature {
@@ -45,7 +51,7 @@ impl ToolSignature {
 
     pub(crate) fn states(&self) -> impl Iterator<Item = &Type> {
         self.params.iter().filter_map(|param| match param {
-            Param::State { inner, .. } => Some(&**inner),
+            Param::State(ty) => Some(ty),
             _ => None,
         })
     }
@@ -107,7 +113,7 @@ impl ToolSignature {
                     }
                     has_context = true;
                 }
-                Param::State { .. } => {}
+                Param::State(_) => {}
             }
             params.push(param);
         }
@@ -181,12 +187,19 @@ fn classify(ty: &Type) -> syn::Result<Param> {
         if segment.ident == "Context" && segment.arguments.is_none() {
             return Ok(Param::ContextOwned(ty.clone()));
         }
-        if let Some(inner) = state_inner(segment) {
-            return Ok(Param::State {
-                ty: ty.clone(),
-                inner: Box::new(inner.clone()),
-            });
+        if is_state(segment) {
+            if let Some(borrow) = find_borrow(ty) {
+                return Err(syn::Error::new_spanned(
+                    borrow,
+                    "`State<T>` holds a value registered once with `Carmy::state` and shared by \
+                     every call: `T` cannot borrow (use `'static`, an owned type or an `Arc`)",
+                ));
+            }
+            return Ok(Param::State(ty.clone()));
         }
+    }
+    if let Some(borrow) = find_borrow(ty) {
+        return Err(not_owned(borrow));
     }
     Ok(Param::Input(ty.clone()))
 }
@@ -216,7 +229,7 @@ fn classify_reference(reference: &TypeReference) -> syn::Result<Param> {
         }
         return Ok(Param::ContextRef((*reference.elem).clone()));
     }
-    if state_inner(segment).is_some() {
+    if is_state(segment) {
         return Err(syn::Error::new_spanned(
             reference,
             "take `State<T>` by value, not by reference: it is a cheap `Arc` clone",
@@ -225,26 +238,24 @@ fn classify_reference(reference: &TypeReference) -> syn::Result<Param> {
     Err(not_owned(reference))
 }
 
-fn not_owned(reference: &TypeReference) -> syn::Error {
+fn not_owned(borrow: impl ToTokens) -> syn::Error {
     syn::Error::new_spanned(
-        reference,
+        borrow,
         "a tool's input must be an owned type: it is decoded from JSON for each call (only the \
          context may be borrowed, as `&Context`)",
     )
 }
 
-/// `T` in `State<T>`.
-fn state_inner(segment: &PathSegment) -> Option<&Type> {
-    if segment.ident != "State" {
-        return None;
-    }
+/// `State<T>`: named `State`, with one type argument.
+fn is_state(segment: &PathSegment) -> bool {
     let PathArguments::AngleBracketed(args) = &segment.arguments else {
-        return None;
+        return false;
     };
-    match args.args.iter().collect::<Vec<_>>()[..] {
-        [GenericArgument::Type(inner)] => Some(inner),
-        _ => None,
-    }
+    segment.ident == "State"
+        && matches!(
+            args.args.iter().collect::<Vec<_>>()[..],
+            [GenericArgument::Type(_)]
+        )
 }
 
 /// `Result<T, E>` or an alias `Result<T>`: returns `T` and what an error about `E` points at.
@@ -303,6 +314,41 @@ fn ungroup(mut ty: &Type) -> &Type {
     }
 }
 
+/// The first borrow in `ty`: a lifetime other than `'static` (`Cow<'_, str>`) or a reference
+/// without one (`Vec<&str>`). Tools take owned values only, so the generated code may rely on
+/// the context being the only borrowed parameter.
+fn find_borrow(ty: &Type) -> Option<&dyn ToTokens> {
+    match ty {
+        Type::Reference(reference) => match &reference.lifetime {
+            Some(lifetime) if lifetime.ident == "static" => find_borrow(&reference.elem),
+            _ => Some(reference),
+        },
+        Type::Group(inner) => find_borrow(&inner.elem),
+        Type::Paren(inner) => find_borrow(&inner.elem),
+        Type::Ptr(inner) => find_borrow(&inner.elem),
+        Type::Slice(inner) => find_borrow(&inner.elem),
+        Type::Array(inner) => find_borrow(&inner.elem),
+        Type::Tuple(tuple) => tuple.elems.iter().find_map(find_borrow),
+        Type::Path(path) => path
+            .path
+            .segments
+            .iter()
+            .filter_map(|segment| match &segment.arguments {
+                PathArguments::AngleBracketed(args) => Some(args),
+                _ => None,
+            })
+            .flat_map(|args| &args.args)
+            .find_map(|arg| match arg {
+                GenericArgument::Lifetime(lifetime) if lifetime.ident != "static" => {
+                    Some(lifetime as &dyn ToTokens)
+                }
+                GenericArgument::Type(ty) => find_borrow(ty),
+                _ => None,
+            }),
+        _ => None,
+    }
+}
+
 /// The first `impl Trait` anywhere in `ty`.
 fn find_impl_trait(ty: &Type) -> Option<&Type> {
     match ty {
@@ -333,8 +379,6 @@ fn find_impl_trait(ty: &Type) -> Option<&Type> {
 
 #[cfg(test)]
 mod tests {
-    use quote::ToTokens;
-
     use super::*;
     use crate::test_util::errors_of;
 
@@ -359,7 +403,7 @@ mod tests {
                 Param::Input(ty) => format!("input:{}", tokens(ty)),
                 Param::ContextRef(ty) => format!("&context:{}", tokens(ty)),
                 Param::ContextOwned(ty) => format!("context:{}", tokens(ty)),
-                Param::State { inner, .. } => format!("state:{}", tokens(inner)),
+                Param::State(ty) => format!("state:{}", tokens(ty)),
             })
             .collect()
     }
@@ -374,10 +418,10 @@ mod tests {
         assert_eq!(
             kinds(&signature),
             [
-                "state:Db",
+                "state:State < Db >",
                 "&context:carmy :: Context",
                 "input:SearchInput",
-                "state:Arc < Cache >"
+                "state:carmy :: State < Arc < Cache > >"
             ]
         );
         assert_eq!(tokens(signature.input().unwrap()), "SearchInput");
@@ -417,6 +461,20 @@ mod tests {
     }
 
     #[test]
+    fn static_borrows_are_owned() {
+        let signature =
+            check("async fn f(a: Cow<'static, str>, b: State<&'static str>) -> Result<(), E>")
+                .unwrap();
+        assert_eq!(
+            kinds(&signature),
+            [
+                "input:Cow < 'static , str >",
+                "state:State < & 'static str >"
+            ]
+        );
+    }
+
+    #[test]
     fn result_aliases_are_accepted() {
         let signature = check("async fn f() -> std::io::Result<Out>").unwrap();
         assert_eq!(tokens(&signature.output), "Out");
@@ -441,6 +499,9 @@ mod tests {
             ("async fn f(a: &'static Context) -> Result<(), E>", "'static", "borrow the context as `&Context`"),
             ("async fn f(a: &State<Db>) -> Result<(), E>", "&State<Db>", "take `State<T>` by value"),
             ("async fn f(a: &str) -> Result<(), E>", "&str", "a tool's input must be an owned type"),
+            ("async fn f(a: Cow<'_, str>) -> Result<(), E>", "'_", "a tool's input must be an owned type"),
+            ("async fn f(a: Vec<(u8, &str)>) -> Result<(), E>", "&str", "a tool's input must be an owned type"),
+            ("async fn f(a: State<Pool<'a>>) -> Result<(), E>", "'a", "`State<T>` holds a value registered once"),
             ("async fn f(a: A)", "async fn f(a: A)", "a tool must return `Result<T, E>`"),
             ("async fn f(a: A) -> Option<u8>", "Option<u8>", "a tool must return `Result<T, E>`"),
             ("async fn f(a: A) -> Result", "Result", "a tool must return `Result<T, E>`"),

@@ -1,3 +1,5 @@
+// One error per missing trait, each on the output's type (see the comment on `ToolInput` in
+// carmy-core/src/tool.rs for why not one error with Carmy's advice).
 use carmy::prelude::*;
 
 struct SearchOutput {

@@ -1,0 +1,113 @@
+//! Snapshot tests of the expansion, formatted as `cargo expand` shows it.
+//!
+//! Each `tests/expand/NAME.rs` holds one `#[tool(..)]` function (and, for the reader, the items
+//! it uses); `NAME.expanded.rs` beside it is what the macro turns the function into, formatted
+//! by prettyplease. The test fails when the expansion changes. Regenerate with
+//! `CARMY_EXPAND=overwrite cargo test -p carmy-macros snapshots`, then read the diff as you would
+//! a `.stderr` file: the expansion is documentation.
+
+use std::{fs, path::Path};
+
+use quote::ToTokens;
+
+use crate::{expand, tool::ToolDef};
+
+/// The `#[tool]` function of `source`, expanded and formatted.
+fn expand_file(source: &str) -> String {
+    let file = syn::parse_file(source).expect("the case is valid Rust");
+    let mut tools = file.items.into_iter().filter_map(|item| match item {
+        syn::Item::Fn(mut function) => {
+            let index = function.attrs.iter().position(|attr| {
+                attr.path()
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "tool")
+            })?;
+            let attr = function.attrs.remove(index);
+            let args = match attr.meta {
+                syn::Meta::List(list) => list.tokens,
+                _ => panic!("write the attribute as `#[tool(..)]`"),
+            };
+            Some((args, function.into_token_stream()))
+        }
+        _ => None,
+    });
+    let (args, item) = tools.next().expect("a `#[tool(..)]` function");
+    assert!(tools.next().is_none(), "one `#[tool]` function per case");
+
+    let tool = ToolDef::new(args, item).unwrap_or_else(|failure| panic!("{}", failure.error));
+    let expanded: syn::File = syn::parse2(expand::tool(&tool)).expect("the expansion parses");
+    prettyplease::unparse(&expanded)
+}
+
+#[test]
+fn expansions_match_their_snapshots() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expand");
+    let overwrite = std::env::var_os("CARMY_EXPAND").is_some_and(|value| value == "overwrite");
+    let mut cases: Vec<_> = fs::read_dir(&dir)
+        .expect("tests/expand exists")
+        .map(|entry| entry.expect("readable").path())
+        .filter(|path| {
+            let name = path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .unwrap_or("");
+            name.ends_with(".rs") && !name.ends_with(".expanded.rs")
+        })
+        .collect();
+    cases.sort();
+    assert!(!cases.is_empty(), "no cases in {}", dir.display());
+
+    let mut failures = Vec::new();
+    for case in cases {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let snapshot = case.with_extension("expanded.rs");
+        let source = fs::read_to_string(&case).expect("readable");
+        let actual = format!(
+            "// `#[tool]` on the function of {name}, formatted. Regenerate with\n\
+             // `CARMY_EXPAND=overwrite cargo test -p carmy-macros snapshots`.\n\n{}",
+            expand_file(&source)
+        );
+        match fs::read_to_string(&snapshot) {
+            Ok(expected) if expected == actual => {}
+            _ if overwrite => fs::write(&snapshot, actual).expect("writable"),
+            Ok(expected) => failures.push(format!(
+                "{name}: the expansion changed{}",
+                first_difference(&expected, &actual)
+            )),
+            Err(_) => {
+                fs::write(&snapshot, actual).expect("writable");
+                failures.push(format!(
+                    "{name}: new snapshot written to {}; review it and run again",
+                    snapshot.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\n(if the change is intended: CARMY_EXPAND=overwrite cargo test -p carmy-macros \
+         snapshots, then review the diff)",
+        failures.join("\n")
+    );
+}
+
+/// Where two texts part, by line.
+fn first_difference(expected: &str, actual: &str) -> String {
+    let mut expected_lines = expected.lines();
+    let mut actual_lines = actual.lines();
+    for line in 1.. {
+        match (expected_lines.next(), actual_lines.next()) {
+            (None, None) => break,
+            (expected, actual) if expected == actual => {}
+            (expected, actual) => {
+                return format!(
+                    " at line {line}:\n  snapshot: {}\n  now:      {}",
+                    expected.unwrap_or("<end>"),
+                    actual.unwrap_or("<end>")
+                );
+            }
+        }
+    }
+    String::new()
+}
