@@ -8,7 +8,8 @@ pub use carmy_core::{
     ErrorCategory, ExecutionId, ExecutionRecord, ExecutionStatus, Fingerprint, Grant, HostGrants,
     IdempotencyKey, IdempotencyStore, Invocation, Lease, LeaseTerms, Limits, MemoryStore,
     MemoryStoreLimits, NoInput, Outcome, OutcomeKind, Permit, Question, Recorded, Release, Request,
-    Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolSpec, codes, schema, testing,
+    Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolInput, ToolOutput, ToolSpec,
+    codes, schema, testing,
 };
 pub use carmy_macros::tool;
 
