@@ -116,6 +116,36 @@ impl Runtime {
     /// history that [`Runtime::execution`] reads.
     ///
     /// Dropping the returned future stops the execution, as cancellation does.
+    ///
+    /// ```
+    /// use carmy_core::{
+    ///     AgentError, Carmy, Context, Effect, ExecutionStatus, Invocation, NoInput, Request, Tool,
+    ///     ToolSpec,
+    /// };
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// struct Charge;
+    /// impl Tool for Charge {
+    ///     type Input = NoInput;
+    ///     type Output = u32;
+    ///     const SPEC: ToolSpec = ToolSpec::new("charge", Effect::ExternalWrite);
+    ///     async fn run(&self, _: NoInput, _: Invocation) -> Result<u32, AgentError> {
+    ///         Ok(42)
+    ///     }
+    /// }
+    /// let runtime = Carmy::new().tool(Charge).build()?;
+    /// let charge = || {
+    ///     Request::new("charge", serde_json::json!({}))
+    ///         .request_id("invoice-17")
+    ///         .context(Context::new().with_principal("alice"))
+    /// };
+    /// let first = runtime.execute(charge()).await;
+    /// let retry = runtime.execute(charge()).await;
+    /// assert_eq!(first.status, ExecutionStatus::Succeeded);
+    /// assert_eq!(retry.status, ExecutionStatus::Replayed); // ran once
+    /// assert_eq!(retry.execution_id, first.execution_id);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn execute(&self, request: Request) -> Outcome {
         let execution_id = ExecutionId::generate();
         let span = tracing::info_span!(
