@@ -7,11 +7,17 @@
 #   bench/run.sh --runs 5        # any other option goes to mcp-load (see mcp-load --help)
 #
 # Builds the driver and the contenders in release, installs the optional Python/TypeScript
-# contenders (bench/setup.sh), runs target/release/mcp-load over every contender that exists,
-# and writes bench/results/<date>-stdio.md and .jsonl with the machine it ran on.
+# contenders (bench/setup.sh), runs mcp-load over every contender that exists, and writes
+# bench/results/<date>-stdio.md and .jsonl with the machine it ran on.
+#
+# The shop is measured twice: `carmy-shop` is the example as a user builds their own binary,
+# `carmy-shop-tuned` its main linked with the hot code first (bench/build.rs, bench/tuned/).
+# Both come out of one cargo invocation, so they share every dependency's build and differ
+# only in how they are linked.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+bin="${CARGO_TARGET_DIR:-target}/release"
 
 quick=0
 pipes=0
@@ -31,30 +37,25 @@ esac
 notes=()
 note() { notes+=("$1"); echo "run.sh: $1" >&2; }
 
-echo "run.sh: building the driver and the rmcp contenders (release)" >&2
-cargo build --release --quiet -p carmy-bench --bins
+echo "run.sh: building the driver and the Rust contenders (release)" >&2
+cargo build --release --quiet -p carmy-bench -p shop --bins
 
 contenders=(
-  --contender "rmcp-handler=target/release/bench-rmcp-handler"
-  --contender "rmcp-macros=target/release/bench-rmcp-macros"
+  --contender "rmcp-handler=$bin/bench-rmcp-handler"
+  --contender "rmcp-macros=$bin/bench-rmcp-macros"
 )
 if [ "$pipes" = 1 ]; then
   contenders+=(
-    --contender "rmcp-handler-pipes=target/release/bench-rmcp-handler --pipes"
-    --contender "rmcp-macros-pipes=target/release/bench-rmcp-macros --pipes"
+    --contender "rmcp-handler-pipes=$bin/bench-rmcp-handler --pipes"
+    --contender "rmcp-macros-pipes=$bin/bench-rmcp-macros --pipes"
   )
 fi
-
-# The Carmy shop (examples/shop, package `shop`) is written separately; skip it until it builds.
-if cargo metadata --no-deps --format-version 1 2>/dev/null | grep -q '"name":"shop"'; then
-  if cargo build --release --quiet -p shop; then
-    contenders+=(--contender "carmy-shop=target/release/shop mcp")
-  else
-    note "carmy-shop skipped: \`cargo build --release -p shop\` failed"
-  fi
-else
-  note "carmy-shop skipped: there is no \`shop\` package in the workspace yet (examples/shop)"
-fi
+contenders+=(
+  --contender "carmy-shop=$bin/shop mcp"
+  --contender "carmy-shop-tuned=$bin/shop-tuned mcp"
+)
+# A stale list (after a dependency or toolchain update) quietly degrades the tuned build.
+note "hot-function list: $(bench/tuned/refresh.sh --check)"
 
 bench/setup.sh >&2 || note "bench/setup.sh did not finish cleanly; missing contenders are skipped"
 if bench/.venv/bin/python -c "import mcp.server.mcpserver" 2>/dev/null; then
@@ -77,7 +78,7 @@ table="$(mktemp)"
 trap 'rm -f "$table"' EXIT
 
 status=0
-target/release/mcp-load "${contenders[@]}" "${args[@]}" --jsonl "$out.jsonl" --markdown "$table" >&2 ||
+"$bin/mcp-load" "${contenders[@]}" "${args[@]}" --jsonl "$out.jsonl" --markdown "$table" >&2 ||
   status=$?
 
 {

@@ -8,8 +8,9 @@
 //! - [`rmcp_handler`]: the hand-written rmcp `ServerHandler` of the `bench-rmcp-handler`
 //!   contender, also driven in-process by the microbenchmarks.
 //!
-//! The binaries are the load driver (`mcp-load`) and the rmcp contenders
-//! (`bench-rmcp-handler`, `bench-rmcp-macros`); `bench/README.md` says how to run them.
+//! The binaries are the load driver (`mcp-load`), the rmcp contenders (`bench-rmcp-handler`,
+//! `bench-rmcp-macros`) and `shop-tuned`, the example shop linked with its hot code first
+//! (`build.rs`); `bench/README.md` says how to run them.
 
 pub mod catalog;
 pub mod rmcp_handler;

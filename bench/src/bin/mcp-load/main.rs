@@ -8,6 +8,7 @@
 
 mod check;
 mod cli;
+mod cpu;
 mod load;
 mod quiet;
 mod report;
@@ -168,7 +169,10 @@ async fn measure(
         next_id += options.warmup as u64 + 1;
     }
 
+    let pid = Some(server.pid());
+    let mark = cpu::Mark::now(pid);
     let mut sequential = load::run(server, 1, Stop::Calls(options.calls), next_id).await?;
+    let used = mark.and_then(|mark| mark.since(pid));
     next_id += options.calls as u64 + 1;
     sequential.latencies_ns.sort_unstable();
     record.seq_calls = Some(sequential.latencies_ns.len());
@@ -176,8 +180,15 @@ async fn measure(
     record.seq_p95_us = Some(micros(percentile(&sequential.latencies_ns, 95.0)));
     record.seq_p99_us = Some(micros(percentile(&sequential.latencies_ns, 99.0)));
     record.seq_mean_us = Some(mean_micros(&sequential));
+    if let Some(used) = used {
+        record.seq_cpu_s = Some(used.cpu.as_secs_f64());
+        record.seq_cpu_us_per_call = used.micros_per_call(sequential.latencies_ns.len());
+        record.seq_cores = used.cores();
+        record.seq_cpu_exact = Some(used.exact);
+    }
     record.errors += sequential.errors;
 
+    let (mark, driver_mark) = (cpu::Mark::now(pid), cpu::Mark::now(None));
     let mut loaded = load::run(
         server,
         options.concurrency,
@@ -185,6 +196,8 @@ async fn measure(
         next_id,
     )
     .await?;
+    let used = mark.and_then(|mark| mark.since(pid));
+    let driver = driver_mark.and_then(|mark| mark.since(None));
     loaded.latencies_ns.sort_unstable();
     let calls = loaded.latencies_ns.len();
     record.load_concurrency = Some(options.concurrency);
@@ -194,6 +207,13 @@ async fn measure(
     record.load_p50_us = Some(micros(percentile(&loaded.latencies_ns, 50.0)));
     record.load_p95_us = Some(micros(percentile(&loaded.latencies_ns, 95.0)));
     record.load_p99_us = Some(micros(percentile(&loaded.latencies_ns, 99.0)));
+    if let Some(used) = used {
+        record.load_cpu_s = Some(used.cpu.as_secs_f64());
+        record.load_cpu_us_per_call = used.micros_per_call(calls);
+        record.load_cores = used.cores();
+        record.load_cpu_exact = Some(used.exact);
+    }
+    record.load_driver_cores = driver.and_then(|used| used.cores());
     record.errors += loaded.errors;
     Ok(())
 }
@@ -213,7 +233,7 @@ fn progress(options: &Options, r: &RunRecord) -> String {
     match (&r.error, r.ok) {
         (Some(e), _) => format!("{head}: FAILED: {e}"),
         _ => format!(
-            "{head}: cold {:.1} ms, seq p50 {:.0} µs p99 {:.0} µs, {}×: {:.0} calls/s p50 {:.0} µs p99 {:.0} µs, peak RSS {:.1} MiB",
+            "{head}: cold {:.1} ms, seq p50 {:.0} µs p99 {:.0} µs, {}×: {:.0} calls/s p50 {:.0} µs p99 {:.0} µs, server {:.1} µs CPU/call on {:.2} cores, peak RSS {:.1} MiB",
             r.cold_start_ms.unwrap_or_default(),
             r.seq_p50_us.unwrap_or_default(),
             r.seq_p99_us.unwrap_or_default(),
@@ -221,6 +241,8 @@ fn progress(options: &Options, r: &RunRecord) -> String {
             r.load_calls_per_s.unwrap_or_default(),
             r.load_p50_us.unwrap_or_default(),
             r.load_p99_us.unwrap_or_default(),
+            r.load_cpu_us_per_call.unwrap_or_default(),
+            r.load_cores.unwrap_or_default(),
             r.peak_rss_kib.unwrap_or_default() as f64 / 1024.0,
         ),
     }

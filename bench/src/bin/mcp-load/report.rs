@@ -22,6 +22,14 @@ pub(crate) struct RunRecord {
     pub(crate) seq_p95_us: Option<f64>,
     pub(crate) seq_p99_us: Option<f64>,
     pub(crate) seq_mean_us: Option<f64>,
+    /// The server's CPU time (user + system, every thread) over the sequential calls.
+    pub(crate) seq_cpu_s: Option<f64>,
+    /// `seq_cpu_s` per call answered, in µs.
+    pub(crate) seq_cpu_us_per_call: Option<f64>,
+    /// `seq_cpu_s` over the phase's wall time: the cores the server kept busy.
+    pub(crate) seq_cores: Option<f64>,
+    /// `seq_cpu_s` is the threads' nanoseconds (schedstat), not 10 ms ticks (stat).
+    pub(crate) seq_cpu_exact: Option<bool>,
     pub(crate) load_concurrency: Option<usize>,
     pub(crate) load_seconds: Option<f64>,
     pub(crate) load_calls: Option<usize>,
@@ -29,6 +37,16 @@ pub(crate) struct RunRecord {
     pub(crate) load_p50_us: Option<f64>,
     pub(crate) load_p95_us: Option<f64>,
     pub(crate) load_p99_us: Option<f64>,
+    /// The server's CPU time (user + system, every thread) over the concurrent phase.
+    pub(crate) load_cpu_s: Option<f64>,
+    /// `load_cpu_s` per call answered, in µs.
+    pub(crate) load_cpu_us_per_call: Option<f64>,
+    /// `load_cpu_s` over the phase's wall time: the cores the server kept busy.
+    pub(crate) load_cores: Option<f64>,
+    /// `load_cpu_s` is the threads' nanoseconds (schedstat), not 10 ms ticks (stat).
+    pub(crate) load_cpu_exact: Option<bool>,
+    /// The same for the driver itself, which shares the machine.
+    pub(crate) load_driver_cores: Option<f64>,
     pub(crate) errors: usize,
     pub(crate) peak_rss_kib: Option<u64>,
     /// How long the run waited for other builds (rustc, cc, ld) to finish before starting.
@@ -45,10 +63,11 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
     writeln!(
         out,
         "| contender | runs used/ok/all | cold start (ms) | seq p50 (µs) | seq p95 (µs) | seq p99 (µs) \
-         | {c}× calls/s | {c}× p50 (µs) | {c}× p95 (µs) | {c}× p99 (µs) | peak RSS (MiB) |"
+         | seq CPU/call (µs) | {c}× calls/s | {c}× p50 (µs) | {c}× p95 (µs) | {c}× p99 (µs) \
+         | {c}× CPU/call (µs) | {c}× cores | peak RSS (MiB) |"
     )
     .unwrap();
-    out.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    out.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     let mut notes = Vec::new();
     let mut noisy_contenders = Vec::new();
     for contender in &options.contenders {
@@ -75,7 +94,7 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
         };
         writeln!(
             out,
-            "| {}{mark} | {}/{}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {}{mark} | {}/{}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             contender.name,
             used.len(),
             ok.len(),
@@ -84,10 +103,13 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
             figure(|r| r.seq_p50_us, 0),
             figure(|r| r.seq_p95_us, 0),
             figure(|r| r.seq_p99_us, 0),
+            figure(|r| r.seq_cpu_us_per_call, 1),
             figure(|r| r.load_calls_per_s, 0),
             figure(|r| r.load_p50_us, 0),
             figure(|r| r.load_p95_us, 0),
             figure(|r| r.load_p99_us, 0),
+            figure(|r| r.load_cpu_us_per_call, 1),
+            figure(|r| r.load_cores, 2),
             figure(|r| r.peak_rss_kib.map(|k| k as f64 / 1024.0), 1),
         )
         .unwrap();
@@ -106,7 +128,10 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
          (a background thread scans /proc for rustc, cc, ld twice a second). Each run is a fresh process: cold start is spawn → \
          `initialize` answered, the median of {} starts per run; then {} warm-up calls and {} sequential `tools/call \
          search_products {{\"query\":\"mouse\"}}`; then {c} concurrent callers pipelined over \
-         the one stdio connection for {} s; peak RSS is VmHWM just before shutdown.",
+         the one stdio connection for {} s. CPU/call is the server's CPU time over a phase (the sum \
+         of its threads' /proc/<pid>/task/<tid>/schedstat, or user + system ticks from \
+         /proc/<pid>/stat when a thread exited) divided by the calls answered; cores is that CPU \
+         time over the phase's wall time. Peak RSS is VmHWM just before shutdown.",
         options.cold_starts,
         options.warmup,
         options.calls,
@@ -186,6 +211,22 @@ mod tests {
         );
         assert!(table.contains("| a ⚠ | 2/2/2 |"), "{table}");
         assert!(table.contains("| 200 |"), "{table}");
+    }
+
+    #[test]
+    fn cpu_columns_sit_beside_their_phase() {
+        let mut run = record(1, 100.0, false);
+        run.seq_cpu_us_per_call = Some(30.0);
+        run.load_cpu_us_per_call = Some(42.4);
+        run.load_cores = Some(0.9);
+        let table = markdown(&options(), &[run]);
+        assert!(
+            table.contains("| 30.0 | 100 | – | – | – | 42.4 | 0.90 | – |"),
+            "{table}"
+        );
+        let header = table.lines().next().unwrap();
+        let rule = table.lines().nth(1).unwrap();
+        assert_eq!(header.matches('|').count(), rule.matches('|').count());
     }
 
     #[test]

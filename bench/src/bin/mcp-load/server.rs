@@ -156,6 +156,11 @@ impl Server {
         }
     }
 
+    /// The server's process id, for reading `/proc`.
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
+    }
+
     /// Peak resident set size so far (VmHWM), in KiB.
     pub(crate) fn peak_rss_kib(&self) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
