@@ -92,6 +92,7 @@ fn answer(answer: Answer) -> ElicitResult {
 
 struct Setup {
     client: RunningService<RoleClient, Human>,
+    runtime: Runtime,
     runs: Arc<AtomicU64>,
     asked: Arc<std::sync::Mutex<Vec<String>>>,
 }
@@ -104,7 +105,7 @@ async fn setup(modern: bool, answer: Answer, context: Context, confirm: bool) ->
         .expect("catalog");
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(server_io);
-    let server = McpServer::new(runtime)
+    let server = McpServer::new(runtime.clone())
         .context(context)
         .confirm_via_client(confirm);
     tokio::spawn(server.serve_io(read, write));
@@ -128,6 +129,7 @@ async fn setup(modern: bool, answer: Answer, context: Context, confirm: bool) ->
     };
     Setup {
         client,
+        runtime,
         runs,
         asked,
     }
@@ -155,6 +157,17 @@ fn error_code(result: &CallToolResult) -> String {
         .as_str()
         .expect("code")
         .to_owned()
+}
+
+/// The execution the result reports, as the runtime recorded it.
+fn recorded(setup: &Setup, result: &CallToolResult) -> carmy_core::ExecutionRecord {
+    let id = result.meta.as_ref().expect("_meta")["carmy/execution_id"]
+        .as_str()
+        .expect("execution id");
+    setup
+        .runtime
+        .execution(&carmy_core::ExecutionId::from(id))
+        .unwrap_or_else(|| panic!("execution {id} was never recorded"))
 }
 
 fn status(result: &CallToolResult) -> String {
@@ -195,6 +208,10 @@ async fn legacy_decline_cancel_or_false_do_not_run() {
         assert_eq!(error_code(&result), "CONFIRMATION_DECLINED", "{answer:?}");
         assert_eq!(status(&result), "rejected");
         assert_eq!(setup.runs.load(Ordering::SeqCst), 0, "{answer:?}");
+        // A refusal is an execution of the runtime's like any other.
+        let record = recorded(&setup, &result);
+        assert_eq!(record.status, carmy_core::ExecutionStatus::Rejected);
+        assert_eq!(record.error_code.as_deref(), Some("CONFIRMATION_DECLINED"));
     }
 }
 
@@ -373,6 +390,8 @@ async fn modern_tampered_or_retargeted_state_is_refused() {
     // Not a state at all.
     let result = retry(&setup, params("ord-1", None), Answer::Approve, "approved").await;
     assert_eq!(error_code(&result), "CONFIRMATION_INVALID");
+    let record = recorded(&setup, &result);
+    assert_eq!(record.error_code.as_deref(), Some("CONFIRMATION_INVALID"));
     // The genuine state, moved to other arguments.
     let result = retry(&setup, params("ord-2", None), Answer::Approve, &state).await;
     assert_eq!(error_code(&result), "CONFIRMATION_INVALID");
