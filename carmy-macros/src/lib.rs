@@ -15,6 +15,7 @@ mod snapshots;
 mod test_util;
 mod timeout;
 mod tool;
+mod types;
 
 use proc_macro::TokenStream;
 

@@ -16,7 +16,10 @@ use syn::{
     TypeReference,
 };
 
-use crate::errors::Errors;
+use crate::{
+    errors::Errors,
+    types::{find_borrow, find_impl_trait, last_segment, ungroup},
+};
 
 /// The checked signature. The function's own tokens stay in `ItemFn`; this view says what
 /// each piece is for.
@@ -293,87 +296,6 @@ fn check_output(sig: &Signature) -> syn::Result<(Type, Type)> {
             Ok((output.clone(), error.clone()))
         }
         _ => Err(not_result()),
-    }
-}
-
-fn last_segment(ty: &Type) -> Option<&PathSegment> {
-    match ungroup(ty) {
-        Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
-        _ => None,
-    }
-}
-
-/// Types from `macro_rules!` arrive wrapped in invisible groups; parentheses are just noise.
-fn ungroup(mut ty: &Type) -> &Type {
-    loop {
-        match ty {
-            Type::Group(group) => ty = &group.elem,
-            Type::Paren(paren) => ty = &paren.elem,
-            _ => return ty,
-        }
-    }
-}
-
-/// The first borrow in `ty`: a lifetime other than `'static` (`Cow<'_, str>`) or a reference
-/// without one (`Vec<&str>`). Tools take owned values only, so the generated code may rely on
-/// the context being the only borrowed parameter.
-fn find_borrow(ty: &Type) -> Option<&dyn ToTokens> {
-    match ty {
-        Type::Reference(reference) => match &reference.lifetime {
-            Some(lifetime) if lifetime.ident == "static" => find_borrow(&reference.elem),
-            _ => Some(reference),
-        },
-        Type::Group(inner) => find_borrow(&inner.elem),
-        Type::Paren(inner) => find_borrow(&inner.elem),
-        Type::Ptr(inner) => find_borrow(&inner.elem),
-        Type::Slice(inner) => find_borrow(&inner.elem),
-        Type::Array(inner) => find_borrow(&inner.elem),
-        Type::Tuple(tuple) => tuple.elems.iter().find_map(find_borrow),
-        Type::Path(path) => path
-            .path
-            .segments
-            .iter()
-            .filter_map(|segment| match &segment.arguments {
-                PathArguments::AngleBracketed(args) => Some(args),
-                _ => None,
-            })
-            .flat_map(|args| &args.args)
-            .find_map(|arg| match arg {
-                GenericArgument::Lifetime(lifetime) if lifetime.ident != "static" => {
-                    Some(lifetime as &dyn ToTokens)
-                }
-                GenericArgument::Type(ty) => find_borrow(ty),
-                _ => None,
-            }),
-        _ => None,
-    }
-}
-
-/// The first `impl Trait` anywhere in `ty`.
-fn find_impl_trait(ty: &Type) -> Option<&Type> {
-    match ty {
-        Type::ImplTrait(_) => Some(ty),
-        Type::Group(inner) => find_impl_trait(&inner.elem),
-        Type::Paren(inner) => find_impl_trait(&inner.elem),
-        Type::Reference(inner) => find_impl_trait(&inner.elem),
-        Type::Ptr(inner) => find_impl_trait(&inner.elem),
-        Type::Slice(inner) => find_impl_trait(&inner.elem),
-        Type::Array(inner) => find_impl_trait(&inner.elem),
-        Type::Tuple(tuple) => tuple.elems.iter().find_map(find_impl_trait),
-        Type::Path(path) => path
-            .path
-            .segments
-            .iter()
-            .filter_map(|segment| match &segment.arguments {
-                PathArguments::AngleBracketed(args) => Some(args),
-                _ => None,
-            })
-            .flat_map(|args| &args.args)
-            .find_map(|arg| match arg {
-                GenericArgument::Type(ty) => find_impl_trait(ty),
-                _ => None,
-            }),
-        _ => None,
     }
 }
 
