@@ -165,8 +165,8 @@ impl Carmy {
             let name = registered.spec.name();
             let (input_schema, output_schema) = (registered.schemas)(self.profile);
             let validators = (
-                jsonschema::validator_for(&input_schema),
-                jsonschema::validator_for(&output_schema),
+                schema::validator(&input_schema),
+                schema::validator(&output_schema),
             );
             let (input_validator, output_validator) = match validators {
                 (Ok(input), Ok(output)) => (input, output),

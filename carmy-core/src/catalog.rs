@@ -9,13 +9,20 @@ use crate::{
     effect::{Confirmation, Effect},
     erased::ErasedTool,
     error::AgentError,
+    excerpt::excerpt,
     schema,
     tool::ToolSpec,
 };
 
+/// The longest tool name MCP allows: a longer name names no tool.
+pub const MAX_TOOL_NAME_LEN: usize = 128;
+
+/// How much of a value a validation message may quote.
+const MAX_PROBLEM_LEN: usize = 256;
+
 /// Whether `name` is a valid MCP tool name: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
 pub(crate) fn is_valid_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
+    (1..=MAX_TOOL_NAME_LEN).contains(&name.len())
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
@@ -176,8 +183,9 @@ impl ToolEntry {
             .take(8)
             .map(|error| {
                 serde_json::json!({
-                    "path": error.instance_path().to_string(),
-                    "message": error.to_string(),
+                    "path": excerpt(&error.instance_path().to_string(), MAX_PROBLEM_LEN),
+                    // The validator quotes the bad value, which may be megabytes long.
+                    "message": excerpt(&error.to_string(), MAX_PROBLEM_LEN),
                 })
             })
             .collect();
@@ -205,8 +213,8 @@ impl ToolEntry {
             Ok(()) => Ok(()),
             Err(error) => Err(AgentError::invalid_output(format!(
                 "the tool's output does not match its output schema: {} (at `{}`)",
-                error,
-                error.instance_path()
+                excerpt(&error.to_string(), MAX_PROBLEM_LEN),
+                excerpt(&error.instance_path().to_string(), MAX_PROBLEM_LEN)
             ))),
         }
     }

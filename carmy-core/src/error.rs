@@ -5,7 +5,9 @@ use std::{borrow::Cow, fmt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::grant::Grant;
+use crate::{
+    catalog::MAX_TOOL_NAME_LEN, excerpt::excerpt, grant::Grant, idempotency::MAX_REQUEST_ID_LEN,
+};
 
 /// The broad class of an error, so an agent can decide what to do next without parsing text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -53,6 +55,8 @@ pub mod codes {
     /// A confirmation answer could not be trusted: tampered with, expired, used before, or made
     /// for another tool, other arguments or another principal.
     pub const CONFIRMATION_INVALID: &str = "CONFIRMATION_INVALID";
+    /// The request id is longer than [`MAX_REQUEST_ID_LEN`](crate::MAX_REQUEST_ID_LEN) bytes.
+    pub const INVALID_REQUEST_ID: &str = "INVALID_REQUEST_ID";
     /// The request id was used before with a different tool or different arguments.
     pub const IDEMPOTENCY_CONFLICT: &str = "IDEMPOTENCY_CONFLICT";
     /// An earlier execution with this request id was interrupted after it may have had effects.
@@ -70,6 +74,8 @@ pub mod codes {
     pub const CAPACITY: &str = "CAPACITY";
     /// The idempotency store could not be reached: nothing ran; retry.
     pub const STORE_UNAVAILABLE: &str = "STORE_UNAVAILABLE";
+    /// The request id's call ran, but its outcome was too large to keep for replay.
+    pub const OUTCOME_NOT_KEPT: &str = "OUTCOME_NOT_KEPT";
     /// Something failed inside the server.
     pub const INTERNAL: &str = "INTERNAL";
 }
@@ -208,8 +214,21 @@ impl AgentError {
     // Runtime errors: one constructor per code so their wording stays in one place.
 
     pub(crate) fn tool_not_found(name: &str) -> Self {
+        // A name longer than any tool's is echoed in part: it is the caller's input.
+        let name = excerpt(name, MAX_TOOL_NAME_LEN);
         Self::not_found(codes::TOOL_NOT_FOUND, format!("no tool named `{name}`"))
             .with_details(serde_json::json!({ "tool": name }))
+    }
+
+    pub(crate) fn invalid_request_id(length: usize) -> Self {
+        Self::validation(
+            codes::INVALID_REQUEST_ID,
+            format!(
+                "the request id is {length} bytes long; request ids are at most \
+                 {MAX_REQUEST_ID_LEN} bytes"
+            ),
+        )
+        .with_details(serde_json::json!({ "length": length, "max_length": MAX_REQUEST_ID_LEN }))
     }
 
     pub(crate) fn invalid_arguments(message: String, details: Value) -> Self {

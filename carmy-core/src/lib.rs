@@ -40,6 +40,7 @@ mod context;
 mod effect;
 mod erased;
 mod error;
+mod excerpt;
 mod execution;
 mod grant;
 mod history;
@@ -60,7 +61,7 @@ pub mod __private;
 pub use admission::{Admission, AdmissionRequest, Capacity, Permit, Serialization};
 pub use approval::{Approval, ApprovalRequest, Approver, HostGrants};
 pub use builder::{BuildError, BuildProblem, Carmy};
-pub use catalog::{Catalog, ToolEntry};
+pub use catalog::{Catalog, MAX_TOOL_NAME_LEN, ToolEntry};
 pub use context::Context;
 pub use effect::{Confirmation, Effect};
 pub use error::{AgentError, ErrorCategory, codes};
@@ -68,8 +69,8 @@ pub use execution::{ExecutionId, ExecutionStatus, Outcome, OutcomeKind};
 pub use grant::Grant;
 pub use history::ExecutionRecord;
 pub use idempotency::{
-    Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, MemoryStore,
-    MemoryStoreLimits, Recorded, Release, StoreError, Waiter,
+    Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, MAX_REQUEST_ID_LEN,
+    MemoryStore, MemoryStoreLimits, Recorded, Release, StoreError, Waiter,
 };
 pub use limits::Limits;
 pub use progress::{PROGRESS_INTERVAL, ProgressReporter, ProgressSink};

@@ -1,26 +1,48 @@
-//! The default store: in this process's memory, bounded by count and age.
+//! The default store: in this process's memory, bounded by count, bytes and age, with a share
+//! per principal.
+//!
+//! Exactly-once is not an eviction policy. A settled key is kept until it expires (`ttl`, 24 h
+//! by default), never forgotten early to make room: a store that forgot a finished write would
+//! run its retry a second time. So the bounds are shares: each principal may hold so many keys
+//! and bytes; one who fills its share gets `CAPACITY` (retryable) for new claims until its own
+//! oldest keys expire, and nobody else notices. The totals across principals are bounded too,
+//! and fail closed the same way.
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::{BTreeMap, HashMap},
     fmt,
-    sync::Mutex,
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
+use serde_json::Value;
 use tokio::{sync::watch, time::Instant};
 
 use super::{
     Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, Recorded, Release,
     StoreError,
 };
+use crate::{
+    error::{AgentError, ErrorCategory, codes},
+    execution::ExecutionStatus,
+};
 
 /// Bounds of the in-memory store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MemoryStoreLimits {
-    /// Most keys kept at once (default 10,000). Past it the oldest settled keys are forgotten;
-    /// when every key is still held by a live claim, claims fail with `CAPACITY`.
+    /// Keys one principal may hold at once (default 10,000).
+    pub max_entries_per_principal: usize,
+    /// Bytes one principal's keys and outcomes may take (default 16 MiB).
+    pub max_bytes_per_principal: usize,
+    /// Keys across all principals (default 100,000).
     pub max_entries: usize,
+    /// Bytes across all principals (default 128 MiB).
+    pub max_bytes: usize,
+    /// The largest outcome kept for replay (default 1 MiB). A larger one (or one that does not
+    /// fit in its principal's share) is kept as a note that the call ran, and retries get
+    /// `OUTCOME_NOT_KEPT` instead of running it again.
+    pub max_outcome_bytes: usize,
     /// How long a settled key is kept (default 24 hours).
     pub ttl: Duration,
 }
@@ -28,17 +50,49 @@ pub struct MemoryStoreLimits {
 impl Default for MemoryStoreLimits {
     fn default() -> Self {
         Self {
-            max_entries: 10_000,
+            max_entries_per_principal: 10_000,
+            max_bytes_per_principal: 16 << 20,
+            max_entries: 100_000,
+            max_bytes: 128 << 20,
+            max_outcome_bytes: 1 << 20,
             ttl: Duration::from_secs(24 * 60 * 60),
         }
     }
 }
 
 impl MemoryStoreLimits {
-    /// Replaces the bound on keys.
+    /// Replaces the bound on keys across principals.
     #[must_use]
     pub fn with_max_entries(mut self, max_entries: usize) -> Self {
         self.max_entries = max_entries;
+        self
+    }
+
+    /// Replaces the bound on keys of one principal.
+    #[must_use]
+    pub fn with_max_entries_per_principal(mut self, max_entries: usize) -> Self {
+        self.max_entries_per_principal = max_entries;
+        self
+    }
+
+    /// Replaces the bound on bytes across principals.
+    #[must_use]
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Replaces the bound on bytes of one principal.
+    #[must_use]
+    pub fn with_max_bytes_per_principal(mut self, max_bytes: usize) -> Self {
+        self.max_bytes_per_principal = max_bytes;
+        self
+    }
+
+    /// Replaces the largest outcome kept for replay.
+    #[must_use]
+    pub fn with_max_outcome_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_outcome_bytes = max_bytes;
         self
     }
 
@@ -50,9 +104,10 @@ impl MemoryStoreLimits {
     }
 }
 
-/// The default store: in memory, bounded by count and age. Claims, outcomes and waiters live
-/// and die with the process; share one store (in an `Arc`) between runtimes of one process,
-/// or implement [`IdempotencyStore`] over a database to share it across processes.
+/// The default store: in memory, bounded per principal and in total, by count, bytes and age.
+/// Claims, outcomes and waiters live and die with the process; share one store (in an `Arc`)
+/// between runtimes of one process, or implement [`IdempotencyStore`] over a database to share
+/// it across processes.
 pub struct MemoryStore {
     limits: MemoryStoreLimits,
     inner: Mutex<Entries>,
@@ -61,17 +116,28 @@ pub struct MemoryStore {
 #[derive(Default)]
 struct Entries {
     by_key: HashMap<IdempotencyKey, Entry>,
-    /// Keys in claim order, with the sequence number that makes stale queue slots detectable.
-    order: VecDeque<(u64, IdempotencyKey)>,
+    /// Each principal's keys, in claim order.
+    shares: HashMap<Arc<str>, Share>,
+    entries: usize,
+    bytes: usize,
     next_seq: u64,
     /// Lease tokens are unique in the store: a counter is enough.
     next_token: u128,
+}
+
+/// One principal's keys, oldest first, and what they weigh.
+#[derive(Default)]
+struct Share {
+    order: BTreeMap<u64, IdempotencyKey>,
+    bytes: usize,
 }
 
 struct Entry {
     seq: u64,
     claimed_at: Instant,
     fingerprint: Fingerprint,
+    /// What the entry counts for in its share: the key, and the outcome once kept.
+    bytes: usize,
     state: EntryState,
 }
 
@@ -84,7 +150,13 @@ enum EntryState {
         settled: watch::Sender<()>,
     },
     Finished(Recorded),
-    Uncertain(crate::execution::ExecutionStatus),
+    Uncertain(ExecutionStatus),
+}
+
+/// What an entry weighs before its outcome: its key, and the maps' bookkeeping.
+fn key_bytes(key: &IdempotencyKey) -> usize {
+    const OVERHEAD: usize = 256;
+    OVERHEAD + key.principal().len() + key.request_id().len()
 }
 
 impl MemoryStore {
@@ -106,9 +178,14 @@ impl MemoryStore {
         self.len() == 0
     }
 
+    /// Bytes the keys and outcomes held are counted for.
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
-        // A panic while holding the lock leaves the maps consistent (no invariant spans two
-        // statements), so a poisoned lock is still usable.
+        // A panic while holding the lock leaves the maps consistent (no invariant spans an
+        // await or a call out), so a poisoned lock is still usable.
         self.inner
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -151,43 +228,87 @@ impl Entry {
     fn is_held(&self) -> bool {
         matches!(self.state, EntryState::Held { .. })
     }
+
+    /// Whether the entry is still kept at `now`: held, or settled within `ttl`.
+    fn is_live(&mut self, now: Instant, ttl: Duration) -> bool {
+        self.settle_if_lost(now) && (self.is_held() || now.duration_since(self.claimed_at) < ttl)
+    }
 }
 
 impl Entries {
-    /// Forgets lost claims, expired keys, then the oldest settled ones until there is room for
-    /// one more. Keys held by a live claim are never forgotten.
-    fn make_room(&mut self, limits: &MemoryStoreLimits, now: Instant) -> bool {
-        let mut requeued = 0;
-        while let Some((seq, key)) = self.order.pop_front() {
-            let len = self.by_key.len();
-            let Some(entry) = self.by_key.get_mut(&key) else {
-                continue; // removed already
-            };
-            if entry.seq != seq {
-                continue; // a stale slot: the key was claimed again later
+    fn remove(&mut self, key: &IdempotencyKey) {
+        let Some(entry) = self.by_key.remove(key) else {
+            return;
+        };
+        self.entries -= 1;
+        self.bytes -= entry.bytes;
+        if let Some(share) = self.shares.get_mut(key.principal()) {
+            share.order.remove(&entry.seq);
+            share.bytes -= entry.bytes;
+            if share.order.is_empty() {
+                self.shares.remove(key.principal());
             }
-            if !entry.settle_if_lost(now) {
-                self.by_key.remove(&key);
-                continue;
-            }
-            let expired = now.duration_since(entry.claimed_at) >= limits.ttl;
-            let full = len >= limits.max_entries;
-            if !expired && !full {
-                self.order.push_front((seq, key));
-                return true;
-            }
-            if entry.is_held() {
-                // Live: keep it, and look past it.
-                self.order.push_back((seq, key));
-                requeued += 1;
-                if requeued > len {
-                    break;
-                }
-                continue;
-            }
-            self.by_key.remove(&key);
         }
-        self.by_key.len() < limits.max_entries
+    }
+
+    /// Forgets `principal`'s keys that are no longer kept (expired, or lost and free again),
+    /// oldest first, up to the first that is.
+    fn expire(&mut self, principal: &str, now: Instant, ttl: Duration) {
+        loop {
+            let Some(oldest) = self
+                .shares
+                .get(principal)
+                .and_then(|share| share.order.first_key_value())
+                .map(|(_, key)| key.clone())
+            else {
+                return;
+            };
+            let live = self
+                .by_key
+                .get_mut(&oldest)
+                .is_some_and(|entry| entry.is_live(now, ttl));
+            if live {
+                return;
+            }
+            self.remove(&oldest);
+        }
+    }
+
+    /// Whether `key` may be claimed: its principal's share and the totals have room for it once
+    /// expired keys are forgotten. Nobody's live key is forgotten to make room.
+    fn make_room(
+        &mut self,
+        key: &IdempotencyKey,
+        limits: &MemoryStoreLimits,
+        now: Instant,
+    ) -> Result<(), StoreError> {
+        let bytes = key_bytes(key);
+        self.expire(key.principal(), now, limits.ttl);
+        let (held, weight) = self
+            .shares
+            .get(key.principal())
+            .map_or((0, 0), |share| (share.order.len(), share.bytes));
+        if held >= limits.max_entries_per_principal
+            || weight + bytes > limits.max_bytes_per_principal
+        {
+            return Err(StoreError::Full(format!(
+                "this principal already holds {held} request ids ({weight} bytes) from the last \
+                 {} s; retry once older ones expire",
+                limits.ttl.as_secs()
+            )));
+        }
+        if self.entries >= limits.max_entries || self.bytes + bytes > limits.max_bytes {
+            let principals: Vec<Arc<str>> = self.shares.keys().cloned().collect();
+            for principal in principals {
+                self.expire(&principal, now, limits.ttl);
+            }
+        }
+        if self.entries >= limits.max_entries || self.bytes + bytes > limits.max_bytes {
+            return Err(StoreError::Full(
+                "too many requests with a request id are kept; retry later".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// The holder of `lease`'s key, if `lease` is still it.
@@ -197,6 +318,19 @@ impl Entries {
                 Ok(entry)
             }
             _ => Err(StoreError::LeaseLost),
+        }
+    }
+
+    /// Settles `key`'s entry as `state`, counting `extra` more bytes for it.
+    fn settle(&mut self, key: &IdempotencyKey, state: EntryState, extra: usize) {
+        if let Some(entry) = self.by_key.get_mut(key) {
+            // Replacing the state drops the sender, which wakes the waiters.
+            entry.state = state;
+            entry.bytes += extra;
+            self.bytes += extra;
+            if let Some(share) = self.shares.get_mut(key.principal()) {
+                share.bytes += extra;
+            }
         }
     }
 }
@@ -211,9 +345,7 @@ impl IdempotencyStore for MemoryStore {
         let now = Instant::now();
         let mut entries = self.lock();
         if let Some(entry) = entries.by_key.get_mut(key) {
-            let kept = entry.settle_if_lost(now)
-                && (entry.is_held() || now.duration_since(entry.claimed_at) < self.limits.ttl);
-            if kept {
+            if entry.is_live(now, self.limits.ttl) {
                 if entry.fingerprint != fingerprint {
                     return Ok(Claim::Conflict);
                 }
@@ -235,24 +367,29 @@ impl IdempotencyStore for MemoryStore {
                     }
                 });
             }
-            entries.by_key.remove(key);
+            entries.remove(key);
         }
-        if !entries.make_room(&self.limits, now) {
-            return Err(StoreError::Full(
-                "too many requests with a request id are running; retry later".into(),
-            ));
-        }
+        entries.make_room(key, &self.limits, now)?;
         let seq = entries.next_seq;
         entries.next_seq += 1;
         let token = entries.next_token;
         entries.next_token += 1;
-        entries.order.push_back((seq, key.clone()));
+        let bytes = key_bytes(key);
+        entries.entries += 1;
+        entries.bytes += bytes;
+        let share = entries
+            .shares
+            .entry(Arc::from(key.principal()))
+            .or_default();
+        share.order.insert(seq, key.clone());
+        share.bytes += bytes;
         entries.by_key.insert(
             key.clone(),
             Entry {
                 seq,
                 claimed_at: now,
                 fingerprint,
+                bytes,
                 state: EntryState::Held {
                     token,
                     expires: now + terms.duration,
@@ -266,24 +403,87 @@ impl IdempotencyStore for MemoryStore {
 
     async fn finish(&self, lease: &Lease, recorded: Recorded) -> Result<(), StoreError> {
         let mut entries = self.lock();
-        let entry = entries.held_by(lease)?;
-        // Replacing the state drops the sender, which wakes the waiters.
-        entry.state = EntryState::Finished(recorded);
+        entries.held_by(lease)?;
+        let key = lease.key();
+        let size = outcome_bytes(&recorded);
+        let share = entries
+            .shares
+            .get(key.principal())
+            .map_or(0, |share| share.bytes);
+        let fits = size <= self.limits.max_outcome_bytes
+            && share + size <= self.limits.max_bytes_per_principal
+            && entries.bytes + size <= self.limits.max_bytes;
+        let (recorded, size) = if fits {
+            (recorded, size)
+        } else {
+            // The call ran: its retries must not run it again, even if its outcome cannot be
+            // kept. A short note is kept instead.
+            let note = not_kept(recorded, size);
+            let size = outcome_bytes(&note);
+            (note, size)
+        };
+        entries.settle(key, EntryState::Finished(recorded), size);
         Ok(())
     }
 
     async fn release(&self, lease: &Lease, release: Release) -> Result<(), StoreError> {
         let mut entries = self.lock();
-        let entry = entries.held_by(lease)?;
+        entries.held_by(lease)?;
         match release {
-            Release::Uncertain(status) => entry.state = EntryState::Uncertain(status),
-            // Dropping the sender wakes the waiters, whose next claim runs the call anew.
-            Release::Retry => {
-                entries.by_key.remove(lease.key());
+            Release::Uncertain(status) => {
+                entries.settle(lease.key(), EntryState::Uncertain(status), 0);
             }
+            // Dropping the sender wakes the waiters, whose next claim runs the call anew.
+            Release::Retry => entries.remove(lease.key()),
         }
         Ok(())
     }
+}
+
+/// The note kept for an outcome too large to keep: the call ran, under this execution id.
+fn not_kept(recorded: Recorded, size: usize) -> Recorded {
+    let error = AgentError::new(
+        ErrorCategory::Conflict,
+        codes::OUTCOME_NOT_KEPT,
+        format!(
+            "this request id's call ran once (execution {}, {}), but its outcome ({size} bytes) \
+             was too large to keep for replay; check the current state before calling again \
+             with a new request id",
+            recorded.execution_id, recorded.status
+        ),
+    )
+    .with_details(serde_json::json!({
+        "execution_id": recorded.execution_id.as_str(),
+        "status": recorded.status,
+        "bytes": size,
+    }));
+    Recorded::new(recorded.execution_id, recorded.status, Err(error))
+}
+
+/// About what `recorded` takes in memory: its strings, and a word or so per node.
+fn outcome_bytes(recorded: &Recorded) -> usize {
+    const NODE: usize = 16;
+    fn value(node: &Value) -> usize {
+        NODE + match node {
+            Value::String(text) => text.len(),
+            Value::Array(items) => items.iter().map(value).sum(),
+            Value::Object(members) => members
+                .iter()
+                .map(|(name, member)| name.len() + value(member))
+                .sum(),
+            _ => 0,
+        }
+    }
+    NODE + recorded.execution_id.as_str().len()
+        + match &recorded.result {
+            Ok(output) => value(output),
+            Err(error) => {
+                error.code().len()
+                    + error.message().len()
+                    + error.details().map_or(0, value)
+                    + error.next_tool().map_or(0, str::len)
+            }
+        }
 }
 
 #[cfg(test)]
@@ -423,33 +623,130 @@ mod tests {
         store.finish(&again, recorded("exec_r")).await.unwrap();
     }
 
+    fn of(principal: &str, id: &str) -> IdempotencyKey {
+        IdempotencyKey::new(Some(principal), id)
+    }
+
     #[tokio::test]
-    async fn bounded_store_forgets_settled_keys_and_fails_closed_on_held_ones() {
-        let store = MemoryStore::new(
-            MemoryStoreLimits::default()
-                .with_max_entries(2)
-                .with_ttl(Duration::from_secs(60)),
-        );
-        let k = |id: &str| IdempotencyKey::new(None, id);
-        let a = acquire(&store, &k("a"), TERMS).await;
+    async fn a_full_share_fails_closed_and_forgets_nothing() {
+        let store =
+            MemoryStore::new(MemoryStoreLimits::default().with_max_entries_per_principal(2));
+        let a = acquire(&store, &of("alice", "a"), TERMS).await;
         store.finish(&a, recorded("exec_a")).await.unwrap();
-        acquire(&store, &k("b"), TERMS).await; // held
-        // Full: "a" (finished, oldest) makes room for "c".
-        acquire(&store, &k("c"), TERMS).await;
-        assert_eq!(store.len(), 2);
+        acquire(&store, &of("alice", "b"), TERMS).await; // held
         assert!(matches!(
-            store.claim(&k("a"), fp(), TERMS).await,
+            store.claim(&of("alice", "c"), fp(), TERMS).await,
             Err(StoreError::Full(_))
         ));
-        // Both live claims are still there.
+        // Neither the finished key nor the held one was forgotten to make room.
         assert!(matches!(
-            store.claim(&k("b"), fp(), TERMS).await,
-            Ok(Claim::Running(_))
+            store.claim(&of("alice", "a"), fp(), TERMS).await,
+            Ok(Claim::Finished(_))
         ));
         assert!(matches!(
-            store.claim(&k("c"), fp(), TERMS).await,
+            store.claim(&of("alice", "b"), fp(), TERMS).await,
             Ok(Claim::Running(_))
         ));
+    }
+
+    #[tokio::test]
+    async fn one_principals_flood_leaves_anothers_keys_alone() {
+        let store = MemoryStore::new(
+            MemoryStoreLimits::default()
+                .with_max_entries_per_principal(100)
+                .with_max_entries(150),
+        );
+        let mine = acquire(&store, &of("alice", "order-1"), TERMS).await;
+        store.finish(&mine, recorded("exec_mine")).await.unwrap();
+        let mut refused = 0;
+        for n in 0..1_000 {
+            match store
+                .claim(&of("mallory", &format!("r-{n}")), fp(), TERMS)
+                .await
+            {
+                Ok(Claim::Acquired(lease)) => store.finish(&lease, recorded("x")).await.unwrap(),
+                Err(StoreError::Full(_)) => refused += 1,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(refused, 900, "mallory's share is 100 keys");
+        match store.claim(&of("alice", "order-1"), fp(), TERMS).await {
+            Ok(Claim::Finished(r)) => assert_eq!(r.execution_id.as_str(), "exec_mine"),
+            other => panic!("alice's finished write was forgotten: {other:?}"),
+        }
+        // Alice still has her share, and the totals fail closed for everyone past them.
+        for n in 0..49 {
+            acquire(&store, &of("alice", &format!("more-{n}")), TERMS).await;
+        }
+        assert!(matches!(
+            store.claim(&of("bob", "first"), fp(), TERMS).await,
+            Err(StoreError::Full(_))
+        ));
+        assert_eq!(store.len(), 150);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn keys_make_room_as_they_expire() {
+        let store = MemoryStore::new(
+            MemoryStoreLimits::default()
+                .with_max_entries_per_principal(1)
+                .with_ttl(Duration::from_secs(60)),
+        );
+        let a = acquire(&store, &of("alice", "a"), TERMS).await;
+        store.finish(&a, recorded("exec_a")).await.unwrap();
+        assert!(store.claim(&of("alice", "b"), fp(), TERMS).await.is_err());
+        tokio::time::advance(Duration::from_secs(61)).await;
+        acquire(&store, &of("alice", "b"), TERMS).await;
+        assert_eq!(store.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn bytes_are_bounded_and_a_large_outcome_is_kept_as_a_note() {
+        let store = MemoryStore::new(
+            MemoryStoreLimits::default()
+                .with_max_outcome_bytes(64 << 10)
+                .with_max_bytes_per_principal(1 << 20),
+        );
+        let big = Recorded::new(
+            ExecutionId::from("exec_big"),
+            ExecutionStatus::Succeeded,
+            Ok(json!({ "report": "x".repeat(1 << 20) })),
+        );
+        let key = of("alice", "report");
+        let lease = acquire(&store, &key, TERMS).await;
+        store.finish(&lease, big).await.unwrap();
+        assert!(store.bytes() < 4 << 10, "{} bytes kept", store.bytes());
+        let Ok(Claim::Finished(note)) = store.claim(&key, fp(), TERMS).await else {
+            panic!("the call ran: its retry must not run it again");
+        };
+        assert_eq!(note.execution_id.as_str(), "exec_big");
+        assert_eq!(note.status, ExecutionStatus::Succeeded);
+        let error = note.result.unwrap_err();
+        assert_eq!(error.code(), "OUTCOME_NOT_KEPT");
+        assert_eq!(error.details().unwrap()["execution_id"], "exec_big");
+        // Outcomes that fit are kept until the share is full, then noted.
+        let mut kept = 0;
+        for n in 0..40 {
+            let lease = acquire(&store, &of("alice", &format!("r-{n}")), TERMS).await;
+            let outcome = Recorded::new(
+                ExecutionId::from("e"),
+                ExecutionStatus::Succeeded,
+                Ok(json!("y".repeat(60 << 10))),
+            );
+            store.finish(&lease, outcome).await.unwrap();
+            if let Ok(Claim::Finished(r)) = store
+                .claim(&of("alice", &format!("r-{n}")), fp(), TERMS)
+                .await
+                && r.result.is_ok()
+            {
+                kept += 1;
+            }
+        }
+        assert!(
+            (10..17).contains(&kept),
+            "{kept} outcomes of 60 KiB kept in 1 MiB"
+        );
+        assert!(store.bytes() <= 1 << 20);
     }
 
     #[tokio::test]

@@ -28,6 +28,10 @@ use crate::{
 pub use fingerprint::Fingerprint;
 pub use memory::{MemoryStore, MemoryStoreLimits};
 
+/// The longest request id accepted, in bytes: a longer one is refused (`INVALID_REQUEST_ID`)
+/// before anything is claimed or kept.
+pub const MAX_REQUEST_ID_LEN: usize = 256;
+
 /// Who asked, and which request: retries of one request share a key, whatever connection they
 /// arrive on. Keys of different principals never meet.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -11,7 +11,8 @@ use tracing::{Instrument, field};
 
 use crate::{
     admission::{Capacity, DynAdmission},
-    catalog::Catalog,
+    catalog::{Catalog, MAX_TOOL_NAME_LEN},
+    excerpt::excerpt,
     execution::{ExecutionId, ExecutionStatus, Outcome, OutcomeKind},
     history::{ExecutionRecord, History},
     idempotency::DynStore,
@@ -21,6 +22,9 @@ use crate::{
 
 use pipeline::{Call, Ended};
 pub use request::Request;
+
+/// The longest error code kept in an execution's record (codes are a tool's to choose).
+const MAX_CODE_LEN: usize = 64;
 
 /// A built catalog with its state and policies, ready to execute calls. Cheap to clone.
 #[derive(Clone)]
@@ -150,7 +154,7 @@ impl Runtime {
         let execution_id = ExecutionId::generate();
         let span = tracing::info_span!(
             "carmy.execute",
-            tool = %request.tool,
+            tool = %excerpt(&request.tool, MAX_TOOL_NAME_LEN),
             effect = field::Empty,
             execution_id = %execution_id,
             status = field::Empty,
@@ -188,7 +192,11 @@ impl Inner {
         };
         let record = ExecutionRecord {
             id: call.id.clone(),
-            tool: ending.tool.map_or(Cow::Owned(call.tool), Cow::Borrowed),
+            // A name that routes nowhere is the caller's input: kept in part.
+            tool: ending.tool.map_or_else(
+                || Cow::Owned(excerpt(&call.tool, MAX_TOOL_NAME_LEN).into_owned()),
+                Cow::Borrowed,
+            ),
             status: ending.status,
             started_at: call.started_at,
             duration: Some(duration),
@@ -196,7 +204,7 @@ impl Inner {
                 .result
                 .as_ref()
                 .err()
-                .map(|error| error.code().to_owned()),
+                .map(|error| excerpt(error.code(), MAX_CODE_LEN).into_owned()),
         };
         match ending.running {
             Some(running) => running.finish(record),

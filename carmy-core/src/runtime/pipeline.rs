@@ -23,7 +23,9 @@ use crate::{
     error::AgentError,
     execution::{ExecutionId, ExecutionStatus, OutcomeKind},
     history::Running,
-    idempotency::{Claim, Fingerprint, IdempotencyKey, LeaseTerms, Recorded, Release},
+    idempotency::{
+        Claim, Fingerprint, IdempotencyKey, LeaseTerms, MAX_REQUEST_ID_LEN, Recorded, Release,
+    },
     progress::ProgressReporter,
     tool::Invocation,
 };
@@ -231,6 +233,12 @@ impl Inner {
         request_id: &str,
         call: &Call,
     ) -> Result<Claimed, Ended<'_>> {
+        if request_id.len() > MAX_REQUEST_ID_LEN {
+            return Err(rejected(
+                entry,
+                AgentError::invalid_request_id(request_id.len()),
+            ));
+        }
         let key = IdempotencyKey::new(call.context.principal(), request_id);
         let fingerprint = Fingerprint::of(entry.name(), arguments);
         let may_have_effects = !entry.effect().is_read_only() && !entry.idempotent();

@@ -66,7 +66,7 @@ pub fn make_portable(schema: &mut Value) {
     };
     unrequire_nullable_properties(object);
     drop_null_from_type(object);
-    drop_numeric_format(object);
+    drop_unenforced_format(object);
     collapse_nullable_alternatives(object);
     drop_null_from_enum(object);
     state_enum_type(object);
@@ -190,19 +190,41 @@ pub(crate) fn is_null_schema(schema: &Value) -> bool {
         || schema.get("const").is_some_and(Value::is_null)
 }
 
-/// Drops schemars' Rust-specific numeric formats (`"uint32"`, `"double"`...): JSON Schema does
-/// not define them, clients warn about each one, and `minimum`/`maximum` already carry the
-/// range. Standard formats (`date-time`, `email`, `uuid`...) stay.
-fn drop_numeric_format(object: &mut Map<String, Value>) {
-    const RUST_NUMERIC_FORMATS: [&str; 14] = [
-        "int8", "int16", "int32", "int64", "int128", "int", "uint8", "uint16", "uint32", "uint64",
-        "uint128", "uint", "float", "double",
-    ];
-    let is_rust_numeric = object
+/// The `format`s arguments and results are checked against: JSON Schema 2020-12's own, which
+/// the validator enforces. A schema publishes no other, so a client never reads a promise the
+/// server does not keep.
+pub const ENFORCED_FORMATS: [&str; 19] = [
+    "date",
+    "date-time",
+    "duration",
+    "email",
+    "hostname",
+    "idn-email",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "iri",
+    "iri-reference",
+    "json-pointer",
+    "regex",
+    "relative-json-pointer",
+    "time",
+    "uri",
+    "uri-reference",
+    "uri-template",
+    "uuid",
+];
+
+/// Drops a `format` the validator would not enforce: schemars' Rust-specific numeric ones
+/// (`"uint32"`, `"double"`: `minimum`/`maximum` already carry the range, and clients warn about
+/// each) and any other outside [`ENFORCED_FORMATS`] (`"ip"`...). Standard ones stay, and are
+/// enforced.
+fn drop_unenforced_format(object: &mut Map<String, Value>) {
+    let unenforced = object
         .get("format")
         .and_then(Value::as_str)
-        .is_some_and(|format| RUST_NUMERIC_FORMATS.contains(&format));
-    if is_rust_numeric {
+        .is_some_and(|format| !ENFORCED_FORMATS.contains(&format));
+    if unenforced {
         object.remove("format");
     }
 }
@@ -243,6 +265,18 @@ fn json_type(value: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
+}
+
+/// The validator of a published schema. Formats are enforced, and a format the validator does
+/// not know is a build error rather than a promise kept silently unchecked (the portable
+/// profile publishes none; a raw schema may).
+pub(crate) fn validator(
+    schema: &Value,
+) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(false)
+        .build(schema)
 }
 
 /// Whether a schema describes JSON objects (MCP wants object inputs and object outputs).
@@ -377,5 +411,39 @@ mod tests {
         // Raw schemas accept their nulls: nothing to drop.
         let raw = schema_for::<Output>(SchemaProfile::Raw, Direction::Output);
         assert!(!may_drop_nulls(&raw), "{raw:#}");
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    struct Contact {
+        #[schemars(email)]
+        email: String,
+        #[schemars(url)]
+        site: Option<String>,
+        address: std::net::IpAddr,
+    }
+
+    #[test]
+    fn published_formats_are_enforced_and_others_not_published() {
+        let schema = schema_for::<Contact>(SchemaProfile::Portable, Direction::Input);
+        assert_eq!(schema["properties"]["email"]["format"], "email");
+        assert_eq!(schema["properties"]["site"]["format"], "uri");
+        assert!(
+            schema["properties"]["address"].get("format").is_none(),
+            "{schema:#}"
+        );
+        let checks = validator(&schema).unwrap();
+        let contact = |email: &str| json!({ "email": email, "address": "127.0.0.1" });
+        assert!(checks.is_valid(&contact("ada@example.com")));
+        for bad in ["not-an-email", "", "<script>@x"] {
+            assert!(!checks.is_valid(&contact(bad)), "{bad}");
+        }
+        assert!(
+            !checks.is_valid(&json!({ "email": "a@b.co", "site": "not a url", "address": "x" }))
+        );
+        // A raw schema keeps schemars' `"format": "ip"`, which nothing would enforce: refused.
+        let raw = schema_for::<Contact>(SchemaProfile::Raw, Direction::Input);
+        assert!(raw.to_string().contains(r#""format":"ip""#), "{raw:#}");
+        assert!(validator(&raw).is_err());
     }
 }

@@ -1,0 +1,249 @@
+//! The real shop binary, driven as a hostile client would: `shop mcp` over stdio, line by line,
+//! with its memory read from `/proc` while it is attacked.
+#![allow(dead_code, unreachable_pub)]
+
+use std::{
+    io::{BufRead, BufReader, Write},
+    process::{Child, ChildStdin, ChildStdout, Command, Stdio},
+};
+
+use serde_json::{Value, json};
+
+/// The shop binary under attack: this build's, or another's named by `SHOP_BIN` (a release
+/// build, or an older one to see an attack succeed).
+fn shop_bin() -> String {
+    std::env::var("SHOP_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_shop").to_owned())
+}
+
+/// `shop mcp` (plus `args`), with a 2025-11-25 session opened.
+pub struct StdioShop {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl StdioShop {
+    pub fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(shop_bin())
+            .arg("mcp")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the shop binary starts");
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let mut shop = Self {
+            child,
+            stdin,
+            stdout,
+        };
+        shop.send(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": { "name": "attacker", "version": "1" }
+            }
+        }));
+        assert_eq!(shop.receive()["id"], 0);
+        shop.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        shop
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        let mut line = serde_json::to_vec(message).expect("JSON");
+        line.push(b'\n');
+        self.stdin.write_all(&line).expect("the server reads");
+    }
+
+    pub fn receive(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("the server writes");
+        serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line}"))
+    }
+
+    /// `tools/call` `name` with `arguments` (and `_meta`, when given), answered.
+    pub fn call(&mut self, id: u64, name: &str, arguments: Value, meta: Option<Value>) -> Value {
+        let mut params = json!({ "name": name, "arguments": arguments });
+        if let Some(meta) = meta {
+            params["_meta"] = meta;
+        }
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }));
+        let answer = self.receive();
+        assert_eq!(answer["id"], id, "{answer}");
+        answer
+    }
+
+    /// The server's resident memory now and at its peak, in KiB (`VmRSS`, `VmHWM`).
+    pub fn memory_kib(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the server's /proc status");
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|kib| kib.parse().ok())
+                .unwrap_or_else(|| panic!("{name} in /proc status"))
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+}
+
+impl Drop for StdioShop {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `carmy/error` code of a tool error result.
+pub fn error_code(answer: &Value) -> &str {
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    answer["result"]["_meta"]["carmy/error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error code in {answer}"))
+}
+
+/// `shop http --stateless` on a free loopback port, with bearer tokens, spoken to in plain
+/// HTTP/1.1 over one keep-alive connection per client.
+pub struct HttpShop {
+    child: Child,
+    addr: String,
+    dir: std::path::PathBuf,
+}
+
+impl HttpShop {
+    /// Serves with one token per `(token, principal)`.
+    pub fn start(tokens: &[(&str, &str)]) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!(
+            "shop-attack-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("a clock")
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let file = dir.join("tokens");
+        let lines: String = tokens
+            .iter()
+            .map(|(token, principal)| format!("{token} {principal}\n"))
+            .collect();
+        std::fs::write(&file, lines).expect("the token file");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        let mut child = Command::new(shop_bin())
+            .args([
+                "http",
+                "--addr",
+                "127.0.0.1:0",
+                "--stateless",
+                "--token-file",
+            ])
+            .arg(&file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the shop binary starts");
+        let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+        let addr = loop {
+            let mut line = String::new();
+            assert!(
+                stderr.read_line(&mut line).expect("the server's log") > 0,
+                "the server exited before listening"
+            );
+            if let Some(url) = line.trim().strip_prefix("listening on http://") {
+                break url.trim_end_matches("/mcp").to_owned();
+            }
+        };
+        // Keep draining its log so it never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Self { child, addr, dir }
+    }
+
+    /// A client holding `token`.
+    pub fn client(&self, token: &str) -> HttpClient {
+        let stream = std::net::TcpStream::connect(&self.addr).expect("connect");
+        HttpClient {
+            addr: self.addr.clone(),
+            token: token.to_owned(),
+            reader: BufReader::new(stream.try_clone().expect("clone")),
+            stream,
+        }
+    }
+}
+
+impl Drop for HttpShop {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// One keep-alive connection, one bearer token.
+pub struct HttpClient {
+    addr: String,
+    token: String,
+    stream: std::net::TcpStream,
+    reader: BufReader<std::net::TcpStream>,
+}
+
+impl HttpClient {
+    /// POSTs `message` to `/mcp`: the status and the JSON body.
+    pub fn post(&mut self, message: &Value) -> (u16, Value) {
+        let body = message.to_string();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: {}\r\n\r\n",
+            self.addr,
+            self.token,
+            body.len()
+        );
+        self.stream
+            .write_all(format!("{head}{body}").as_bytes())
+            .expect("send");
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("status line");
+        let status = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line {line:?}"));
+        let mut length = 0;
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).expect("a header");
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().expect("a length");
+            }
+        }
+        let mut body = vec![0; length];
+        std::io::Read::read_exact(&mut self.reader, &mut body).expect("the body");
+        let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        (status, body)
+    }
+
+    /// `tools/call` `name` with `arguments` under `request_id`, answered.
+    pub fn call(&mut self, name: &str, arguments: Value, request_id: &str) -> Value {
+        let (status, body) = self.post(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {
+                "name": name, "arguments": arguments,
+                "_meta": { "carmy/request_id": request_id }
+            }
+        }));
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+}
