@@ -52,6 +52,9 @@ pub mod codes {
     pub const CONFIRMATION_REQUIRED: &str = "CONFIRMATION_REQUIRED";
     /// The human declined to confirm the call.
     pub const CONFIRMATION_DECLINED: &str = "CONFIRMATION_DECLINED";
+    /// Nobody answered the confirmation in time (`Limits::approval_timeout`); calling again asks
+    /// again.
+    pub const CONFIRMATION_TIMEOUT: &str = "CONFIRMATION_TIMEOUT";
     /// A confirmation answer could not be trusted: tampered with, expired, used before, or made
     /// for another tool, other arguments or another principal.
     pub const CONFIRMATION_INVALID: &str = "CONFIRMATION_INVALID";
@@ -271,6 +274,19 @@ impl AgentError {
             codes::CONFIRMATION_INVALID,
             format!(
                 "the confirmation of this call of `{tool}` is not valid ({reason}); it did not run"
+            ),
+        )
+        .with_details(serde_json::json!({ "tool": tool }))
+    }
+
+    pub(crate) fn confirmation_timeout(tool: &str, waited: std::time::Duration) -> Self {
+        Self::new(
+            ErrorCategory::Timeout,
+            codes::CONFIRMATION_TIMEOUT,
+            format!(
+                "nobody confirmed this call of `{tool}` within {} s; it did not run; call again \
+                 to ask again",
+                waited.as_secs()
             ),
         )
         .with_details(serde_json::json!({ "tool": tool }))

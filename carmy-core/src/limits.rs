@@ -16,6 +16,10 @@ pub struct Limits {
     /// Finished executions whose status stays queryable through `Runtime::execution`
     /// (default 1,024).
     pub execution_history: usize,
+    /// How long a call's approver may take to answer (default 2 minutes): a human asked to
+    /// confirm who does not answer in time leaves the call refused with
+    /// `CONFIRMATION_TIMEOUT` (retryable: calling again asks again), not waiting forever.
+    pub approval_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -25,6 +29,7 @@ impl Default for Limits {
             max_concurrent_executions: 1024,
             max_argument_depth: 64,
             execution_history: 1024,
+            approval_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -48,6 +53,13 @@ impl Limits {
     #[must_use]
     pub fn with_max_argument_depth(mut self, depth: usize) -> Self {
         self.max_argument_depth = depth;
+        self
+    }
+
+    /// Replaces how long an approver may take to answer.
+    #[must_use]
+    pub fn with_approval_timeout(mut self, timeout: Duration) -> Self {
+        self.approval_timeout = timeout;
         self
     }
 

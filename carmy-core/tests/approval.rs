@@ -3,9 +3,12 @@
 
 mod common;
 
-use std::sync::{
-    Arc, Mutex,
-    atomic::{AtomicUsize, Ordering},
+use std::{
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
 };
 
 use carmy_core::{
@@ -210,4 +213,21 @@ async fn approval_comes_before_the_request_id_is_claimed() {
     assert_eq!(replay.execution_id, outcome.execution_id);
     assert_eq!(approved.asked(), 2);
     assert_eq!(shop.cancels.started(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unanswered_question_times_out_and_the_call_does_not_run() {
+    let shop = Shop::new();
+    let runtime = shop
+        .carmy()
+        .limits(carmy_core::Limits::default().with_approval_timeout(Duration::from_secs(30)))
+        .build()
+        .unwrap();
+    let outcome = runtime.execute(cancel("ord-1").approver(Silent)).await;
+    assert_eq!(outcome.status, ExecutionStatus::Rejected);
+    let error = outcome.error().unwrap();
+    assert_eq!(error.code(), "CONFIRMATION_TIMEOUT");
+    assert!(error.retryable());
+    assert!(error.message().contains("30 s"), "{}", error.message());
+    assert_eq!(shop.cancels.started(), 0);
 }

@@ -207,9 +207,13 @@ impl Inner {
         let Some(approver) = &call.approver else {
             return Err(rejected(entry, required));
         };
+        let wait = self.limits.approval_timeout;
         let approval = tokio::select! {
             approval = approver.0.approve_boxed(request) => approval,
             () = call.cancellation.cancelled() => return Err(cancelled(entry)),
+            () = tokio::time::sleep(wait) => {
+                return Err(rejected(entry, AgentError::confirmation_timeout(entry.name(), wait)));
+            }
         };
         match approval {
             Approval::Granted => Ok(()),
