@@ -1,6 +1,6 @@
 //! # carmy-mcp
 //!
-//! Serves a Carmy [`Runtime`] over the [Model Context Protocol](https://modelcontextprotocol.io)
+//! Serves a Carmy [`Runtime`](carmy_core::Runtime) over the [Model Context Protocol](https://modelcontextprotocol.io)
 //! with the official Rust SDK, [`rmcp`]: on stdio with [`McpServer::serve_stdio`], on any byte
 //! stream with [`McpServer::serve_io`], and on any other rmcp transport through
 //! [`rmcp::ServiceExt::serve`], since [`McpServer`] is an rmcp `ServerHandler`.
