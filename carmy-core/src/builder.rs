@@ -11,6 +11,7 @@ use crate::{
     erased::{Erased, ErasedTool},
     idempotency::{DynStore, IdempotencyStore, MemoryStore},
     limits::Limits,
+    resource::{self, Resource, register::RegisteredResource},
     runtime::Runtime,
     schema::{self, Direction, SchemaProfile, schema_for},
     state::{Requirements, StateMap},
@@ -37,6 +38,7 @@ use crate::{
 #[must_use]
 pub struct Carmy {
     tools: Vec<Registered>,
+    resources: Vec<RegisteredResource>,
     states: StateMap,
     store: Option<Arc<dyn DynStore>>,
     admissions: Vec<Arc<dyn DynAdmission>>,
@@ -63,6 +65,7 @@ impl Carmy {
     pub fn new() -> Self {
         Self {
             tools: Vec::new(),
+            resources: Vec::new(),
             states: StateMap::default(),
             store: None,
             admissions: Vec::new(),
@@ -81,6 +84,13 @@ impl Carmy {
             tool: Arc::new(Erased(tool)),
             schemas: schemas_of::<T>,
         });
+        self
+    }
+
+    /// Registers a resource: a hand-written [`Resource`]. Reads go through the runtime like
+    /// calls do ([`Runtime::read`]).
+    pub fn resource<R: Resource>(mut self, resource: R) -> Self {
+        self.resources.push(RegisteredResource::new(resource));
         self
     }
 
@@ -197,6 +207,14 @@ impl Carmy {
             });
         }
 
+        let resources = resource::register::build(
+            self.resources,
+            &self.states,
+            self.profile,
+            self.limits.default_timeout,
+            &mut problems,
+        );
+
         if !problems.is_empty() {
             return Err(BuildError { problems });
         }
@@ -204,7 +222,7 @@ impl Carmy {
             .store
             .unwrap_or_else(|| Arc::new(MemoryStore::default()));
         Ok(Runtime::new(
-            Catalog::new(entries),
+            Catalog::new(entries, resources),
             Arc::new(self.states),
             store,
             self.admissions,
@@ -312,4 +330,24 @@ pub enum BuildProblem {
     /// `max_concurrent_executions` of 0 would refuse every call.
     #[error("max_concurrent_executions must be at least 1")]
     ZeroConcurrency,
+    /// Two resources share a name.
+    #[error("two resources are named `{name}`")]
+    DuplicateResourceName {
+        /// The shared name.
+        name: String,
+    },
+    /// Two resources share a URI or URI template.
+    #[error("two resources are at `{uri}`")]
+    DuplicateResourceUri {
+        /// The shared URI.
+        uri: String,
+    },
+    /// A resource whose URI template or input cannot work.
+    #[error("resource `{resource}`: {reason}")]
+    InvalidResource {
+        /// The resource.
+        resource: String,
+        /// What is wrong.
+        reason: String,
+    },
 }

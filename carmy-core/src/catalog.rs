@@ -1,4 +1,5 @@
-//! The validated catalog: every tool with its resolved policy and its schemas, built once.
+//! The validated catalog: every tool with its resolved policy and its schemas, and every
+//! resource, built once.
 
 use std::{collections::HashMap, fmt, sync::Arc, time::Duration};
 
@@ -10,6 +11,7 @@ use crate::{
     erased::ErasedTool,
     error::AgentError,
     excerpt::excerpt,
+    resource::{MAX_URI_LEN, ResourceEntry},
     schema,
     tool::ToolSpec,
 };
@@ -28,20 +30,58 @@ pub(crate) fn is_valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
-/// The tools of a runtime, in registration order.
+/// The tools and resources of a runtime, in registration order.
 pub struct Catalog {
     entries: Vec<ToolEntry>,
     by_name: HashMap<&'static str, usize>,
+    resources: Vec<ResourceEntry>,
+    /// Resources at a fixed URI, by URI.
+    fixed: HashMap<&'static str, usize>,
 }
 
 impl Catalog {
-    pub(crate) fn new(entries: Vec<ToolEntry>) -> Self {
+    pub(crate) fn new(entries: Vec<ToolEntry>, resources: Vec<ResourceEntry>) -> Self {
         let by_name = entries
             .iter()
             .enumerate()
             .map(|(index, entry)| (entry.name(), index))
             .collect();
-        Self { entries, by_name }
+        let fixed = resources
+            .iter()
+            .enumerate()
+            .filter(|(_, resource)| !resource.is_template())
+            .map(|(index, resource)| (resource.uri(), index))
+            .collect();
+        Self {
+            entries,
+            by_name,
+            resources,
+            fixed,
+        }
+    }
+
+    /// Every resource, fixed or templated, in registration order.
+    pub fn resources(&self) -> std::slice::Iter<'_, ResourceEntry> {
+        self.resources.iter()
+    }
+
+    /// The resource `uri` names, with the values its template's variables bound: a fixed URI
+    /// first, then the templates in registration order. A URI longer than
+    /// [`MAX_URI_LEN`](crate::MAX_URI_LEN) names none.
+    pub fn resolve_resource(
+        &self,
+        uri: &str,
+    ) -> Option<(&ResourceEntry, Vec<(&'static str, String)>)> {
+        if uri.len() > MAX_URI_LEN {
+            return None;
+        }
+        if let Some(&index) = self.fixed.get(uri) {
+            return Some((&self.resources[index], Vec::new()));
+        }
+        self.resources
+            .iter()
+            .filter(|resource| resource.is_template())
+            .find_map(|resource| Some((resource, resource.template().matches(uri)?)))
     }
 
     /// The tool named exactly `name` (names are case-sensitive).

@@ -1,4 +1,5 @@
-//! Type erasure: a `Tool` with typed input and output behind a JSON-in, JSON-out object.
+//! Type erasure: a `Tool` with typed input and output behind a JSON-in, JSON-out object, and a
+//! `Resource` behind a JSON-in, contents-out one.
 
 use std::{future::Future, pin::Pin, sync::Arc};
 
@@ -6,6 +7,7 @@ use serde_json::Value;
 
 use crate::{
     error::AgentError,
+    resource::{Contents, IntoContents, Resource},
     tool::{Invocation, Tool},
 };
 
@@ -39,6 +41,35 @@ impl<T: Tool> ErasedTool for Erased<T> {
                         "the tool's output does not serialize: {err}"
                     ))
                 })
+            })
+        }))
+    }
+}
+
+/// A decoded read, ready to run once.
+pub(crate) type PreparedRead =
+    Box<dyn FnOnce(Invocation) -> BoxFuture<Result<Contents, AgentError>> + Send>;
+
+pub(crate) trait ErasedResource: Send + Sync + 'static {
+    /// Decodes a URI's validated variables into the resource's input type.
+    fn prepare(self: Arc<Self>, variables: Value) -> Result<PreparedRead, AgentError>;
+}
+
+/// Owns the user's resource.
+pub(crate) struct ErasedRead<R>(pub(crate) R);
+
+impl<R: Resource> ErasedResource for ErasedRead<R> {
+    fn prepare(self: Arc<Self>, variables: Value) -> Result<PreparedRead, AgentError> {
+        let input: R::Input = serde_json::from_value(variables).map_err(|err| {
+            AgentError::invalid_arguments(
+                format!("the URI's variables do not decode: {err}"),
+                serde_json::json!({ "path": "", "reason": err.to_string() }),
+            )
+        })?;
+        Ok(Box::new(move |invocation| {
+            Box::pin(async move {
+                let output = self.0.read(input, invocation).await?;
+                Ok(output.into_contents())
             })
         }))
     }

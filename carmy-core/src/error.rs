@@ -46,6 +46,8 @@ impl ErrorCategory {
 pub mod codes {
     /// No tool of that name is in the catalog.
     pub const TOOL_NOT_FOUND: &str = "TOOL_NOT_FOUND";
+    /// No resource has that URI, and no resource template matches it.
+    pub const RESOURCE_NOT_FOUND: &str = "RESOURCE_NOT_FOUND";
     /// The arguments do not match the tool's input schema.
     pub const INVALID_ARGUMENTS: &str = "INVALID_ARGUMENTS";
     /// The tool needs the host's grant `confirm:<tool>`, which the context does not hold.
@@ -221,6 +223,11 @@ impl AgentError {
         let name = excerpt(name, MAX_TOOL_NAME_LEN);
         Self::not_found(codes::TOOL_NOT_FOUND, format!("no tool named `{name}`"))
             .with_details(serde_json::json!({ "tool": name }))
+    }
+
+    pub(crate) fn resource_not_found(uri: &str) -> Self {
+        Self::not_found(codes::RESOURCE_NOT_FOUND, format!("no resource at `{uri}`"))
+            .with_details(serde_json::json!({ "uri": uri }))
     }
 
     pub(crate) fn invalid_request_id(length: usize) -> Self {

@@ -79,6 +79,27 @@ impl fmt::Debug for ExecutionId {
     }
 }
 
+/// What an execution ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ExecutionKind {
+    /// A tool call.
+    Tool,
+    /// A resource read.
+    Read,
+}
+
+impl ExecutionKind {
+    /// The name used in logs.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::Read => "read",
+        }
+    }
+}
+
 /// Where an execution stands, or how it ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -142,17 +163,20 @@ impl fmt::Display for ExecutionStatus {
     }
 }
 
-/// What one call produced: the execution id, the status, the result, and what kind of answer
-/// it is.
+/// What one execution produced: the execution id, the status, the result, and what kind of
+/// answer it is.
+///
+/// A tool call's output is JSON (`Outcome<Value>`); a resource read's is its contents
+/// (`Outcome<Contents>`).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct Outcome {
+pub struct Outcome<T = Value> {
     /// The execution that produced the result (for a replay, the original execution).
     pub execution_id: ExecutionId,
     /// How the execution ended.
     pub status: ExecutionStatus,
-    /// The tool's output as JSON, or the error.
-    pub result: Result<Value, AgentError>,
+    /// The output, or the error.
+    pub result: Result<T, AgentError>,
     /// How an adapter delivers it.
     pub kind: OutcomeKind,
 }
@@ -162,11 +186,13 @@ pub struct Outcome {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum OutcomeKind {
-    /// The call reached a tool: `result` is its output, its error, or the runtime's refusal to
-    /// run it. Delivered as the call's result.
-    ToolResult,
-    /// The call named no tool, so nothing could take it (`TOOL_NOT_FOUND`). A protocol delivers
-    /// it as an error of the request itself (MCP: JSON-RPC `-32602`), not as a tool's result.
+    /// The call reached its tool, or the read its resource: `result` is the output, the error,
+    /// or the runtime's refusal to run it. Delivered as a result.
+    Result,
+    /// The call named no tool (`TOOL_NOT_FOUND`), or the read no resource
+    /// (`RESOURCE_NOT_FOUND`), so nothing could take it. A protocol delivers it as an error of
+    /// the request itself (MCP: JSON-RPC `-32602`, or `-32002` for a resource up to
+    /// 2025-11-25), not as a result.
     Unroutable,
     /// The call's approver asks the human first: deliver the question; the caller calls again
     /// with the answer. `result` holds a `CONFIRMATION_REQUIRED` error for callers that
@@ -174,7 +200,7 @@ pub enum OutcomeKind {
     InputRequired(Question),
 }
 
-impl Outcome {
+impl<T> Outcome<T> {
     /// True when the tool's output is in `result`.
     pub fn is_ok(&self) -> bool {
         self.result.is_ok()
@@ -193,22 +219,24 @@ impl Outcome {
         }
     }
 
-    /// Decodes the output into `T`; panics with the error otherwise. Meant for tests.
-    #[track_caller]
-    pub fn unwrap_output<T: serde::de::DeserializeOwned>(&self) -> T {
-        match &self.result {
-            Ok(value) => serde_json::from_value(value.clone())
-                .unwrap_or_else(|err| panic!("output does not decode: {err}: {value}")),
-            Err(err) => panic!("execution {} failed: {err}", self.execution_id),
-        }
-    }
-
     /// The error's code; panics if the call succeeded. Meant for tests.
     #[track_caller]
     pub fn unwrap_error_code(&self) -> &str {
         match &self.result {
-            Ok(value) => panic!("execution {} succeeded: {value}", self.execution_id),
+            Ok(_) => panic!("execution {} succeeded", self.execution_id),
             Err(err) => err.code(),
+        }
+    }
+}
+
+impl Outcome<Value> {
+    /// Decodes the output into `T`; panics with the error otherwise. Meant for tests.
+    #[track_caller]
+    pub fn unwrap_output<O: serde::de::DeserializeOwned>(&self) -> O {
+        match &self.result {
+            Ok(value) => serde_json::from_value(value.clone())
+                .unwrap_or_else(|err| panic!("output does not decode: {err}: {value}")),
+            Err(err) => panic!("execution {} failed: {err}", self.execution_id),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use crate::execution::{ExecutionId, ExecutionStatus};
+use crate::execution::{ExecutionId, ExecutionKind, ExecutionStatus};
 
 /// What is known of one execution.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,8 +15,11 @@ use crate::execution::{ExecutionId, ExecutionStatus};
 pub struct ExecutionRecord {
     /// Its id.
     pub id: ExecutionId,
-    /// The tool called (as sent, for calls to unknown tools).
-    pub tool: Cow<'static, str>,
+    /// What it ran.
+    pub kind: ExecutionKind,
+    /// The tool called or the resource read, by name (the name or URI as sent, cut short,
+    /// when it named nothing).
+    pub target: Cow<'static, str>,
     /// Where it stands.
     pub status: ExecutionStatus,
     /// When the runtime received the call.
@@ -67,12 +70,14 @@ impl History {
     pub(crate) fn start(
         &self,
         id: ExecutionId,
-        tool: &'static str,
+        kind: ExecutionKind,
+        target: &'static str,
         started_at: SystemTime,
     ) -> Running<'_> {
         let record = ExecutionRecord {
             id: id.clone(),
-            tool: Cow::Borrowed(tool),
+            kind,
+            target: Cow::Borrowed(target),
             status: ExecutionStatus::Running,
             started_at,
             duration: None,
@@ -162,7 +167,8 @@ mod tests {
     fn record(id: &str, status: ExecutionStatus) -> ExecutionRecord {
         ExecutionRecord {
             id: ExecutionId::from(id),
-            tool: Cow::Borrowed("tool"),
+            kind: ExecutionKind::Tool,
+            target: Cow::Borrowed("tool"),
             status,
             started_at: SystemTime::UNIX_EPOCH,
             duration: None,
@@ -179,7 +185,12 @@ mod tests {
     #[test]
     fn a_record_is_found_while_running_and_once_finished() {
         let history = History::new(4);
-        let running = history.start(ExecutionId::from("a"), "tool", SystemTime::UNIX_EPOCH);
+        let running = history.start(
+            ExecutionId::from("a"),
+            ExecutionKind::Tool,
+            "tool",
+            SystemTime::UNIX_EPOCH,
+        );
         assert_eq!(status(&history, "a"), Some(ExecutionStatus::Running));
         assert_eq!(history.running(), 1);
         running.finish(record("a", ExecutionStatus::Succeeded));
@@ -205,7 +216,12 @@ mod tests {
     #[test]
     fn running_records_are_kept_whatever_the_capacity() {
         let history = History::new(0);
-        let long = history.start(ExecutionId::from("long"), "tool", SystemTime::UNIX_EPOCH);
+        let long = history.start(
+            ExecutionId::from("long"),
+            ExecutionKind::Tool,
+            "tool",
+            SystemTime::UNIX_EPOCH,
+        );
         history.finished(record("quick", ExecutionStatus::Succeeded));
         assert_eq!(status(&history, "long"), Some(ExecutionStatus::Running));
         assert_eq!(status(&history, "quick"), None);
@@ -217,7 +233,12 @@ mod tests {
     #[test]
     fn an_entry_dropped_while_running_is_recorded_as_cancelled() {
         let history = History::new(4);
-        drop(history.start(ExecutionId::from("gone"), "tool", SystemTime::now()));
+        drop(history.start(
+            ExecutionId::from("gone"),
+            ExecutionKind::Tool,
+            "tool",
+            SystemTime::now(),
+        ));
         assert_eq!(history.running(), 0);
         let record = history.get(&ExecutionId::from("gone")).unwrap();
         assert_eq!(record.status, ExecutionStatus::Cancelled);

@@ -48,6 +48,7 @@ mod idempotency;
 mod limits;
 mod progress;
 mod question;
+mod resource;
 mod runtime;
 pub mod schema;
 mod state;
@@ -65,7 +66,7 @@ pub use catalog::{Catalog, MAX_TOOL_NAME_LEN, ToolEntry};
 pub use context::Context;
 pub use effect::{Confirmation, Effect};
 pub use error::{AgentError, ErrorCategory, codes};
-pub use execution::{ExecutionId, ExecutionStatus, Outcome, OutcomeKind};
+pub use execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind};
 pub use grant::Grant;
 pub use history::ExecutionRecord;
 pub use idempotency::{
@@ -75,7 +76,11 @@ pub use idempotency::{
 pub use limits::Limits;
 pub use progress::{PROGRESS_INTERVAL, ProgressReporter, ProgressSink};
 pub use question::Question;
-pub use runtime::{Request, Runtime};
+pub use resource::{
+    Body, Content, Contents, IntoContents, MAX_URI_LEN, Resource, ResourceEntry, ResourceSpec,
+    TemplateError, UriTemplate,
+};
+pub use runtime::{ReadRequest, Request, Runtime};
 pub use schema::SchemaProfile;
 pub use state::{Requirements, State};
 pub use tokio_util::sync::CancellationToken;

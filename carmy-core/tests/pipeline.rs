@@ -252,7 +252,7 @@ async fn unknown_tool_is_rejected_and_recorded() {
         .runtime
         .execution(&outcome.execution_id)
         .expect("recorded");
-    assert_eq!(record.tool, "reed");
+    assert_eq!(record.target, "reed");
     assert_eq!(record.error_code.as_deref(), Some("TOOL_NOT_FOUND"));
     // Names are exact: no case folding.
     assert_eq!(

@@ -413,7 +413,7 @@ async fn results_carry_the_execution_id_and_status() {
                 .execution(&ExecutionId::from(id))
                 .expect("the runtime knows the execution");
             assert_eq!(record.status, recorded);
-            assert_eq!(record.tool, name);
+            assert_eq!(record.target, name);
         }
     }
 }

@@ -3,13 +3,14 @@
 //! See the repository README for the tour.
 
 pub use carmy_core::{
-    Admission, AdmissionRequest, AgentError, Approval, ApprovalRequest, Approver, BuildError,
-    BuildProblem, CancellationToken, Carmy, Catalog, Claim, Confirmation, Context, Effect,
-    ErrorCategory, ExecutionId, ExecutionRecord, ExecutionStatus, Fingerprint, Grant, HostGrants,
-    IdempotencyKey, IdempotencyStore, Invocation, Lease, LeaseTerms, Limits, MemoryStore,
-    MemoryStoreLimits, NoInput, Outcome, OutcomeKind, Permit, Question, Recorded, Release, Request,
-    Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolInput, ToolOutput, ToolSpec,
-    codes, schema, testing,
+    Admission, AdmissionRequest, AgentError, Approval, ApprovalRequest, Approver, Body, BuildError,
+    BuildProblem, CancellationToken, Carmy, Catalog, Claim, Confirmation, Content, Contents,
+    Context, Effect, ErrorCategory, ExecutionId, ExecutionKind, ExecutionRecord, ExecutionStatus,
+    Fingerprint, Grant, HostGrants, IdempotencyKey, IdempotencyStore, IntoContents, Invocation,
+    Lease, LeaseTerms, Limits, MemoryStore, MemoryStoreLimits, NoInput, Outcome, OutcomeKind,
+    Permit, Question, ReadRequest, Recorded, Release, Request, Resource, ResourceEntry,
+    ResourceSpec, Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolInput,
+    ToolOutput, ToolSpec, UriTemplate, codes, schema, testing,
 };
 pub use carmy_macros::tool;
 

@@ -1,10 +1,17 @@
 //! The runtime: a built catalog with its state and policies, executing calls.
 
 mod claim;
+mod guard;
 mod pipeline;
+mod read;
 mod request;
 
-use std::{borrow::Cow, fmt, sync::Arc, time::Duration};
+use std::{
+    borrow::Cow,
+    fmt,
+    sync::Arc,
+    time::{Duration, Instant, SystemTime},
+};
 
 use serde_json::Value;
 use tracing::{Instrument, field};
@@ -12,15 +19,17 @@ use tracing::{Instrument, field};
 use crate::{
     admission::{Capacity, DynAdmission},
     catalog::{Catalog, MAX_TOOL_NAME_LEN},
+    error::AgentError,
     excerpt::excerpt,
-    execution::{ExecutionId, ExecutionStatus, Outcome, OutcomeKind},
-    history::{ExecutionRecord, History},
+    execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind},
+    history::{ExecutionRecord, History, Running},
     idempotency::DynStore,
     limits::Limits,
     state::StateMap,
 };
 
 use pipeline::{Call, Ended};
+pub use read::ReadRequest;
 pub use request::Request;
 
 /// The longest error code kept in an execution's record (codes are a tool's to choose).
@@ -166,39 +175,90 @@ impl Runtime {
             .pipeline(&call, arguments)
             .instrument(span.clone())
             .await;
-        let duration = call.started.elapsed();
-        let outcome = self.inner.conclude(call, ended, duration);
+        let duration = call.begun.started.elapsed();
+        let outcome = match ended {
+            Ended::Execution(ending) => self.inner.conclude(call.begun, ending, duration),
+            Ended::Replay(recorded) => {
+                tracing::debug!(replayed = %recorded.execution_id, "replaying a recorded outcome");
+                Outcome {
+                    execution_id: recorded.execution_id,
+                    status: ExecutionStatus::Replayed,
+                    result: recorded.result,
+                    kind: OutcomeKind::Result,
+                }
+            }
+        };
         span.record("status", outcome.status.as_str());
         span.record("duration_ms", duration.as_secs_f64() * 1e3);
         outcome
     }
 }
 
+/// What every execution has once it begins, whatever it runs.
+pub(super) struct Begun {
+    pub(super) id: ExecutionId,
+    pub(super) kind: ExecutionKind,
+    /// The tool name or the URI as sent; recorded, cut short, when it names nothing.
+    pub(super) named: String,
+    pub(super) started_at: SystemTime,
+    pub(super) started: Instant,
+}
+
+impl Begun {
+    pub(super) fn now(id: ExecutionId, kind: ExecutionKind, named: String) -> Self {
+        Self {
+            id,
+            kind,
+            named,
+            started_at: SystemTime::now(),
+            started: Instant::now(),
+        }
+    }
+}
+
+/// What to record of an execution that ran (or was refused, or stopped), and hand back. A
+/// replay is the earlier execution's, and is not one of these.
+pub(super) struct Ending<'h, T> {
+    /// The tool or resource, once resolved.
+    pub(super) target: Option<&'static str>,
+    pub(super) status: ExecutionStatus,
+    pub(super) result: Result<T, AgentError>,
+    pub(super) kind: OutcomeKind,
+    /// The history's entry of code that started running.
+    pub(super) running: Option<Running<'h>>,
+}
+
+impl<'h, T> Ending<'h, T> {
+    /// Ended before any code ran, or while waiting.
+    pub(super) fn stopped(
+        target: Option<&'static str>,
+        status: ExecutionStatus,
+        error: AgentError,
+    ) -> Self {
+        Self {
+            target,
+            status,
+            result: Err(error),
+            kind: OutcomeKind::Result,
+            running: None,
+        }
+    }
+}
+
 impl Inner {
-    /// Records how the call ended and hands back its outcome: the one place an execution's
-    /// outcome is written down. A replay is the earlier execution's record, not a new one.
-    fn conclude(&self, call: Call, ended: Ended<'_>, duration: Duration) -> Outcome {
-        let ending = match ended {
-            Ended::Replay(recorded) => {
-                tracing::debug!(replayed = %recorded.execution_id, "replaying a recorded outcome");
-                return Outcome {
-                    execution_id: recorded.execution_id,
-                    status: ExecutionStatus::Replayed,
-                    result: recorded.result,
-                    kind: OutcomeKind::ToolResult,
-                };
-            }
-            Ended::Execution(ending) => ending,
-        };
+    /// Records how an execution ended and hands back its outcome: the one place an
+    /// execution's outcome is written down.
+    fn conclude<T>(&self, begun: Begun, ending: Ending<'_, T>, duration: Duration) -> Outcome<T> {
         let record = ExecutionRecord {
-            id: call.id.clone(),
+            id: begun.id.clone(),
+            kind: begun.kind,
             // A name that routes nowhere is the caller's input: kept in part.
-            tool: ending.tool.map_or_else(
-                || Cow::Owned(excerpt(&call.tool, MAX_TOOL_NAME_LEN).into_owned()),
+            target: ending.target.map_or_else(
+                || Cow::Owned(excerpt(&begun.named, MAX_TOOL_NAME_LEN).into_owned()),
                 Cow::Borrowed,
             ),
             status: ending.status,
-            started_at: call.started_at,
+            started_at: begun.started_at,
             duration: Some(duration),
             error_code: ending
                 .result
@@ -211,7 +271,7 @@ impl Inner {
             None => self.history.finished(record),
         }
         Outcome {
-            execution_id: call.id,
+            execution_id: begun.id,
             status: ending.status,
             result: ending.result,
             kind: ending.kind,

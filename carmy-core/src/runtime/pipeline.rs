@@ -2,18 +2,12 @@
 //! admit, run, settle. Each hands the next what it needs, or ends the call; `Runtime::execute`
 //! records how it ended.
 
-use std::{
-    future::Future,
-    panic::AssertUnwindSafe,
-    sync::Arc,
-    time::{Duration, Instant, SystemTime},
-};
+use std::{future::Future, sync::Arc, time::Duration};
 
-use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Inner, Request, claim::Claimed};
+use super::{Begun, Ending, Inner, Request, claim::Claimed, guard::guarded};
 use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},
     approval::{Approval, ApprovalRequest, CallApprover, HostGrants},
@@ -21,7 +15,7 @@ use crate::{
     context::Context,
     effect::Confirmation,
     error::AgentError,
-    execution::{ExecutionId, ExecutionStatus, OutcomeKind},
+    execution::{ExecutionId, ExecutionKind, ExecutionStatus, OutcomeKind},
     history::Running,
     idempotency::{
         Claim, Fingerprint, IdempotencyKey, LeaseTerms, MAX_REQUEST_ID_LEN, Recorded, Release,
@@ -36,11 +30,7 @@ const LEASE_MARGIN: Duration = Duration::from_secs(30);
 
 /// One call as the pipeline sees it: the request, less its arguments, and when it began.
 pub(super) struct Call {
-    pub(super) id: ExecutionId,
-    /// The tool name as sent; recorded as is when it names no tool.
-    pub(super) tool: String,
-    pub(super) started_at: SystemTime,
-    pub(super) started: Instant,
+    pub(super) begun: Begun,
     request_id: Option<String>,
     context: Context,
     cancellation: CancellationToken,
@@ -60,10 +50,7 @@ impl Call {
             approver,
         } = request;
         let call = Self {
-            id,
-            tool,
-            started_at: SystemTime::now(),
-            started: Instant::now(),
+            begun: Begun::now(id, ExecutionKind::Tool, tool),
             request_id,
             context,
             cancellation,
@@ -77,50 +64,27 @@ impl Call {
 /// How a call ended.
 pub(super) enum Ended<'h> {
     /// It was executed (or refused, or stopped): a new execution to record.
-    Execution(Ending<'h>),
+    Execution(Ending<'h, Value>),
     /// An earlier execution with the same request id finished: its outcome, replayed.
     Replay(Recorded),
 }
 
-/// What to record of an execution and hand back.
-pub(super) struct Ending<'h> {
-    /// The tool, once resolved.
-    pub(super) tool: Option<&'static str>,
-    pub(super) status: ExecutionStatus,
-    pub(super) result: Result<Value, AgentError>,
-    pub(super) kind: OutcomeKind,
-    /// The history's entry of a tool that started running.
-    pub(super) running: Option<Running<'h>>,
-}
-
-impl<'h> Ending<'h> {
-    fn stopped(
-        tool: Option<&'static str>,
-        status: ExecutionStatus,
-        error: AgentError,
-    ) -> Ended<'h> {
-        Ended::Execution(Self {
-            tool,
-            status,
-            result: Err(error),
-            kind: OutcomeKind::ToolResult,
-            running: None,
-        })
-    }
-}
-
 /// Ends a call before its tool ran.
 fn rejected<'h>(entry: &ToolEntry, error: AgentError) -> Ended<'h> {
-    Ending::stopped(Some(entry.name()), ExecutionStatus::Rejected, error)
+    Ended::Execution(Ending::stopped(
+        Some(entry.name()),
+        ExecutionStatus::Rejected,
+        error,
+    ))
 }
 
 /// Ends a call cancelled while it waited (for approval, a running duplicate, its turn).
 fn cancelled<'h>(entry: &ToolEntry) -> Ended<'h> {
-    Ending::stopped(
+    Ended::Execution(Ending::stopped(
         Some(entry.name()),
         ExecutionStatus::Cancelled,
         AgentError::cancelled(),
-    )
+    ))
 }
 
 impl Inner {
@@ -131,7 +95,7 @@ impl Inner {
         }
     }
 
-    async fn steps(&self, call: &Call, arguments: Value) -> Result<Ending<'_>, Ended<'_>> {
+    async fn steps(&self, call: &Call, arguments: Value) -> Result<Ending<'_, Value>, Ended<'_>> {
         let entry = self.resolve(call)?;
         let arguments = self.validate(entry, arguments)?;
         // The rare paths are boxed: a future is as large as its largest await, and adapters
@@ -149,13 +113,13 @@ impl Inner {
             .admit_and_run(entry, arguments, call, &mut claimed)
             .await;
         if let Some(claimed) = claimed {
-            Box::pin(claimed.settle(&call.id, status, &result)).await;
+            Box::pin(claimed.settle(&call.begun.id, status, &result)).await;
         }
         Ok(Ending {
-            tool: Some(entry.name()),
+            target: Some(entry.name()),
             status,
             result,
-            kind: OutcomeKind::ToolResult,
+            kind: OutcomeKind::Result,
             running,
         })
     }
@@ -165,15 +129,15 @@ impl Inner {
     // boxing it would cost an allocation per refused call for nothing.
     #[allow(clippy::result_large_err)]
     fn resolve(&self, call: &Call) -> Result<&ToolEntry, Ended<'_>> {
-        match self.catalog.get(&call.tool) {
+        match self.catalog.get(&call.begun.named) {
             Some(entry) => {
                 tracing::Span::current().record("effect", entry.effect().as_str());
                 Ok(entry)
             }
             None => Err(Ended::Execution(Ending {
-                tool: None,
+                target: None,
                 status: ExecutionStatus::Rejected,
-                result: Err(AgentError::tool_not_found(&call.tool)),
+                result: Err(AgentError::tool_not_found(&call.begun.named)),
                 kind: OutcomeKind::Unroutable,
                 running: None,
             })),
@@ -199,7 +163,7 @@ impl Inner {
             tool: entry,
             arguments,
             context: &call.context,
-            execution_id: &call.id,
+            execution_id: &call.begun.id,
         };
         let Approval::Declined(required) = HostGrants::decide(&request) else {
             return Ok(());
@@ -219,7 +183,7 @@ impl Inner {
             Approval::Granted => Ok(()),
             Approval::Declined(error) => Err(rejected(entry, error)),
             Approval::Ask(question) => Err(Ended::Execution(Ending {
-                tool: Some(entry.name()),
+                target: Some(entry.name()),
                 status: ExecutionStatus::InputRequired,
                 result: Err(AgentError::confirmation_asked(entry.name())),
                 kind: OutcomeKind::InputRequired(question),
@@ -350,41 +314,39 @@ impl Inner {
             Ok(prepared) => prepared,
             Err(error) => return (ExecutionStatus::Rejected, Err(error), None),
         };
-        let running = self
-            .history
-            .start(call.id.clone(), entry.name(), call.started_at);
+        let running = self.history.start(
+            call.begun.id.clone(),
+            ExecutionKind::Tool,
+            entry.name(),
+            call.begun.started_at,
+        );
         if let Some(claimed) = claimed {
             claimed.ran = true;
         }
         let tool_token = call.cancellation.child_token();
         let invocation = Invocation::new(
-            call.context
-                .for_execution(call.id.clone(), tool_token.clone(), call.progress.clone()),
+            call.context.for_execution(
+                call.begun.id.clone(),
+                tool_token.clone(),
+                call.progress.clone(),
+            ),
             Arc::clone(&self.states),
         );
-        let cancellation = &call.cancellation;
-        let run = AssertUnwindSafe(prepared(invocation)).catch_unwind();
-        let (status, result) = tokio::select! {
-            biased;
-            finished = run => match finished {
-                Ok(Ok(mut output)) => match entry.validate_output(&mut output) {
+        let ran = guarded(
+            prepared(invocation),
+            entry.timeout(),
+            &call.cancellation,
+            "tool",
+        )
+        .await;
+        let (status, result) = match ran {
+            (ExecutionStatus::Succeeded, Ok(mut output)) => {
+                match entry.validate_output(&mut output) {
                     Ok(()) => (ExecutionStatus::Succeeded, Ok(output)),
                     Err(error) => (ExecutionStatus::Failed, Err(error)),
-                },
-                // A tool that noticed the cancellation and gave up was cancelled, not failed.
-                Ok(Err(_)) if cancellation.is_cancelled() => {
-                    (ExecutionStatus::Cancelled, Err(AgentError::cancelled()))
                 }
-                Ok(Err(error)) => (ExecutionStatus::Failed, Err(error)),
-                Err(panic) => {
-                    tracing::error!(panic = panic_message(&panic), "tool panicked");
-                    (ExecutionStatus::Panicked, Err(AgentError::tool_panic()))
-                }
-            },
-            () = cancellation.cancelled() => (ExecutionStatus::Cancelled, Err(AgentError::cancelled())),
-            () = tokio::time::sleep(entry.timeout()) => {
-                (ExecutionStatus::TimedOut, Err(AgentError::timeout(entry.timeout())))
             }
+            other => other,
         };
         // The tool's future is dropped by now; wake anything it handed the token to.
         tool_token.cancel();
@@ -423,12 +385,4 @@ async fn wait_for(
             Err((ExecutionStatus::Rejected, waited_too_long(entry.name(), wait)))
         }
     }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("non-string panic payload")
 }

@@ -1,0 +1,193 @@
+//! Reads: a URI resolved to a resource, its variables checked against the resource's input,
+//! admitted under the runtime's capacity, run under the guard, recorded.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, field};
+
+use super::{Begun, Ending, Inner, Runtime, guard::guarded};
+use crate::{
+    context::Context,
+    error::AgentError,
+    excerpt::excerpt,
+    execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind},
+    progress::ProgressReporter,
+    resource::Contents,
+    tool::Invocation,
+};
+
+/// How much of a URI a log line or a record keeps.
+const MAX_URI_ECHO: usize = 256;
+
+/// One read: a URI, and what the host knows about it.
+///
+/// ```
+/// use carmy_core::{Context, ReadRequest};
+///
+/// let request = ReadRequest::new("shop://products/sku-001")
+///     .context(Context::new().with_principal("alice"));
+/// ```
+#[derive(Debug)]
+#[must_use]
+pub struct ReadRequest {
+    uri: String,
+    context: Context,
+    cancellation: CancellationToken,
+}
+
+impl ReadRequest {
+    /// A read of `uri`, anonymous.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            context: Context::new(),
+            cancellation: CancellationToken::new(),
+        }
+    }
+
+    /// The trusted context: principal, grants, extensions.
+    pub fn context(mut self, context: Context) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// A token whose cancellation stops the read.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// The URI.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+}
+
+impl Runtime {
+    /// Reads the resource `request` names: the fixed URI, or the first template that matches.
+    /// A URI that names no resource is `RESOURCE_NOT_FOUND` with [`OutcomeKind::Unroutable`];
+    /// variables that do not fit the resource's input are `INVALID_ARGUMENTS`. The read runs
+    /// under its deadline and the request's cancellation, its panics caught, and is recorded
+    /// like a call ([`Runtime::execution`]).
+    ///
+    /// ```
+    /// use carmy_core::{
+    ///     AgentError, Body, Carmy, Invocation, NoInput, ReadRequest, Resource, ResourceSpec,
+    /// };
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// struct Returns;
+    /// impl Resource for Returns {
+    ///     type Input = NoInput;
+    ///     type Output = String;
+    ///     const SPEC: ResourceSpec = ResourceSpec::new("returns", "shop://policies/returns")
+    ///         .mime_type("text/markdown");
+    ///     async fn read(&self, _: NoInput, _: Invocation) -> Result<String, AgentError> {
+    ///         Ok("# Returns\nWithin 30 days.".into())
+    ///     }
+    /// }
+    /// let runtime = Carmy::new().resource(Returns).build()?;
+    /// let outcome = runtime.read(ReadRequest::new("shop://policies/returns")).await;
+    /// let contents = outcome.result?;
+    /// assert_eq!(contents.iter().next().unwrap().body(), &Body::Text("# Returns\nWithin 30 days.".into()));
+    /// let missing = runtime.read(ReadRequest::new("shop://policies/none")).await;
+    /// assert_eq!(missing.unwrap_error_code(), "RESOURCE_NOT_FOUND");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn read(&self, request: ReadRequest) -> Outcome<Contents> {
+        let execution_id = ExecutionId::generate();
+        let span = tracing::info_span!(
+            "carmy.read",
+            uri = %excerpt(&request.uri, MAX_URI_ECHO),
+            execution_id = %execution_id,
+            status = field::Empty,
+            duration_ms = field::Empty,
+        );
+        let ReadRequest {
+            uri,
+            context,
+            cancellation,
+        } = request;
+        let begun = Begun::now(execution_id, ExecutionKind::Read, uri);
+        let ending = self
+            .inner
+            .read_steps(&begun, &context, &cancellation)
+            .instrument(span.clone())
+            .await;
+        let duration = begun.started.elapsed();
+        let outcome = self.inner.conclude(begun, ending, duration);
+        span.record("status", outcome.status.as_str());
+        span.record("duration_ms", duration.as_secs_f64() * 1e3);
+        outcome
+    }
+}
+
+impl Inner {
+    async fn read_steps(
+        &self,
+        begun: &Begun,
+        context: &Context,
+        cancellation: &CancellationToken,
+    ) -> Ending<'_, Contents> {
+        // Resolve.
+        let Some((entry, bound)) = self.catalog.resolve_resource(&begun.named) else {
+            return Ending {
+                target: None,
+                status: ExecutionStatus::Rejected,
+                result: Err(AgentError::resource_not_found(&excerpt(
+                    &begun.named,
+                    MAX_URI_ECHO,
+                ))),
+                kind: OutcomeKind::Unroutable,
+                running: None,
+            };
+        };
+        let rejected =
+            |error| Ending::stopped(Some(entry.name()), ExecutionStatus::Rejected, error);
+        // Validate, and decode.
+        let prepared = match entry
+            .validate_variables(bound)
+            .and_then(|variables| Arc::clone(&entry.resource).prepare(variables))
+        {
+            Ok(prepared) => prepared,
+            Err(error) => return rejected(error),
+        };
+        // Admit: reads share the runtime's capacity with calls.
+        let _capacity = match self.capacity.try_admit() {
+            Ok(permit) => permit,
+            Err(error) => return rejected(error),
+        };
+        // Run.
+        let running = self.history.start(
+            begun.id.clone(),
+            ExecutionKind::Read,
+            entry.name(),
+            begun.started_at,
+        );
+        let token = cancellation.child_token();
+        let invocation = Invocation::new(
+            context.for_execution(
+                begun.id.clone(),
+                token.clone(),
+                ProgressReporter::disabled(),
+            ),
+            Arc::clone(&self.states),
+        );
+        let (status, result) = guarded(
+            prepared(invocation),
+            entry.timeout(),
+            cancellation,
+            "resource",
+        )
+        .await;
+        token.cancel();
+        Ending {
+            target: Some(entry.name()),
+            status,
+            result,
+            kind: OutcomeKind::Result,
+            running: Some(running),
+        }
+    }
+}
