@@ -6,14 +6,14 @@ use std::sync::Arc;
 use carmy_core::{Context, Runtime};
 use rmcp::{
     ServiceExt,
-    model::{Implementation, ServerCapabilities, ServerConfig},
+    model::{Implementation, ResourcesCapability, ServerCapabilities, ServerConfig},
     service::ServerInitializeError,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::{
     confirm::ClientConfirmation,
-    mapping::Listing,
+    mapping::{Listing, ResourceListing},
     transport::{DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
 };
 
@@ -39,6 +39,7 @@ pub struct McpServer {
     pub(crate) context: Context,
     pub(crate) info: Arc<ServerConfig>,
     pub(crate) listing: Arc<Listing>,
+    pub(crate) resources: Arc<ResourceListing>,
     /// Set by [`McpServer::confirm_via_client`]; shared by every clone.
     pub(crate) confirmation: Option<Arc<ClientConfirmation>>,
     /// The `tools/list` page its line transports keep, shared by all of them.
@@ -65,16 +66,21 @@ impl McpServer {
     /// [`context`]: McpServer::context
     pub fn new(runtime: Runtime) -> Self {
         let listing = Arc::new(Listing::new(runtime.catalog()));
-        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                env!("CARGO_PKG_NAME"),
-                env!("CARGO_PKG_VERSION"),
-            ));
+        let resources = Arc::new(ResourceListing::new(runtime.catalog().resources()));
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        if !resources.is_empty() {
+            capabilities.resources = Some(ResourcesCapability::default());
+        }
+        let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            env!("CARGO_PKG_NAME"),
+            env!("CARGO_PKG_VERSION"),
+        ));
         Self {
             runtime,
             context: Context::new(),
             info: Arc::new(info),
             listing,
+            resources,
             confirmation: None,
             page: Arc::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,

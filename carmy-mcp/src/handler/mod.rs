@@ -1,16 +1,20 @@
-//! The rmcp `ServerHandler` of [`McpServer`]: one file per MCP area (`tools.rs` now), and the
+//! The rmcp `ServerHandler` of [`McpServer`]: one file per MCP area (`tools.rs`,
+//! `resources.rs`), and the
 //! requests rmcp could not parse (`requests.rs`). Lifecycles (`initialize`, `server/discover`,
 //! `ping`) are rmcp's.
 
 mod progress;
 mod requests;
+mod resources;
 mod tools;
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CancelledNotificationParam, CustomRequest,
-        CustomResult, ListToolsResult, PaginatedRequestParams, ServerConfig, Tool,
+        CustomResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+        Tool,
     },
     service::{NotificationContext, RequestContext},
 };
@@ -40,6 +44,30 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         tools::call(self, params, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        resources::list(self, request.as_ref())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        resources::templates(self, request.as_ref())
+    }
+
+    async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(self, params, context).await
     }
 
     async fn on_cancelled(

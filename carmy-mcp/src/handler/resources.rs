@@ -1,0 +1,52 @@
+//! `resources/list`, `resources/templates/list`, `resources/read`: the catalog's resources,
+//! read through the runtime.
+
+use carmy_core::ReadRequest;
+use rmcp::{
+    ErrorData, RoleServer,
+    model::{
+        ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+        ReadResourceRequestParams, ReadResourceResponse,
+    },
+    service::RequestContext,
+};
+
+use crate::{mapping, scope::CallScope, server::McpServer};
+
+fn cursor(request: Option<&PaginatedRequestParams>) -> Option<&str> {
+    request.and_then(|request| request.cursor.as_deref())
+}
+
+pub(super) fn list(
+    server: &McpServer,
+    request: Option<&PaginatedRequestParams>,
+) -> Result<ListResourcesResult, ErrorData> {
+    server.resources.resources(cursor(request))
+}
+
+pub(super) fn templates(
+    server: &McpServer,
+    request: Option<&PaginatedRequestParams>,
+) -> Result<ListResourceTemplatesResult, ErrorData> {
+    server.resources.templates(cursor(request))
+}
+
+pub(super) async fn read(
+    server: &McpServer,
+    params: ReadResourceRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<ReadResourceResponse, ErrorData> {
+    // Who reads and what stops it, as for a call.
+    let scope = CallScope::of(&server.context, &context);
+    let request = ReadRequest::new(params.uri.clone())
+        .context(scope.context.clone())
+        .cancellation(scope.cancellation.clone());
+    let outcome = server.runtime.read(request).await;
+    let entry = server
+        .runtime
+        .catalog()
+        .resolve_resource(&params.uri)
+        .map(|(entry, _)| entry);
+    let version = context.protocol_version();
+    mapping::read_result(&params.uri, entry, outcome, version.as_ref()).map(Into::into)
+}

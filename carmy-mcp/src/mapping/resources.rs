@@ -1,0 +1,154 @@
+//! `resources/list`, `resources/templates/list` and `resources/read`: catalog resources as MCP
+//! `Resource`s and `ResourceTemplate`s, reads as `ReadResourceResult`s or JSON-RPC errors.
+
+use base64::Engine as _;
+use carmy_core::{AgentError, Body, Contents, ErrorCategory, Outcome, OutcomeKind, ResourceEntry};
+use rmcp::model::{
+    CacheScope, ErrorCode, ErrorData, ListResourceTemplatesResult, ListResourcesResult,
+    ProtocolVersion, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+};
+
+use super::page::{self, Page};
+
+/// How long clients may keep a list of resources (the catalog never changes while serving).
+const LISTS_TTL_MS: u64 = 60_000;
+
+/// The catalog's resources as MCP sees them, built once.
+#[derive(Debug, Default)]
+pub(crate) struct ResourceListing {
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+}
+
+impl ResourceListing {
+    pub(crate) fn new<'a>(entries: impl IntoIterator<Item = &'a ResourceEntry>) -> Self {
+        let mut listing = Self::default();
+        for entry in entries {
+            if entry.is_template() {
+                listing.templates.push(template(entry));
+            } else {
+                listing.resources.push(resource(entry));
+            }
+        }
+        listing
+    }
+
+    /// Whether there is anything to list (the `resources` capability is declared then).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.resources.is_empty() && self.templates.is_empty()
+    }
+
+    /// One page of the fixed resources, from `cursor`.
+    pub(crate) fn resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult, ErrorData> {
+        let Page { items, next } = page::of(&self.resources, cursor)?;
+        let mut result = ListResourcesResult::with_all_items(items)
+            .with_ttl_ms(LISTS_TTL_MS)
+            .with_cache_scope(CacheScope::Public);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    /// One page of the templates, from `cursor`.
+    pub(crate) fn templates(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let Page { items, next } = page::of(&self.templates, cursor)?;
+        let mut result = ListResourceTemplatesResult::with_all_items(items)
+            .with_ttl_ms(LISTS_TTL_MS)
+            .with_cache_scope(CacheScope::Public);
+        result.next_cursor = next;
+        Ok(result)
+    }
+}
+
+fn resource(entry: &ResourceEntry) -> Resource {
+    let mut resource = Resource::new(entry.uri(), entry.name());
+    if let Some(title) = entry.title() {
+        resource = resource.with_title(title);
+    }
+    if !entry.description().is_empty() {
+        resource = resource.with_description(entry.description());
+    }
+    if let Some(mime_type) = entry.mime_type() {
+        resource = resource.with_mime_type(mime_type);
+    }
+    resource
+}
+
+fn template(entry: &ResourceEntry) -> ResourceTemplate {
+    let mut template = ResourceTemplate::new(entry.uri(), entry.name());
+    if let Some(title) = entry.title() {
+        template = template.with_title(title);
+    }
+    if !entry.description().is_empty() {
+        template = template.with_description(entry.description());
+    }
+    if let Some(mime_type) = entry.mime_type() {
+        template = template.with_mime_type(mime_type);
+    }
+    template
+}
+
+/// The answer to `resources/read` of `uri`: the contents, or the error. A URI that names
+/// nothing (or a resource that says it found nothing) is MCP's "resource not found": `-32002`
+/// up to 2025-11-25, `-32602` from 2026-07-28; variables that break the resource's input are
+/// `-32602`; any other failure `-32603`. Each error carries the `{"error": {...}}` envelope.
+pub(crate) fn read_result(
+    uri: &str,
+    entry: Option<&ResourceEntry>,
+    outcome: Outcome<Contents>,
+    version: Option<&ProtocolVersion>,
+) -> Result<ReadResourceResult, ErrorData> {
+    let error = match outcome.result {
+        Ok(contents) => return Ok(ReadResourceResult::new(read_contents(uri, entry, contents))),
+        Err(error) => error,
+    };
+    let not_found =
+        outcome.kind == OutcomeKind::Unroutable || error.category() == ErrorCategory::NotFound;
+    let code = if not_found {
+        match version {
+            Some(version) if *version >= ProtocolVersion::V_2026_07_28 => ErrorCode::INVALID_PARAMS,
+            _ => ErrorCode::RESOURCE_NOT_FOUND,
+        }
+    } else if error.category() == ErrorCategory::Validation {
+        ErrorCode::INVALID_PARAMS
+    } else {
+        ErrorCode::INTERNAL_ERROR
+    };
+    Err(error_data(code, &error))
+}
+
+fn error_data(code: ErrorCode, error: &AgentError) -> ErrorData {
+    ErrorData::new(code, error.message().to_owned(), Some(error.to_envelope()))
+}
+
+/// Contents as MCP's: text as `text`, bytes as a base64 `blob`; each for the URI read unless it
+/// names its own, of the resource's MIME type unless it has its own.
+fn read_contents(
+    uri: &str,
+    entry: Option<&ResourceEntry>,
+    contents: Contents,
+) -> Vec<ResourceContents> {
+    let declared = entry.and_then(ResourceEntry::mime_type);
+    contents
+        .into_vec()
+        .into_iter()
+        .map(|content| {
+            let of = content.uri_of().unwrap_or(uri).to_owned();
+            let mime_type = content.mime_type_of().or(declared).map(str::to_owned);
+            let mapped = match content.body() {
+                Body::Text(text) => ResourceContents::text(text.clone(), of),
+                Body::Blob(bytes) => ResourceContents::blob(
+                    base64::engine::general_purpose::STANDARD.encode(bytes),
+                    of,
+                ),
+                _ => ResourceContents::text(String::new(), of),
+            };
+            match mime_type {
+                Some(mime_type) => mapped.with_mime_type(mime_type),
+                None => mapped,
+            }
+        })
+        .collect()
+}
