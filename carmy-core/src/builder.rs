@@ -11,6 +11,7 @@ use crate::{
     erased::{Erased, ErasedTool},
     idempotency::{DynStore, IdempotencyStore, MemoryStore},
     limits::Limits,
+    prompt::{self, Prompt, register::RegisteredPrompt},
     resource::{self, Resource, register::RegisteredResource},
     runtime::Runtime,
     schema::{self, Direction, SchemaProfile, schema_for},
@@ -39,6 +40,7 @@ use crate::{
 pub struct Carmy {
     tools: Vec<Registered>,
     resources: Vec<RegisteredResource>,
+    prompts: Vec<RegisteredPrompt>,
     states: StateMap,
     store: Option<Arc<dyn DynStore>>,
     admissions: Vec<Arc<dyn DynAdmission>>,
@@ -66,6 +68,7 @@ impl Carmy {
         Self {
             tools: Vec::new(),
             resources: Vec::new(),
+            prompts: Vec::new(),
             states: StateMap::default(),
             store: None,
             admissions: Vec::new(),
@@ -91,6 +94,13 @@ impl Carmy {
     /// calls do ([`Runtime::read`]).
     pub fn resource<R: Resource>(mut self, resource: R) -> Self {
         self.resources.push(RegisteredResource::new(resource));
+        self
+    }
+
+    /// Registers a prompt: a hand-written [`Prompt`]. Renders go through the runtime like calls
+    /// do ([`Runtime::render`]).
+    pub fn prompt<P: Prompt>(mut self, prompt: P) -> Self {
+        self.prompts.push(RegisteredPrompt::new(prompt));
         self
     }
 
@@ -215,6 +225,14 @@ impl Carmy {
             &mut problems,
         );
 
+        let prompts = prompt::register::build(
+            self.prompts,
+            &self.states,
+            self.profile,
+            self.limits.default_timeout,
+            &mut problems,
+        );
+
         if !problems.is_empty() {
             return Err(BuildError { problems });
         }
@@ -222,7 +240,7 @@ impl Carmy {
             .store
             .unwrap_or_else(|| Arc::new(MemoryStore::default()));
         Ok(Runtime::new(
-            Catalog::new(entries, resources),
+            Catalog::new(entries, resources, prompts),
             Arc::new(self.states),
             store,
             self.admissions,
@@ -341,6 +359,20 @@ pub enum BuildProblem {
     DuplicateResourceUri {
         /// The shared URI.
         uri: String,
+    },
+    /// Two prompts share a name.
+    #[error("two prompts are named `{name}`")]
+    DuplicatePromptName {
+        /// The shared name.
+        name: String,
+    },
+    /// A prompt whose input cannot be its arguments.
+    #[error("prompt `{prompt}`: {reason}")]
+    InvalidPrompt {
+        /// The prompt.
+        prompt: String,
+        /// What is wrong.
+        reason: String,
     },
     /// A resource whose URI template or input cannot work.
     #[error("resource `{resource}`: {reason}")]

@@ -1,5 +1,5 @@
-//! The validated catalog: every tool with its resolved policy and its schemas, and every
-//! resource, built once.
+//! The validated catalog: every tool with its resolved policy and its schemas, every resource
+//! and every prompt, built once.
 
 use std::{collections::HashMap, fmt, sync::Arc, time::Duration};
 
@@ -11,6 +11,7 @@ use crate::{
     erased::ErasedTool,
     error::AgentError,
     excerpt::excerpt,
+    prompt::PromptEntry,
     resource::{MAX_URI_LEN, ResourceEntry},
     schema,
     tool::ToolSpec,
@@ -37,10 +38,15 @@ pub struct Catalog {
     resources: Vec<ResourceEntry>,
     /// Resources at a fixed URI, by URI.
     fixed: HashMap<&'static str, usize>,
+    prompts: Vec<PromptEntry>,
 }
 
 impl Catalog {
-    pub(crate) fn new(entries: Vec<ToolEntry>, resources: Vec<ResourceEntry>) -> Self {
+    pub(crate) fn new(
+        entries: Vec<ToolEntry>,
+        resources: Vec<ResourceEntry>,
+        prompts: Vec<PromptEntry>,
+    ) -> Self {
         let by_name = entries
             .iter()
             .enumerate()
@@ -57,7 +63,19 @@ impl Catalog {
             by_name,
             resources,
             fixed,
+            prompts,
         }
+    }
+
+    /// Every prompt, in registration order.
+    pub fn prompts(&self) -> std::slice::Iter<'_, PromptEntry> {
+        self.prompts.iter()
+    }
+
+    /// The prompt named exactly `name`.
+    pub fn prompt(&self, name: &str) -> Option<&PromptEntry> {
+        // Prompts are few: a scan beats a map's hashing and keeps the catalog small.
+        self.prompts.iter().find(|prompt| prompt.name() == name)
     }
 
     /// Every resource, fixed or templated, in registration order.

@@ -1,5 +1,5 @@
-//! Type erasure: a `Tool` with typed input and output behind a JSON-in, JSON-out object, and a
-//! `Resource` behind a JSON-in, contents-out one.
+//! Type erasure: a `Tool` with typed input and output behind a JSON-in, JSON-out object, a
+//! `Resource` behind a JSON-in, contents-out one, a `Prompt` behind a JSON-in, messages-out one.
 
 use std::{future::Future, pin::Pin, sync::Arc};
 
@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::{
     error::AgentError,
+    prompt::{IntoMessages, Messages, Prompt},
     resource::{Contents, IntoContents, Resource},
     tool::{Invocation, Tool},
 };
@@ -70,6 +71,35 @@ impl<R: Resource> ErasedResource for ErasedRead<R> {
             Box::pin(async move {
                 let output = self.0.read(input, invocation).await?;
                 Ok(output.into_contents())
+            })
+        }))
+    }
+}
+
+/// A decoded render, ready to run once.
+pub(crate) type PreparedRender =
+    Box<dyn FnOnce(Invocation) -> BoxFuture<Result<Messages, AgentError>> + Send>;
+
+pub(crate) trait ErasedPrompt: Send + Sync + 'static {
+    /// Decodes validated arguments into the prompt's input type.
+    fn prepare(self: Arc<Self>, arguments: Value) -> Result<PreparedRender, AgentError>;
+}
+
+/// Owns the user's prompt.
+pub(crate) struct ErasedRender<P>(pub(crate) P);
+
+impl<P: Prompt> ErasedPrompt for ErasedRender<P> {
+    fn prepare(self: Arc<Self>, arguments: Value) -> Result<PreparedRender, AgentError> {
+        let input: P::Input = serde_json::from_value(arguments).map_err(|err| {
+            AgentError::invalid_arguments(
+                format!("the prompt's arguments do not decode: {err}"),
+                serde_json::json!({ "path": "", "reason": err.to_string() }),
+            )
+        })?;
+        Ok(Box::new(move |invocation| {
+            Box::pin(async move {
+                let output = self.0.render(input, invocation).await?;
+                Ok(output.into_messages())
             })
         }))
     }

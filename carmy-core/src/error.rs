@@ -48,6 +48,8 @@ pub mod codes {
     pub const TOOL_NOT_FOUND: &str = "TOOL_NOT_FOUND";
     /// No resource has that URI, and no resource template matches it.
     pub const RESOURCE_NOT_FOUND: &str = "RESOURCE_NOT_FOUND";
+    /// No prompt has that name.
+    pub const PROMPT_NOT_FOUND: &str = "PROMPT_NOT_FOUND";
     /// The arguments do not match the tool's input schema.
     pub const INVALID_ARGUMENTS: &str = "INVALID_ARGUMENTS";
     /// The tool needs the host's grant `confirm:<tool>`, which the context does not hold.
@@ -228,6 +230,11 @@ impl AgentError {
     pub(crate) fn resource_not_found(uri: &str) -> Self {
         Self::not_found(codes::RESOURCE_NOT_FOUND, format!("no resource at `{uri}`"))
             .with_details(serde_json::json!({ "uri": uri }))
+    }
+
+    pub(crate) fn prompt_not_found(name: &str) -> Self {
+        Self::not_found(codes::PROMPT_NOT_FOUND, format!("no prompt named `{name}`"))
+            .with_details(serde_json::json!({ "prompt": name }))
     }
 
     pub(crate) fn invalid_request_id(length: usize) -> Self {

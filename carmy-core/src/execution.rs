@@ -88,6 +88,8 @@ pub enum ExecutionKind {
     Tool,
     /// A resource read.
     Read,
+    /// A prompt rendered.
+    Render,
 }
 
 impl ExecutionKind {
@@ -96,6 +98,7 @@ impl ExecutionKind {
         match self {
             Self::Tool => "tool",
             Self::Read => "read",
+            Self::Render => "render",
         }
     }
 }

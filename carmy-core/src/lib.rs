@@ -47,6 +47,7 @@ mod history;
 mod idempotency;
 mod limits;
 mod progress;
+mod prompt;
 mod question;
 mod resource;
 mod runtime;
@@ -75,12 +76,16 @@ pub use idempotency::{
 };
 pub use limits::Limits;
 pub use progress::{PROGRESS_INTERVAL, ProgressReporter, ProgressSink};
+pub use prompt::{
+    IntoMessages, Message, MessageContent, Messages, Prompt, PromptArgument, PromptEntry,
+    PromptSpec, Role,
+};
 pub use question::Question;
 pub use resource::{
     Body, Content, Contents, IntoContents, MAX_URI_LEN, Resource, ResourceEntry, ResourceSpec,
     TemplateError, UriTemplate,
 };
-pub use runtime::{ReadRequest, Request, Runtime};
+pub use runtime::{ReadRequest, RenderRequest, Request, Runtime};
 pub use schema::SchemaProfile;
 pub use state::{Requirements, State};
 pub use tokio_util::sync::CancellationToken;

@@ -6,14 +6,16 @@ use std::sync::Arc;
 use carmy_core::{Context, Runtime};
 use rmcp::{
     ServiceExt,
-    model::{Implementation, ResourcesCapability, ServerCapabilities, ServerConfig},
+    model::{
+        Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ServerConfig,
+    },
     service::ServerInitializeError,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::{
     confirm::ClientConfirmation,
-    mapping::{Listing, ResourceListing},
+    mapping::{Listing, PromptListing, ResourceListing},
     transport::{DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
 };
 
@@ -40,6 +42,7 @@ pub struct McpServer {
     pub(crate) info: Arc<ServerConfig>,
     pub(crate) listing: Arc<Listing>,
     pub(crate) resources: Arc<ResourceListing>,
+    pub(crate) prompts: Arc<PromptListing>,
     /// Set by [`McpServer::confirm_via_client`]; shared by every clone.
     pub(crate) confirmation: Option<Arc<ClientConfirmation>>,
     /// The `tools/list` page its line transports keep, shared by all of them.
@@ -68,8 +71,12 @@ impl McpServer {
         let listing = Arc::new(Listing::new(runtime.catalog()));
         let resources = Arc::new(ResourceListing::new(runtime.catalog().resources()));
         let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        let prompts = Arc::new(PromptListing::new(runtime.catalog().prompts()));
         if !resources.is_empty() {
             capabilities.resources = Some(ResourcesCapability::default());
+        }
+        if !prompts.is_empty() {
+            capabilities.prompts = Some(PromptsCapability::default());
         }
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             env!("CARGO_PKG_NAME"),
@@ -81,6 +88,7 @@ impl McpServer {
             info: Arc::new(info),
             listing,
             resources,
+            prompts,
             confirmation: None,
             page: Arc::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,

@@ -4,6 +4,7 @@ mod claim;
 mod guard;
 mod pipeline;
 mod read;
+mod render;
 mod request;
 
 use std::{
@@ -30,6 +31,7 @@ use crate::{
 
 use pipeline::{Call, Ended};
 pub use read::ReadRequest;
+pub use render::RenderRequest;
 pub use request::Request;
 
 /// The longest error code kept in an execution's record (codes are a tool's to choose).

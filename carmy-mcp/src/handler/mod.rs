@@ -1,9 +1,10 @@
 //! The rmcp `ServerHandler` of [`McpServer`]: one file per MCP area (`tools.rs`,
-//! `resources.rs`), and the
+//! `resources.rs`, `prompts.rs`), and the
 //! requests rmcp could not parse (`requests.rs`). Lifecycles (`initialize`, `server/discover`,
 //! `ping`) are rmcp's.
 
 mod progress;
+mod prompts;
 mod requests;
 mod resources;
 mod tools;
@@ -12,9 +13,9 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CancelledNotificationParam, CustomRequest,
-        CustomResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
-        Tool,
+        CustomResult, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
     },
     service::{NotificationContext, RequestContext},
 };
@@ -68,6 +69,22 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         resources::read(self, params, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        prompts::list(self, request.as_ref())
+    }
+
+    async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(self, params, context).await
     }
 
     async fn on_cancelled(

@@ -1,18 +1,21 @@
 //! Carmy → MCP, in pure functions: catalog entries become `Tool`s (`tools.rs`), `Resource`s and
-//! `ResourceTemplate`s (`resources.rs`), outcomes become `tools/call` and `resources/read`
-//! answers (`outcome.rs`, `resources.rs`), and an approver's question becomes the confirmation
+//! `ResourceTemplate`s (`resources.rs`) and `Prompt`s (`prompts.rs`), outcomes become
+//! `tools/call`, `resources/read` and `prompts/get` answers (`outcome.rs`, `resources.rs`,
+//! `prompts.rs`), and an approver's question becomes the confirmation
 //! form (`confirmation.rs`). Lists are paged the same way (`page.rs`). No protocol state, nothing awaited: each `*/list` and each kind
 //! of answer is mapped in one place.
 
 mod confirmation;
 mod outcome;
 mod page;
+mod prompts;
 mod resources;
 mod tools;
 
 pub use confirmation::{CONFIRM_FIELD, CONFIRM_INPUT_KEY};
 pub(crate) use confirmation::{approves, confirmation_request};
 pub(crate) use outcome::call_response;
+pub(crate) use prompts::{PromptListing, get_result};
 pub(crate) use resources::{ResourceListing, read_result};
 pub(crate) use tools::Listing;
 

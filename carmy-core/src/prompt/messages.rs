@@ -1,0 +1,188 @@
+//! What rendering a prompt gives: messages for the model, each from the user or the assistant,
+//! each text, an image, or a resource embedded whole.
+
+use crate::resource::Content;
+
+/// Who a message is from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Role {
+    /// The user.
+    User,
+    /// The assistant.
+    Assistant,
+}
+
+/// One message of a rendered prompt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    role: Role,
+    content: MessageContent,
+}
+
+/// What a message holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MessageContent {
+    /// Text.
+    Text(String),
+    /// An image: its bytes (sent base64-encoded) and MIME type.
+    Image {
+        /// The image's bytes.
+        data: Vec<u8>,
+        /// Its MIME type, e.g. `image/png`.
+        mime_type: String,
+    },
+    /// A resource embedded whole: a [`Content`] that names its URI.
+    Resource(Content),
+}
+
+impl Message {
+    /// A message from `role` holding `content`.
+    pub fn new(role: Role, content: MessageContent) -> Self {
+        Self { role, content }
+    }
+
+    /// Text from the user.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::new(Role::User, MessageContent::Text(text.into()))
+    }
+
+    /// Text from the assistant.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, MessageContent::Text(text.into()))
+    }
+
+    /// An image from `role`.
+    pub fn image(role: Role, data: impl Into<Vec<u8>>, mime_type: impl Into<String>) -> Self {
+        Self::new(
+            role,
+            MessageContent::Image {
+                data: data.into(),
+                mime_type: mime_type.into(),
+            },
+        )
+    }
+
+    /// A resource embedded whole, from `role`; `content` should name its URI
+    /// ([`Content::uri`]).
+    pub fn resource(role: Role, content: Content) -> Self {
+        Self::new(role, MessageContent::Resource(content))
+    }
+
+    /// Who it is from.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// What it holds.
+    pub fn content(&self) -> &MessageContent {
+        &self.content
+    }
+}
+
+/// What a prompt renders to: its messages, in order, and an optional description of this
+/// rendering.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Messages {
+    description: Option<String>,
+    messages: Vec<Message>,
+}
+
+impl Messages {
+    /// No message yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a message.
+    #[must_use]
+    pub fn with(mut self, message: Message) -> Self {
+        self.messages.push(message);
+        self
+    }
+
+    /// Describes this rendering (the prompt's description is used otherwise).
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The description of this rendering, if set.
+    pub fn description_of(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The messages, in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Message> {
+        self.messages.iter()
+    }
+
+    /// How many messages.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+}
+
+impl FromIterator<Message> for Messages {
+    fn from_iter<I: IntoIterator<Item = Message>>(messages: I) -> Self {
+        Self {
+            description: None,
+            messages: messages.into_iter().collect(),
+        }
+    }
+}
+
+impl From<Message> for Messages {
+    fn from(message: Message) -> Self {
+        std::iter::once(message).collect()
+    }
+}
+
+impl From<Vec<Message>> for Messages {
+    fn from(messages: Vec<Message>) -> Self {
+        messages.into_iter().collect()
+    }
+}
+
+/// What a prompt's render may return: [`Messages`], one [`Message`], a `Vec<Message>`, or a
+/// `String` (one user message).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be what a prompt returns",
+    label = "not prompt messages",
+    note = "return `carmy::Messages`, a `carmy::Message`, a `Vec<Message>`, or a `String` (one user message)"
+)]
+pub trait IntoMessages: Send + 'static {
+    /// The messages.
+    fn into_messages(self) -> Messages;
+}
+
+impl IntoMessages for Messages {
+    fn into_messages(self) -> Messages {
+        self
+    }
+}
+
+impl IntoMessages for Message {
+    fn into_messages(self) -> Messages {
+        self.into()
+    }
+}
+
+impl IntoMessages for Vec<Message> {
+    fn into_messages(self) -> Messages {
+        self.into()
+    }
+}
+
+impl IntoMessages for String {
+    fn into_messages(self) -> Messages {
+        Message::user(self).into()
+    }
+}

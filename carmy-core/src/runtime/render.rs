@@ -1,0 +1,184 @@
+//! Renders: a prompt resolved by name, its arguments checked against its input, admitted under
+//! the runtime's capacity, run under the guard, recorded.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, field};
+
+use super::{Begun, Ending, Inner, Runtime, guard::guarded};
+use crate::{
+    catalog::MAX_TOOL_NAME_LEN,
+    context::Context,
+    error::AgentError,
+    excerpt::excerpt,
+    execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind},
+    progress::ProgressReporter,
+    prompt::Messages,
+    tool::Invocation,
+};
+
+/// One render: a prompt's name, its arguments, and what the host knows about it.
+///
+/// ```
+/// use carmy_core::{Context, RenderRequest};
+///
+/// let request = RenderRequest::new("review_order")
+///     .argument("order_id", "ord-1001")
+///     .context(Context::new().with_principal("alice"));
+/// ```
+#[derive(Debug)]
+#[must_use]
+pub struct RenderRequest {
+    prompt: String,
+    arguments: Map<String, Value>,
+    context: Context,
+    cancellation: CancellationToken,
+}
+
+impl RenderRequest {
+    /// A render of `prompt`, without arguments yet, anonymous.
+    pub fn new(prompt: impl Into<String>) -> Self {
+        Self {
+            prompt: prompt.into(),
+            arguments: Map::new(),
+            context: Context::new(),
+            cancellation: CancellationToken::new(),
+        }
+    }
+
+    /// Adds the argument `name`.
+    pub fn argument(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.arguments
+            .insert(name.into(), Value::String(value.into()));
+        self
+    }
+
+    /// Replaces the arguments with `arguments` (as a protocol sent them).
+    pub fn arguments(mut self, arguments: Map<String, Value>) -> Self {
+        self.arguments = arguments;
+        self
+    }
+
+    /// The trusted context: principal, grants, extensions.
+    pub fn context(mut self, context: Context) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// A token whose cancellation stops the render.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// The prompt's name.
+    pub fn prompt(&self) -> &str {
+        &self.prompt
+    }
+}
+
+impl Runtime {
+    /// Renders the prompt `request` names. A name that names no prompt is `PROMPT_NOT_FOUND`
+    /// with [`OutcomeKind::Unroutable`]; a missing required argument, or one the prompt does not
+    /// take, is `INVALID_ARGUMENTS` naming it. The render runs under its deadline and the
+    /// request's cancellation, its panics caught, and is recorded like a call.
+    pub async fn render(&self, request: RenderRequest) -> Outcome<Messages> {
+        let execution_id = ExecutionId::generate();
+        let span = tracing::info_span!(
+            "carmy.render",
+            prompt = %excerpt(&request.prompt, MAX_TOOL_NAME_LEN),
+            execution_id = %execution_id,
+            status = field::Empty,
+            duration_ms = field::Empty,
+        );
+        let RenderRequest {
+            prompt,
+            arguments,
+            context,
+            cancellation,
+        } = request;
+        let begun = Begun::now(execution_id, ExecutionKind::Render, prompt);
+        let ending = self
+            .inner
+            .render_steps(&begun, arguments, &context, &cancellation)
+            .instrument(span.clone())
+            .await;
+        let duration = begun.started.elapsed();
+        let outcome = self.inner.conclude(begun, ending, duration);
+        span.record("status", outcome.status.as_str());
+        span.record("duration_ms", duration.as_secs_f64() * 1e3);
+        outcome
+    }
+}
+
+impl Inner {
+    async fn render_steps(
+        &self,
+        begun: &Begun,
+        arguments: Map<String, Value>,
+        context: &Context,
+        cancellation: &CancellationToken,
+    ) -> Ending<'_, Messages> {
+        // Resolve.
+        let Some(entry) = self.catalog.prompt(&begun.named) else {
+            return Ending {
+                target: None,
+                status: ExecutionStatus::Rejected,
+                result: Err(AgentError::prompt_not_found(&excerpt(
+                    &begun.named,
+                    MAX_TOOL_NAME_LEN,
+                ))),
+                kind: OutcomeKind::Unroutable,
+                running: None,
+            };
+        };
+        let rejected =
+            |error| Ending::stopped(Some(entry.name()), ExecutionStatus::Rejected, error);
+        // Validate, and decode.
+        let prepared = match entry
+            .validate_arguments(arguments)
+            .and_then(|arguments| Arc::clone(&entry.prompt).prepare(arguments))
+        {
+            Ok(prepared) => prepared,
+            Err(error) => return rejected(error),
+        };
+        // Admit: renders share the runtime's capacity with calls.
+        let _capacity = match self.capacity.try_admit() {
+            Ok(permit) => permit,
+            Err(error) => return rejected(error),
+        };
+        // Run.
+        let running = self.history.start(
+            begun.id.clone(),
+            ExecutionKind::Render,
+            entry.name(),
+            begun.started_at,
+        );
+        let token = cancellation.child_token();
+        let invocation = Invocation::new(
+            context.for_execution(
+                begun.id.clone(),
+                token.clone(),
+                ProgressReporter::disabled(),
+            ),
+            Arc::clone(&self.states),
+        );
+        let (status, result) = guarded(
+            prepared(invocation),
+            entry.timeout(),
+            cancellation,
+            "prompt",
+        )
+        .await;
+        token.cancel();
+        Ending {
+            target: Some(entry.name()),
+            status,
+            result,
+            kind: OutcomeKind::Result,
+            running: Some(running),
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! `prompts/list` and `prompts/get`: catalog prompts as MCP `Prompt`s, renders as
+//! `GetPromptResult`s or JSON-RPC errors.
+
+use base64::Engine as _;
+use carmy_core::{
+    Body, ErrorCategory, Message, MessageContent, Messages, Outcome, OutcomeKind, PromptEntry, Role,
+};
+use rmcp::model::{
+    CacheScope, ContentBlock, ErrorCode, ErrorData, GetPromptResult, ListPromptsResult, Prompt,
+    PromptArgument, PromptMessage, ResourceContents,
+};
+
+use super::page::{self, Page};
+
+/// How long clients may keep the list of prompts (the catalog never changes while serving).
+const LIST_TTL_MS: u64 = 60_000;
+
+/// The catalog's prompts as MCP sees them, built once.
+#[derive(Debug, Default)]
+pub(crate) struct PromptListing {
+    prompts: Vec<Prompt>,
+}
+
+impl PromptListing {
+    pub(crate) fn new<'a>(entries: impl IntoIterator<Item = &'a PromptEntry>) -> Self {
+        Self {
+            prompts: entries.into_iter().map(prompt).collect(),
+        }
+    }
+
+    /// Whether there is anything to list (the `prompts` capability is declared then).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.prompts.is_empty()
+    }
+
+    /// One page of the prompts, from `cursor`.
+    pub(crate) fn page(&self, cursor: Option<&str>) -> Result<ListPromptsResult, ErrorData> {
+        let Page { items, next } = page::of(&self.prompts, cursor)?;
+        let mut result = ListPromptsResult::with_all_items(items)
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public);
+        result.next_cursor = next;
+        Ok(result)
+    }
+}
+
+fn prompt(entry: &PromptEntry) -> Prompt {
+    let description = Some(entry.description()).filter(|text| !text.is_empty());
+    let arguments = entry
+        .arguments()
+        .iter()
+        .map(|argument| {
+            let mut mapped =
+                PromptArgument::new(argument.name()).with_required(argument.required());
+            if let Some(title) = argument.title() {
+                mapped = mapped.with_title(title);
+            }
+            if let Some(description) = argument.description() {
+                mapped = mapped.with_description(description);
+            }
+            mapped
+        })
+        .collect::<Vec<_>>();
+    let mut prompt = Prompt::new(
+        entry.name(),
+        description,
+        (!arguments.is_empty()).then_some(arguments),
+    );
+    if let Some(title) = entry.title() {
+        prompt = prompt.with_title(title);
+    }
+    prompt
+}
+
+/// The answer to `prompts/get`: the messages, or `-32602` for an unknown prompt or bad
+/// arguments (saying which), `-32603` for any other failure; each error carries the
+/// `{"error": {...}}` envelope.
+pub(crate) fn get_result(
+    entry: Option<&PromptEntry>,
+    outcome: Outcome<Messages>,
+) -> Result<GetPromptResult, ErrorData> {
+    let error = match outcome.result {
+        Ok(messages) => return Ok(result(entry, messages)),
+        Err(error) => error,
+    };
+    let code = if outcome.kind == OutcomeKind::Unroutable
+        || error.category() == ErrorCategory::Validation
+    {
+        ErrorCode::INVALID_PARAMS
+    } else {
+        ErrorCode::INTERNAL_ERROR
+    };
+    Err(ErrorData::new(
+        code,
+        error.message().to_owned(),
+        Some(error.to_envelope()),
+    ))
+}
+
+fn result(entry: Option<&PromptEntry>, messages: Messages) -> GetPromptResult {
+    let description = messages.description_of().map(str::to_owned).or_else(|| {
+        entry
+            .map(PromptEntry::description)
+            .filter(|text| !text.is_empty())
+            .map(str::to_owned)
+    });
+    let mapped = GetPromptResult::new(messages.iter().map(message).collect());
+    match description {
+        Some(description) => mapped.with_description(description),
+        None => mapped,
+    }
+}
+
+fn message(message: &Message) -> PromptMessage {
+    let role = match message.role() {
+        Role::Assistant => rmcp::model::Role::Assistant,
+        _ => rmcp::model::Role::User,
+    };
+    let base64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let content = match message.content() {
+        MessageContent::Image { data, mime_type } => ContentBlock::image(base64(data), mime_type),
+        MessageContent::Resource(content) => {
+            let uri = content.uri_of().unwrap_or_default().to_owned();
+            let embedded = match content.body() {
+                Body::Blob(bytes) => ResourceContents::blob(base64(bytes), uri),
+                Body::Text(text) => ResourceContents::text(text.clone(), uri),
+                _ => ResourceContents::text(String::new(), uri),
+            };
+            ContentBlock::resource(match content.mime_type_of() {
+                Some(mime_type) => embedded.with_mime_type(mime_type),
+                None => embedded,
+            })
+        }
+        MessageContent::Text(text) => ContentBlock::text(text.clone()),
+        _ => ContentBlock::text(String::new()),
+    };
+    PromptMessage::new(role, content)
+}
