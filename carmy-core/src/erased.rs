@@ -6,6 +6,7 @@ use std::{future::Future, pin::Pin, sync::Arc};
 use serde_json::Value;
 
 use crate::{
+    completion::{CompletionRequest, Completions},
     error::AgentError,
     prompt::{IntoMessages, Messages, Prompt},
     resource::{Contents, IntoContents, Resource},
@@ -51,9 +52,16 @@ impl<T: Tool> ErasedTool for Erased<T> {
 pub(crate) type PreparedRead =
     Box<dyn FnOnce(Invocation) -> BoxFuture<Result<Contents, AgentError>> + Send>;
 
+/// A completion's future, borrowing what it was asked.
+pub(crate) type CompletionFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Completions, AgentError>> + Send + 'a>>;
+
 pub(crate) trait ErasedResource: Send + Sync + 'static {
     /// Decodes a URI's validated variables into the resource's input type.
     fn prepare(self: Arc<Self>, variables: Value) -> Result<PreparedRead, AgentError>;
+
+    /// Suggests values for a variable.
+    fn complete<'a>(&'a self, request: CompletionRequest<'a>) -> CompletionFuture<'a>;
 }
 
 /// Owns the user's resource.
@@ -74,6 +82,10 @@ impl<R: Resource> ErasedResource for ErasedRead<R> {
             })
         }))
     }
+
+    fn complete<'a>(&'a self, request: CompletionRequest<'a>) -> CompletionFuture<'a> {
+        Box::pin(self.0.complete(request))
+    }
 }
 
 /// A decoded render, ready to run once.
@@ -83,6 +95,9 @@ pub(crate) type PreparedRender =
 pub(crate) trait ErasedPrompt: Send + Sync + 'static {
     /// Decodes validated arguments into the prompt's input type.
     fn prepare(self: Arc<Self>, arguments: Value) -> Result<PreparedRender, AgentError>;
+
+    /// Suggests values for an argument.
+    fn complete<'a>(&'a self, request: CompletionRequest<'a>) -> CompletionFuture<'a>;
 }
 
 /// Owns the user's prompt.
@@ -102,5 +117,9 @@ impl<P: Prompt> ErasedPrompt for ErasedRender<P> {
                 Ok(output.into_messages())
             })
         }))
+    }
+
+    fn complete<'a>(&'a self, request: CompletionRequest<'a>) -> CompletionFuture<'a> {
+        Box::pin(self.0.complete(request))
     }
 }

@@ -90,6 +90,8 @@ pub enum ExecutionKind {
     Read,
     /// A prompt rendered.
     Render,
+    /// Values suggested for an argument.
+    Complete,
 }
 
 impl ExecutionKind {
@@ -99,6 +101,7 @@ impl ExecutionKind {
             Self::Tool => "tool",
             Self::Read => "read",
             Self::Render => "render",
+            Self::Complete => "complete",
         }
     }
 }

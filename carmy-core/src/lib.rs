@@ -36,6 +36,7 @@ mod admission;
 mod approval;
 mod builder;
 mod catalog;
+mod completion;
 mod context;
 mod effect;
 mod erased;
@@ -64,6 +65,7 @@ pub use admission::{Admission, AdmissionRequest, Capacity, Permit, Serialization
 pub use approval::{Approval, ApprovalRequest, Approver, HostGrants};
 pub use builder::{BuildError, BuildProblem, Carmy};
 pub use catalog::{Catalog, MAX_TOOL_NAME_LEN, ToolEntry};
+pub use completion::{CompletionRequest, Completions, MAX_COMPLETIONS};
 pub use context::Context;
 pub use effect::{Confirmation, Effect};
 pub use error::{AgentError, ErrorCategory, codes};
@@ -85,7 +87,9 @@ pub use resource::{
     Body, Content, Contents, IntoContents, MAX_URI_LEN, Resource, ResourceEntry, ResourceSpec,
     TemplateError, UriTemplate,
 };
-pub use runtime::{ReadRequest, RenderRequest, Request, Runtime};
+pub use runtime::{
+    CompleteRequest, CompletionTarget, ReadRequest, RenderRequest, Request, Runtime,
+};
 pub use schema::SchemaProfile;
 pub use state::{Requirements, State};
 pub use tokio_util::sync::CancellationToken;

@@ -78,6 +78,16 @@ impl McpServer {
         if !prompts.is_empty() {
             capabilities.prompts = Some(PromptsCapability::default());
         }
+        let catalog = runtime.catalog();
+        let completes = catalog
+            .prompts()
+            .any(|prompt| !prompt.completes().is_empty())
+            || catalog
+                .resources()
+                .any(|resource| !resource.completes().is_empty());
+        if completes {
+            capabilities.completions = Some(Default::default());
+        }
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             env!("CARGO_PKG_NAME"),
             env!("CARGO_PKG_VERSION"),

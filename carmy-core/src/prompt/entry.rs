@@ -50,6 +50,7 @@ pub struct PromptEntry {
     pub(crate) input_schema: Arc<Value>,
     pub(crate) input_validator: jsonschema::Validator,
     pub(crate) prompt: Arc<dyn ErasedPrompt>,
+    pub(crate) completes: &'static [&'static str],
 }
 
 impl PromptEntry {
@@ -71,6 +72,11 @@ impl PromptEntry {
     /// The arguments, in the input's field order.
     pub fn arguments(&self) -> &[PromptArgument] {
         &self.arguments
+    }
+
+    /// The arguments whose values it can suggest.
+    pub fn completes(&self) -> &'static [&'static str] {
+        self.completes
     }
 
     /// The deadline of each render.

@@ -17,6 +17,7 @@ pub use entry::{PromptArgument, PromptEntry};
 pub use messages::{IntoMessages, Message, MessageContent, Messages, Role};
 
 use crate::{
+    completion::{CompletionRequest, Completions},
     error::AgentError,
     state::Requirements,
     tool::{Invocation, ToolInput},
@@ -72,6 +73,18 @@ pub trait Prompt: Send + Sync + 'static {
     /// Declares the `State<T>` values the prompt needs, so `build()` can check they exist.
     fn requirements(requirements: &mut Requirements) {
         let _ = requirements;
+    }
+
+    /// The arguments whose values [`complete`](Self::complete) can suggest (none by default).
+    const COMPLETES: &'static [&'static str] = &[];
+
+    /// Suggests values for one of [`COMPLETES`](Self::COMPLETES) as the user types it.
+    fn complete(
+        &self,
+        request: CompletionRequest<'_>,
+    ) -> impl Future<Output = Result<Completions, AgentError>> + Send {
+        let _ = request;
+        std::future::ready(Ok(Completions::none()))
     }
 
     /// Renders the prompt. The runtime has checked the arguments, and enforces the deadline

@@ -17,6 +17,7 @@ pub(crate) struct RegisteredPrompt {
     spec: PromptSpec,
     requirements: Requirements,
     prompt: Arc<dyn ErasedPrompt>,
+    completes: &'static [&'static str],
     schema: fn(SchemaProfile) -> Value,
 }
 
@@ -28,6 +29,7 @@ impl RegisteredPrompt {
             spec: P::SPEC,
             requirements,
             prompt: Arc::new(ErasedRender(prompt)),
+            completes: P::COMPLETES,
             schema: |profile| schema_for::<P::Input>(profile, Direction::Input),
         }
     }
@@ -67,6 +69,16 @@ pub(crate) fn build(
                 continue;
             }
         };
+        if let Some(other) = prompt
+            .completes
+            .iter()
+            .find(|field| !arguments.iter().any(|argument| argument.name == **field))
+        {
+            problems.push(BuildProblem::InvalidPrompt {
+                prompt: name.into(),
+                reason: format!("it completes `{other}`, which is not one of its arguments"),
+            });
+        }
         let input_validator = match schema::validator(&input_schema) {
             Ok(validator) => validator,
             Err(error) => {
@@ -84,6 +96,7 @@ pub(crate) fn build(
             input_schema: Arc::new(input_schema),
             input_validator,
             prompt: prompt.prompt,
+            completes: prompt.completes,
         });
     }
     entries

@@ -19,6 +19,7 @@ pub struct ResourceEntry {
     pub(crate) input_schema: Arc<Value>,
     pub(crate) input_validator: jsonschema::Validator,
     pub(crate) resource: Arc<dyn ErasedResource>,
+    pub(crate) completes: &'static [&'static str],
 }
 
 impl ResourceEntry {
@@ -60,6 +61,11 @@ impl ResourceEntry {
     /// The deadline of each read.
     pub fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    /// The variables whose values it can suggest.
+    pub fn completes(&self) -> &'static [&'static str] {
+        self.completes
     }
 
     /// The schema the URI's variables are checked against.

@@ -19,6 +19,7 @@ pub use entry::ResourceEntry;
 pub use template::{TemplateError, UriTemplate};
 
 use crate::{
+    completion::{CompletionRequest, Completions},
     error::AgentError,
     state::Requirements,
     tool::{Invocation, ToolInput},
@@ -74,6 +75,18 @@ pub trait Resource: Send + Sync + 'static {
     /// Declares the `State<T>` values the resource needs, so `build()` can check they exist.
     fn requirements(requirements: &mut Requirements) {
         let _ = requirements;
+    }
+
+    /// The variables whose values [`complete`](Self::complete) can suggest (none by default).
+    const COMPLETES: &'static [&'static str] = &[];
+
+    /// Suggests values for one of [`COMPLETES`](Self::COMPLETES) as the user types it.
+    fn complete(
+        &self,
+        request: CompletionRequest<'_>,
+    ) -> impl Future<Output = Result<Completions, AgentError>> + Send {
+        let _ = request;
+        std::future::ready(Ok(Completions::none()))
     }
 
     /// Reads the resource. The runtime has matched the URI and checked its variables, and

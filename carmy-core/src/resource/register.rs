@@ -17,6 +17,7 @@ pub(crate) struct RegisteredResource {
     spec: ResourceSpec,
     requirements: Requirements,
     resource: Arc<dyn ErasedResource>,
+    completes: &'static [&'static str],
     schema: fn(SchemaProfile) -> Value,
 }
 
@@ -28,6 +29,7 @@ impl RegisteredResource {
             spec: R::SPEC,
             requirements,
             resource: Arc::new(ErasedRead(resource)),
+            completes: R::COMPLETES,
             schema: |profile| schema_for::<R::Input>(profile, Direction::Input),
         }
     }
@@ -76,6 +78,16 @@ pub(crate) fn build(
             }
         };
         let input_schema = (resource.schema)(profile);
+        if let Some(other) = resource
+            .completes
+            .iter()
+            .find(|variable| !template.variables().any(|known| known == **variable))
+        {
+            problems.push(BuildProblem::InvalidResource {
+                resource: name.into(),
+                reason: format!("it completes `{other}`, which is not a variable of `{template}`"),
+            });
+        }
         if let Err(reason) = variables_fit(&template, &input_schema) {
             problems.push(BuildProblem::InvalidResource {
                 resource: name.into(),
@@ -100,6 +112,7 @@ pub(crate) fn build(
             input_schema: Arc::new(input_schema),
             input_validator,
             resource: resource.resource,
+            completes: resource.completes,
         });
     }
     entries

@@ -1,6 +1,7 @@
 //! The runtime: a built catalog with its state and policies, executing calls.
 
 mod claim;
+mod complete;
 mod guard;
 mod pipeline;
 mod read;
@@ -29,6 +30,7 @@ use crate::{
     state::StateMap,
 };
 
+pub use complete::{CompleteRequest, CompletionTarget};
 use pipeline::{Call, Ended};
 pub use read::ReadRequest;
 pub use render::RenderRequest;

@@ -1,8 +1,9 @@
 //! The rmcp `ServerHandler` of [`McpServer`]: one file per MCP area (`tools.rs`,
-//! `resources.rs`, `prompts.rs`), and the
+//! `resources.rs`, `prompts.rs`, `completion.rs`), and the
 //! requests rmcp could not parse (`requests.rs`). Lifecycles (`initialize`, `server/discover`,
 //! `ping`) are rmcp's.
 
+mod completion;
 mod progress;
 mod prompts;
 mod requests;
@@ -12,10 +13,11 @@ mod tools;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CancelledNotificationParam, CustomRequest,
-        CustomResult, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
-        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-        ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
+        CallToolRequestParams, CallToolResponse, CancelledNotificationParam, CompleteRequestParams,
+        CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+        Tool,
     },
     service::{NotificationContext, RequestContext},
 };
@@ -85,6 +87,14 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         prompts::get(self, params, context).await
+    }
+
+    async fn complete(
+        &self,
+        params: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        completion::complete(self, params, context).await
     }
 
     async fn on_cancelled(

@@ -5,6 +5,7 @@
 //! form (`confirmation.rs`). Lists are paged the same way (`page.rs`). No protocol state, nothing awaited: each `*/list` and each kind
 //! of answer is mapped in one place.
 
+mod completion;
 mod confirmation;
 mod outcome;
 mod page;
@@ -12,6 +13,7 @@ mod prompts;
 mod resources;
 mod tools;
 
+pub(crate) use completion::{complete_result, target as completion_target};
 pub use confirmation::{CONFIRM_FIELD, CONFIRM_INPUT_KEY};
 pub(crate) use confirmation::{approves, confirmation_request};
 pub(crate) use outcome::call_response;
