@@ -83,12 +83,14 @@
 
 mod confirm;
 mod handler;
+mod logging;
 mod mapping;
 mod net;
 mod scope;
 mod server;
 mod transport;
 
+pub use logging::ClientLogLayer;
 pub use mapping::{
     CONFIRM_FIELD, CONFIRM_INPUT_KEY, META_CONFIRMATION, META_EFFECT, META_ERROR,
     META_EXECUTION_ID, META_PARALLEL_SAFE, META_REQUEST_ID, META_STATUS,

@@ -1,5 +1,7 @@
 //! [`McpServer`]: a Carmy runtime as an MCP server, its builder, and serving it on stdio or any
 //! byte stream. Network transports take an `McpServer` (see `net/`).
+// MCP's logging types are marked deprecated in rmcp (see `logging.rs`).
+#![allow(deprecated)]
 
 use std::sync::Arc;
 
@@ -7,7 +9,8 @@ use carmy_core::{Context, Runtime};
 use rmcp::{
     ServiceExt,
     model::{
-        Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ServerConfig,
+        Implementation, LoggingLevel, PromptsCapability, ResourcesCapability, ServerCapabilities,
+        ServerConfig,
     },
     service::ServerInitializeError,
 };
@@ -47,6 +50,8 @@ pub struct McpServer {
     pub(crate) confirmation: Option<Arc<ClientConfirmation>>,
     /// The `tools/list` page its line transports keep, shared by all of them.
     page: Arc<ToolsPage>,
+    /// What one session's client chose; fresh for each session ([`McpServer::for_session`]).
+    pub(crate) session: Arc<SessionState>,
     max_line_bytes: usize,
 }
 
@@ -88,6 +93,8 @@ impl McpServer {
         if completes {
             capabilities.completions = Some(Default::default());
         }
+        // Events of a request go to its client once it asks (`logging.rs`).
+        capabilities.logging = Some(Default::default());
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             env!("CARGO_PKG_NAME"),
             env!("CARGO_PKG_VERSION"),
@@ -101,6 +108,7 @@ impl McpServer {
             prompts,
             confirmation: None,
             page: Arc::default(),
+            session: Arc::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         }
     }
@@ -193,7 +201,7 @@ impl McpServer {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let transport = transport.sharing_page(Arc::clone(&self.page));
-        let running = match self.serve(transport).await {
+        let running = match self.for_session().serve(transport).await {
             Ok(running) => running,
             // The client went away before starting a session (a probe, a health check): that
             // is an end of input, not a failure.
@@ -202,6 +210,40 @@ impl McpServer {
         };
         running.waiting().await.map_err(ServeError::Task)?;
         Ok(())
+    }
+}
+
+impl McpServer {
+    /// This server for one more session: everything shared, but what a session's client
+    /// chooses (its log level) starts afresh.
+    pub(crate) fn for_session(&self) -> Self {
+        Self {
+            session: Arc::default(),
+            ..self.clone()
+        }
+    }
+}
+
+/// What one session's client chose.
+#[derive(Debug, Default)]
+pub(crate) struct SessionState {
+    /// The least severe log level it wants (`logging/setLevel`); nothing until it says.
+    log_level: std::sync::Mutex<Option<LoggingLevel>>,
+}
+
+impl SessionState {
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(level);
     }
 }
 

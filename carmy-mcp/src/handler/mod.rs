@@ -1,7 +1,9 @@
 //! The rmcp `ServerHandler` of [`McpServer`]: one file per MCP area (`tools.rs`,
-//! `resources.rs`, `prompts.rs`, `completion.rs`), and the
-//! requests rmcp could not parse (`requests.rs`). Lifecycles (`initialize`, `server/discover`,
-//! `ping`) are rmcp's.
+//! `resources.rs`, `prompts.rs`, `completion.rs`; the log of each request is forwarded by
+//! `crate::logging`), and the requests rmcp could not parse (`requests.rs`). Lifecycles
+//! (`initialize`, `server/discover`, `ping`) are rmcp's.
+// MCP's logging types are marked deprecated in rmcp (see `crate::logging`).
+#![allow(deprecated)]
 
 mod completion;
 mod progress;
@@ -16,13 +18,28 @@ use rmcp::{
         CallToolRequestParams, CallToolResponse, CancelledNotificationParam, CompleteRequestParams,
         CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
         ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
-        Tool,
+        LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+        ReadResourceResponse, ServerConfig, SetLevelRequestParams, Tool,
     },
     service::{NotificationContext, RequestContext},
 };
 
-use crate::server::McpServer;
+use crate::{logging::with_client_log, server::McpServer};
+
+impl McpServer {
+    /// The least severe level the client wants the request's events at: per request on
+    /// 2026-07-28, for the session before.
+    fn log_level(&self, context: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
+        let modern = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        if modern {
+            context.meta.log_level()
+        } else {
+            self.session.log_level()
+        }
+    }
+}
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
@@ -46,7 +63,20 @@ impl ServerHandler for McpServer {
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        tools::call(self, params, context).await
+        // Forwarding the request's log is the rare path: boxed, so that every call's future
+        // stays small (rmcp moves it into a task per request).
+        match self.log_level(&context) {
+            None => tools::call(self, params, context).await,
+            level => {
+                let peer = context.peer.clone();
+                Box::pin(with_client_log(
+                    &peer,
+                    level,
+                    tools::call(self, params, context),
+                ))
+                .await
+            }
+        }
     }
 
     async fn list_resources(
@@ -70,7 +100,8 @@ impl ServerHandler for McpServer {
         params: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        resources::read(self, params, context).await
+        let (peer, level) = (context.peer.clone(), self.log_level(&context));
+        with_client_log(&peer, level, resources::read(self, params, context)).await
     }
 
     async fn list_prompts(
@@ -86,7 +117,8 @@ impl ServerHandler for McpServer {
         params: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        prompts::get(self, params, context).await
+        let (peer, level) = (context.peer.clone(), self.log_level(&context));
+        with_client_log(&peer, level, prompts::get(self, params, context)).await
     }
 
     async fn complete(
@@ -94,7 +126,17 @@ impl ServerHandler for McpServer {
         params: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        completion::complete(self, params, context).await
+        let (peer, level) = (context.peer.clone(), self.log_level(&context));
+        with_client_log(&peer, level, completion::complete(self, params, context)).await
+    }
+
+    async fn set_level(
+        &self,
+        params: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session.set_log_level(params.level);
+        Ok(())
     }
 
     async fn on_cancelled(

@@ -230,7 +230,7 @@ impl HttpServer {
             .with_cancellation_token(control.sessions.clone());
         let server = self.server.clone();
         let mcp = StreamableHttpService::new(
-            move || Ok(server.clone()),
+            move || Ok(server.for_session()),
             Arc::new(LocalSessionManager::default()),
             config,
         );
