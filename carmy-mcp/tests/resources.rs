@@ -20,7 +20,8 @@ impl Resource for Returns {
     const SPEC: ResourceSpec = ResourceSpec::new("returns", "shop://policies/returns")
         .title("Returns policy")
         .description("How returns work.")
-        .mime_type("text/markdown");
+        .mime_type("text/markdown")
+        .fresh_for(std::time::Duration::from_secs(300));
     async fn read(&self, _: NoInput, _: Invocation) -> Result<String, AgentError> {
         Ok("Within 30 days.".into())
     }

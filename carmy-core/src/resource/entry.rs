@@ -58,6 +58,11 @@ impl ResourceEntry {
         self.spec.mime_type_of()
     }
 
+    /// How long a client may keep what it read.
+    pub fn fresh_for(&self) -> Duration {
+        self.spec.freshness()
+    }
+
     /// The deadline of each read.
     pub fn timeout(&self) -> Duration {
         self.timeout

@@ -107,6 +107,7 @@ pub struct ResourceSpec {
     description: &'static str,
     mime_type: Option<&'static str>,
     timeout: Option<Duration>,
+    fresh_for: Duration,
 }
 
 impl ResourceSpec {
@@ -119,7 +120,16 @@ impl ResourceSpec {
             description: "",
             mime_type: None,
             timeout: None,
+            fresh_for: Duration::ZERO,
         }
+    }
+
+    /// How long a client may keep what it read before reading again (none by default: every
+    /// read is fresh). Clients that cache (MCP 2026-07-28's `ttlMs`) keep it for the principal
+    /// that read it only.
+    pub const fn fresh_for(mut self, ttl: Duration) -> Self {
+        self.fresh_for = ttl;
+        self
     }
 
     /// A human-friendly display name.
@@ -174,5 +184,10 @@ impl ResourceSpec {
     /// The read's own deadline, if it set one.
     pub const fn timeout_override(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// How long what it read may be kept.
+    pub const fn freshness(&self) -> Duration {
+        self.fresh_for
     }
 }

@@ -101,7 +101,14 @@ pub(crate) fn read_result(
     version: Option<&ProtocolVersion>,
 ) -> Result<ReadResourceResult, ErrorData> {
     let error = match outcome.result {
-        Ok(contents) => return Ok(ReadResourceResult::new(read_contents(uri, entry, contents))),
+        Ok(contents) => {
+            // What a read returns may depend on who read it: cacheable by that principal only,
+            // and only as long as the resource says.
+            let fresh_for = entry.map_or(0, |entry| entry.fresh_for().as_millis());
+            return Ok(ReadResourceResult::new(read_contents(uri, entry, contents))
+                .with_ttl_ms(u64::try_from(fresh_for).unwrap_or(u64::MAX))
+                .with_cache_scope(CacheScope::Private));
+        }
         Err(error) => error,
     };
     let not_found =
