@@ -23,16 +23,16 @@
 //!   every missing trait a second time. Same for the output: a resource's `type Output = Page;`
 //!   without `IntoContents` is `IntoContents`'s own message, on `Page` in the user's return type.
 //! - Context and state: a parameter whose type is named `Context` is taken for the context, and
-//!   `State<T>` for shared state, by name alone. `run` gets them as
+//!   `State<T>` for shared state, by name alone. `run` and `read` get them as
 //!   `<Context as __private::ContextParam>::borrowed(..)` and
 //!   `<State<Db> as __private::StateParam>::get(..)`, with the user's type tokens:
 //!   only Carmy's types implement these traits, so a user's own `Context` is one error on that
 //!   type, saying what was assumed, instead of mismatched types. `requirements` makes the same
 //!   `<State<Db> as StateParam>` check; rustc prints the identical error once.
-//! - The body: `run` awaits the same boxed future as the direct call, so the body's future is
-//!   proven `Send` in exactly one place (`box_future`, spanned on the function's name). Awaiting
-//!   `call` directly would report a non-`Send` body twice, for the price of one allocation per
-//!   call.
+//! - The body: `run` and `read` await the same boxed future as the direct call, so the body's
+//!   future is proven `Send` in exactly one place (`box_future`, spanned on the function's
+//!   name). Awaiting `call` directly would report a non-`Send` body twice, for the price of one
+//!   allocation per call.
 //! - The error type: `into_agent_result(__carmy_result)` is located at the user's `E`, so a
 //!   missing `Into<AgentError>` is reported there, once. Given the tool's call as its argument
 //!   instead of a local, rustc would point at that call, that is at the attribute;
@@ -129,10 +129,7 @@ struct Component {
 }
 
 /// The name in the spec: `name = "..."` as written, or the function's.
-fn name<A>(function: &Function<A>) -> LitStr
-where
-    A: Arguments,
-{
+fn name<A: Arguments>(function: &Function<A>) -> LitStr {
     match &function.args.common().name {
         Some(name) => name.clone(),
         None => LitStr::new(&function.name, function.item.sig.ident.span()),

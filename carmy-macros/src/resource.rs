@@ -8,7 +8,6 @@
 //! variables.
 
 use proc_macro2::{Span, TokenStream};
-use quote::ToTokens;
 use syn::{LitStr, Meta};
 
 use crate::{
@@ -112,7 +111,7 @@ impl Arguments for ResourceArgs {
                 ),
             )),
             (true, Some(input)) => Err(syn::Error::new_spanned(
-                input.to_token_stream(),
+                input,
                 format!(
                     "`{uri}` is a fixed URI, so the resource takes no input: nothing in the URI \
                      would fill it; remove this parameter, or make the URI a template whose \
