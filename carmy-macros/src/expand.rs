@@ -1,10 +1,13 @@
-//! Code generation for a checked `ToolDef`. Nothing here can fail.
+//! Code generation for a checked `#[tool]` or `#[resource]` function. Nothing here can fail.
 //!
 //! `async fn search(..)` becomes:
 //! - `struct search;`, a unit struct in both namespaces, carrying the function's docs;
 //! - `impl search { async fn call(..) }`, the function itself with its signature unchanged;
 //! - in `const _: () = { .. };`: `Deref` to a function pointer returning a boxed future (so
-//!   `search(input).await` still works), and the `Tool` impl.
+//!   `search(input).await` still works), and the `Tool` impl, or the `Resource` impl.
+//!
+//! Tools and resources differ only in that last impl's trait, spec and method (`run`, `read`):
+//! everything else, and every reason below, is the same for both.
 //!
 //! `tests/expand/*.expanded.rs` show it in full, formatted; the expansion is meant to be read.
 //!
@@ -17,18 +20,19 @@
 //! - Input and output: `type Input = SearchInput;` keeps the user's tokens, so a type without
 //!   `Deserialize` or `JsonSchema` is reported on the user's parameter by the `Tool::Input`
 //!   bound itself (one error per missing trait). An extra `assert_tool_input::<T>()` would report
-//!   every missing trait a second time. Same for the output.
+//!   every missing trait a second time. Same for the output: a resource's `type Output = Page;`
+//!   without `IntoContents` is `IntoContents`'s own message, on `Page` in the user's return type.
 //! - Context and state: a parameter whose type is named `Context` is taken for the context, and
-//!   `State<T>` for shared state, by name alone. `run` gets them as
+//!   `State<T>` for shared state, by name alone. `run` and `read` get them as
 //!   `<Context as __private::ContextParam>::borrowed(..)` and
 //!   `<State<Db> as __private::StateParam>::get(..)`, with the user's type tokens:
 //!   only Carmy's types implement these traits, so a user's own `Context` is one error on that
 //!   type, saying what was assumed, instead of mismatched types. `requirements` makes the same
 //!   `<State<Db> as StateParam>` check; rustc prints the identical error once.
-//! - The body: `run` awaits the same boxed future as the direct call, so the body's future is
-//!   proven `Send` in exactly one place (`box_future`, spanned on the function's name). Awaiting
-//!   `call` directly would report a non-`Send` body twice, for the price of one allocation per
-//!   call.
+//! - The body: `run` and `read` await the same boxed future as the direct call, so the body's
+//!   future is proven `Send` in exactly one place (`box_future`, spanned on the function's
+//!   name). Awaiting `call` directly would report a non-`Send` body twice, for the price of one
+//!   allocation per call.
 //! - The error type: `into_agent_result(__carmy_result)` is located at the user's `E`, so a
 //!   missing `Into<AgentError>` is reported there, once. Given the tool's call as its argument
 //!   instead of a local, rustc would point at that call, that is at the attribute;
@@ -38,28 +42,134 @@ use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use syn::{LitStr, spanned::Spanned};
 
-use crate::{signature::Param, tool::ToolDef};
+use crate::{
+    args::Common,
+    function::{Arguments, Function},
+    resource::ResourceDef,
+    signature::Param,
+    tool::ToolDef,
+};
 
+/// A tool: `impl Tool` with a `ToolSpec` and `run`.
 pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
-    let krate = match &tool.args.krate {
+    let private = private();
+    let args = &tool.args;
+    let name = name(tool);
+    let effect = format_ident!("{}", args.effect.variant());
+    let mut spec = quote!(#private::ToolSpec::new(#name, #private::Effect::#effect));
+    if let Some(title) = &args.common.title {
+        spec.extend(quote!(.title(#title)));
+    }
+    if let Some(description) = &tool.description {
+        spec.extend(quote!(.description(#description)));
+    }
+    if let Some(idempotent) = args.idempotent {
+        spec.extend(quote!(.idempotent(#idempotent)));
+    }
+    if let Some(parallel_safe) = args.parallel_safe {
+        spec.extend(quote!(.parallel_safe(#parallel_safe)));
+    }
+    if let Some(confirmation) = args.confirmation {
+        let variant = format_ident!("{}", confirmation.variant());
+        spec.extend(quote!(.confirmation(#private::Confirmation::#variant)));
+    }
+    spec.extend(timeout(&args.common));
+    function(
+        tool,
+        &Component {
+            trait_name: "Tool",
+            spec_type: "ToolSpec",
+            method: "run",
+            spec,
+        },
+    )
+}
+
+/// A resource: `impl Resource` with a `ResourceSpec` and `read`.
+pub(crate) fn resource(resource: &ResourceDef) -> TokenStream {
+    let private = private();
+    let args = &resource.args;
+    let name = name(resource);
+    let uri = &args.uri;
+    let mut spec = quote!(#private::ResourceSpec::new(#name, #uri));
+    if let Some(title) = &args.common.title {
+        spec.extend(quote!(.title(#title)));
+    }
+    if let Some(description) = &resource.description {
+        spec.extend(quote!(.description(#description)));
+    }
+    if let Some(mime_type) = &args.mime_type {
+        spec.extend(quote!(.mime_type(#mime_type)));
+    }
+    spec.extend(timeout(&args.common));
+    function(
+        resource,
+        &Component {
+            trait_name: "Resource",
+            spec_type: "ResourceSpec",
+            method: "read",
+            spec,
+        },
+    )
+}
+
+/// Inside the `const _` block, `__carmy` names the runtime's `__private` module: the paths stay
+/// absolute and the expansion stays short.
+fn private() -> TokenStream {
+    quote!(__carmy)
+}
+
+/// What the function becomes: `impl __carmy::<trait_name>`, with `const SPEC: <spec_type> =
+/// <spec>` and `async fn <method>`.
+struct Component {
+    trait_name: &'static str,
+    spec_type: &'static str,
+    method: &'static str,
+    spec: TokenStream,
+}
+
+/// The name in the spec: `name = "..."` as written, or the function's.
+fn name<A: Arguments>(function: &Function<A>) -> LitStr {
+    match &function.args.common().name {
+        Some(name) => name.clone(),
+        None => LitStr::new(&function.name, function.item.sig.ident.span()),
+    }
+}
+
+/// `.timeout(..)` when the attribute set one.
+fn timeout(common: &Common) -> Option<TokenStream> {
+    let timeout = common.timeout?;
+    let duration = if timeout.subsec_nanos() % 1_000_000 == 0 {
+        let millis = Literal::u128_unsuffixed(timeout.as_millis());
+        quote!(::core::time::Duration::from_millis(#millis))
+    } else {
+        let secs = Literal::u64_unsuffixed(timeout.as_secs());
+        let nanos = Literal::u32_unsuffixed(timeout.subsec_nanos());
+        quote!(::core::time::Duration::new(#secs, #nanos))
+    };
+    Some(quote!(.timeout(#duration)))
+}
+
+/// The struct, `call`, and in the `const _` block the direct-call `Deref` and the component's
+/// impl.
+fn function<A: Arguments>(function: &Function<A>, component: &Component) -> TokenStream {
+    let krate = match &function.args.common().krate {
         Some(path) => quote!(#path),
         None => quote!(::carmy),
     };
-    // Inside the `const _` block, `__carmy` names the runtime's `__private` module: the paths
-    // stay absolute and the expansion stays short.
-    let private = quote!(__carmy);
-    let ident = &tool.item.sig.ident;
-    let vis = &tool.item.vis;
-    let cfgs: Vec<_> = tool.cfgs().collect();
-    let docs: Vec<_> = tool.docs().collect();
-    let fn_attrs = tool.fn_attrs();
+    let item = &function.item;
+    let ident = &item.sig.ident;
+    let vis = &item.vis;
+    let cfgs: Vec<_> = item.cfgs().collect();
+    let docs: Vec<_> = item.docs().collect();
+    let fn_attrs = item.fn_attrs();
 
-    let mut call_sig = tool.item.sig.clone();
+    let mut call_sig = item.sig.clone();
     call_sig.ident = Ident::new("call", ident.span());
-    let body = &tool.item.body;
+    let body = &item.body;
 
-    let deref = deref(tool, &private);
-    let tool_impl = tool_impl(tool, &private);
+    let deref = deref(function);
+    let component_impl = component_impl(function, component);
 
     quote! {
         #(#cfgs)*
@@ -76,7 +186,7 @@ pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
         #(#cfgs)*
         impl #ident {
             #(#docs)*
-            // `async` is what `#[tool]` asks for, awaited or not.
+            // `async` is what the attribute asks for, awaited or not.
             #[allow(clippy::unused_async)]
             #(#fn_attrs)*
             #vis #call_sig #body
@@ -86,17 +196,18 @@ pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
         const _: () = {
             use #krate::__private as __carmy;
             #deref
-            #tool_impl
+            #component_impl
         };
     }
 }
 
 /// `Deref` to `fn(..) -> BoxFuture<..>`: a call expression auto-derefs its callee, so
-/// `search(input)` keeps working. The future borrows the context when the tool does (`'_` is the
-/// lifetime of `&Context`, the only reference a tool can take), else nothing.
-fn deref(tool: &ToolDef, private: &TokenStream) -> TokenStream {
-    let ident = &tool.item.sig.ident;
-    let params = &tool.signature.params;
+/// `search(input)` keeps working. The future borrows the context when the function does (`'_`
+/// is the lifetime of `&Context`, the only reference it can take), else nothing.
+fn deref<A>(function: &Function<A>) -> TokenStream {
+    let private = private();
+    let ident = &function.item.sig.ident;
+    let params = &function.signature.params;
     let borrows_context = params
         .iter()
         .any(|param| matches!(param, Param::ContextRef(_)));
@@ -110,8 +221,8 @@ fn deref(tool: &ToolDef, private: &TokenStream) -> TokenStream {
         Param::ContextRef(ty) => quote!(&#ty),
     });
     let names: Vec<_> = arg_names(params).collect();
-    let syn::ReturnType::Type(_, return_type) = &tool.item.sig.output else {
-        unreachable!("checked: a tool returns a `Result`")
+    let syn::ReturnType::Type(_, return_type) = &function.item.sig.output else {
+        unreachable!("checked: the function returns a `Result`")
     };
 
     // A body that holds something non-`Send` across an `.await` is reported on the name.
@@ -142,15 +253,22 @@ fn arg_names(params: &[Param]) -> impl Iterator<Item = Ident> + '_ {
     })
 }
 
-fn tool_impl(tool: &ToolDef, private: &TokenStream) -> TokenStream {
-    let ident = &tool.item.sig.ident;
-    let signature = &tool.signature;
+/// `impl Tool` or `impl Resource`: the input and output types as the user wrote them, the
+/// spec, the states to require, and a method that calls the function with what the invocation
+/// holds for each parameter.
+fn component_impl<A>(function: &Function<A>, component: &Component) -> TokenStream {
+    let private = private();
+    let ident = &function.item.sig.ident;
+    let signature = &function.signature;
+    let trait_name = format_ident!("{}", component.trait_name);
+    let spec_type = format_ident!("{}", component.spec_type);
+    let method = format_ident!("{}", component.method);
+    let spec = &component.spec;
     let input_type = match signature.input() {
         Some(ty) => quote!(#ty),
         None => quote!(#private::NoInput),
     };
     let output = &signature.output;
-    let spec = spec(tool, private);
 
     let states: Vec<_> = signature.states().collect();
     let requirements = (!states.is_empty()).then(|| {
@@ -193,14 +311,14 @@ fn tool_impl(tool: &ToolDef, private: &TokenStream) -> TokenStream {
     );
 
     quote! {
-        impl #private::Tool for #ident {
+        impl #private::#trait_name for #ident {
             type Input = #input_type;
             type Output = #output;
-            const SPEC: #private::ToolSpec = #spec;
+            const SPEC: #private::#spec_type = #spec;
 
             #requirements
 
-            async fn run(
+            async fn #method(
                 &self,
                 #input: Self::Input,
                 #invocation: #private::Invocation,
@@ -210,45 +328,6 @@ fn tool_impl(tool: &ToolDef, private: &TokenStream) -> TokenStream {
             }
         }
     }
-}
-
-/// The `ToolSpec` const: name and effect, then only the keys the user set.
-fn spec(tool: &ToolDef, private: &TokenStream) -> TokenStream {
-    let args = &tool.args;
-    let name = match &args.name {
-        Some(name) => name.clone(),
-        None => LitStr::new(&tool.name, tool.item.sig.ident.span()),
-    };
-    let effect = format_ident!("{}", args.effect.variant());
-    let mut spec = quote!(#private::ToolSpec::new(#name, #private::Effect::#effect));
-    if let Some(title) = &args.title {
-        spec.extend(quote!(.title(#title)));
-    }
-    if let Some(description) = &tool.description {
-        spec.extend(quote!(.description(#description)));
-    }
-    if let Some(idempotent) = args.idempotent {
-        spec.extend(quote!(.idempotent(#idempotent)));
-    }
-    if let Some(parallel_safe) = args.parallel_safe {
-        spec.extend(quote!(.parallel_safe(#parallel_safe)));
-    }
-    if let Some(confirmation) = args.confirmation {
-        let variant = format_ident!("{}", confirmation.variant());
-        spec.extend(quote!(.confirmation(#private::Confirmation::#variant)));
-    }
-    if let Some(timeout) = args.timeout {
-        let duration = if timeout.subsec_nanos() % 1_000_000 == 0 {
-            let millis = Literal::u128_unsuffixed(timeout.as_millis());
-            quote!(::core::time::Duration::from_millis(#millis))
-        } else {
-            let secs = Literal::u64_unsuffixed(timeout.as_secs());
-            let nanos = Literal::u32_unsuffixed(timeout.subsec_nanos());
-            quote!(::core::time::Duration::new(#secs, #nanos))
-        };
-        spec.extend(quote!(.timeout(#duration)));
-    }
-    spec
 }
 
 /// `tokens`, reported at `span`: a type error in them lands on the user's code rather than on
@@ -310,5 +389,30 @@ mod tests {
         let text = quote!(#file).to_string();
         assert!(!text.contains(":: carmy"), "{text}");
         assert!(text.contains("use :: renamed :: __private as __carmy"));
+    }
+
+    #[test]
+    fn resources_implement_the_resource_trait() {
+        let resource = ResourceDef::new(
+            r#"uri = "shop://products/{id}", mime_type = "application/json", crate = "::renamed""#
+                .parse()
+                .unwrap(),
+            "async fn product(input: ProductRef, s: State<S>) -> Result<String, E> { todo!() }"
+                .parse()
+                .unwrap(),
+        )
+        .unwrap_or_else(|failure| panic!("{}", failure.error));
+        let file: syn::File = syn::parse2(self::resource(&resource)).expect("valid Rust");
+        assert_eq!(file.items.len(), 3);
+        let text = quote!(#file).to_string();
+        assert!(
+            text.contains("impl __carmy :: Resource for product"),
+            "{text}"
+        );
+        assert!(text.contains(
+            r#"__carmy :: ResourceSpec :: new ("product" , "shop://products/{id}") . mime_type ("application/json")"#
+        ), "{text}");
+        assert!(text.contains("async fn read"), "{text}");
+        assert!(!text.contains(":: carmy"), "{text}");
     }
 }

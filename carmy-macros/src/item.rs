@@ -9,6 +9,8 @@ use syn::{
     parse::{Parse, ParseStream},
 };
 
+use crate::kind::Kind;
+
 pub(crate) struct ItemFn {
     pub(crate) attrs: Vec<Attribute>,
     pub(crate) vis: Visibility,
@@ -18,14 +20,35 @@ pub(crate) struct ItemFn {
 }
 
 impl ItemFn {
-    pub(crate) fn parse(item: TokenStream) -> syn::Result<ItemFn> {
+    pub(crate) fn parse(item: TokenStream, kind: Kind) -> syn::Result<ItemFn> {
         syn::parse2(item.clone()).map_err(|_| {
             syn::Error::new_spanned(
                 item,
-                "`#[tool]` applies to an `async fn`, e.g. \
-                 `async fn search(input: SearchInput) -> Result<SearchOutput, AgentError>`",
+                format!(
+                    "`#[{}]` applies to an `async fn`, e.g. `{}`",
+                    kind.attribute(),
+                    kind.example_fn()
+                ),
             )
         })
+    }
+
+    /// `#[cfg(..)]` attributes: they apply to everything generated.
+    pub(crate) fn cfgs(&self) -> impl Iterator<Item = &Attribute> {
+        self.attrs.iter().filter(|attr| attr.path().is_ident("cfg"))
+    }
+
+    /// Doc comments: they document both the struct and `call`.
+    pub(crate) fn docs(&self) -> impl Iterator<Item = &Attribute> {
+        self.attrs.iter().filter(|attr| attr.path().is_ident("doc"))
+    }
+
+    /// Every other attribute (`#[tracing::instrument]`, lint levels...) belongs to the function
+    /// body, now `call`.
+    pub(crate) fn fn_attrs(&self) -> impl Iterator<Item = &Attribute> {
+        self.attrs
+            .iter()
+            .filter(|attr| !attr.path().is_ident("cfg") && !attr.path().is_ident("doc"))
     }
 }
 
@@ -57,6 +80,7 @@ mod tests {
             "/// Docs.\n#[inline] pub(crate) async fn f(x: u8) -> Result<u8, E> { x.await?.future_syntax!!! }"
                 .parse()
                 .unwrap(),
+            Kind::Tool,
         )
         .unwrap();
         assert_eq!(item.attrs.len(), 2);
@@ -68,12 +92,22 @@ mod tests {
     #[test]
     fn anything_but_a_function_is_refused() {
         for source in ["struct S;", "fn f();", "mod m {}"] {
-            let error = ItemFn::parse(source.parse().unwrap()).err().unwrap();
+            let error = ItemFn::parse(source.parse().unwrap(), Kind::Tool)
+                .err()
+                .unwrap();
             assert!(
                 error
                     .to_string()
                     .starts_with("`#[tool]` applies to an `async fn`")
             );
         }
+        let error = ItemFn::parse("struct S;".parse().unwrap(), Kind::Resource)
+            .err()
+            .unwrap();
+        assert_eq!(
+            error.to_string(),
+            "`#[resource]` applies to an `async fn`, e.g. \
+             `async fn product(input: ProductRef) -> Result<String, AgentError>`"
+        );
     }
 }

@@ -1,13 +1,18 @@
-//! The `#[tool]` attribute of [Carmy](https://docs.rs/carmy). Use it through the `carmy` crate
-//! (`carmy::tool` or `carmy::prelude::*`); this crate's paths are not part of the API.
+//! The `#[tool]` and `#[resource]` attributes of [Carmy](https://docs.rs/carmy). Use them
+//! through the `carmy` crate (`carmy::tool`, `carmy::resource` or `carmy::prelude::*`); this
+//! crate's paths are not part of the API.
 
 mod args;
 mod description;
 mod errors;
 mod expand;
 mod fallback;
+mod function;
 mod item;
+mod kind;
+mod mime;
 mod name;
+mod resource;
 mod signature;
 #[cfg(test)]
 mod snapshots;
@@ -16,8 +21,11 @@ mod test_util;
 mod timeout;
 mod tool;
 mod types;
+mod uri_template;
 
 use proc_macro::TokenStream;
+
+use crate::{function::Function, resource::ResourceArgs, tool::ToolArgs};
 
 /// Turns an `async fn` into a Carmy tool with a declared side effect.
 ///
@@ -174,9 +182,141 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
-    match tool::ToolDef::new(args.into(), item.clone()) {
+    match Function::<ToolArgs>::new(args.into(), item.clone()) {
         Ok(tool) => expand::tool(&tool),
-        Err(failure) => fallback::expansion(item, failure),
+        Err(failure) => fallback::expansion(item, failure, expand::tool),
+    }
+    .into()
+}
+
+/// Turns an `async fn` into a Carmy resource: contents a client reads by URI.
+///
+/// ```
+/// use carmy::prelude::*;
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct ProductRef {
+///     /// The product's id, bound from the URI.
+///     id: String,
+/// }
+///
+/// /// One product, as JSON.
+/// #[resource(uri = "shop://products/{id}", mime_type = "application/json")]
+/// async fn product(input: ProductRef) -> Result<String, AgentError> {
+///     Ok(format!(r#"{{"id":"{}"}}"#, input.id))
+/// }
+///
+/// /// How returns work.
+/// #[resource(uri = "shop://policies/returns", mime_type = "text/markdown")]
+/// async fn returns() -> Result<String, AgentError> {
+///     Ok("Within 30 days.".into())
+/// }
+///
+/// let runtime = Carmy::new().resource(product).resource(returns).build().unwrap();
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let outcome = runtime.read(carmy::ReadRequest::new("shop://products/sku-1")).await;
+/// let contents = outcome.result.unwrap();
+/// let content = contents.iter().next().unwrap();
+/// assert_eq!(content.body(), &carmy::Body::Text(r#"{"id":"sku-1"}"#.into()));
+/// # });
+/// ```
+///
+/// # Attribute keys
+///
+/// | key | value | default |
+/// |---|---|---|
+/// | `uri` | **required**: a fixed URI (`"shop://policies/returns"`) or a URI template (`"shop://products/{id}"`) | |
+/// | `name` | 1–128 characters of `A-Z a-z 0-9 _ - .`, unique among resources | the function's name |
+/// | `title` | a display name | none |
+/// | `description` | what the resource holds, for the model | the doc comment |
+/// | `mime_type` | `type/subtype`, with optional parameters: `"application/json"`, `"text/plain; charset=utf-8"` | none |
+/// | `timeout` | a duration: `"500ms"`, `"30s"`, `"2m"` | the runtime's default |
+/// | `crate` | the path to the `carmy` crate, e.g. `"::my_carmy"` | `::carmy` |
+///
+/// Mistakes are compile errors that point at the offending tokens, all reported at once.
+///
+/// # The URI and the input
+///
+/// A template is RFC 6570 level 1: `{name}` variables of letters, digits and `_`, each standing
+/// for one percent-encoded segment of text. Operators (`{+path}`, `{?query}`), two variables with
+/// nothing between them, and a variable used twice are compile errors, as are a template with
+/// variables on a function without an input, and a fixed URI on a function with one.
+///
+/// The variables bind to the fields of the input, which derives `Deserialize` and `JsonSchema`
+/// like a tool's; each field is a `String`, since a URI binds text, and the input's schema
+/// (a `pattern`, a `format`) is checked before the function runs. The macro never reads the
+/// input's fields: a variable that is no field, a field that is not a string, or a required
+/// field that is no variable is refused by `build()`, which names the resource.
+///
+/// ```
+/// # use carmy::prelude::*;
+/// # use schemars::JsonSchema;
+/// # use serde::Deserialize;
+/// #[derive(Deserialize, JsonSchema)]
+/// struct ProductRef {
+///     id: String,
+/// }
+///
+/// #[resource(uri = "shop://products/{sku}")]
+/// async fn product(input: ProductRef) -> Result<String, AgentError> {
+///     Ok(input.id)
+/// }
+///
+/// let error = Carmy::new().resource(product).build().unwrap_err();
+/// assert!(error.to_string().contains("`{sku}` in `shop://products/{sku}` is not a field"));
+/// ```
+///
+/// # Parameters
+///
+/// As for [`#[tool]`](macro@tool), in any order: at most one **input** (required by a template,
+/// absent for a fixed URI), at most one **context** (`&Context` or `Context`: who is reading),
+/// and any number of **`State<T>`** registered with `Carmy::state`. They are recognised by the
+/// name of their type, and the compiler checks the guess, as for tools.
+///
+/// # Return type
+///
+/// `Result<T, E>` with `E: Into<AgentError>`, where `T` is what the read returns:
+/// - `String`: text, of the resource's MIME type;
+/// - `Vec<u8>`: bytes, served as a base64 `blob`;
+/// - `carmy::Content`: one text or blob with its own MIME type (`Content::json(&value)?`);
+/// - `carmy::Contents`: several, each possibly at its own URI.
+///
+/// An `Err` is the read's result, recorded as failed, with its code and message for the client.
+///
+/// # What it generates
+///
+/// What `#[tool]` generates, with `carmy::Resource` in place of `carmy::Tool`: a unit struct of
+/// the function's name to pass to `Carmy::resource`, the body in `product::call`, and the
+/// direct call `product(input).await`. For `async fn product(input: ProductRef, db: State<Db>)
+/// -> Result<String, AgentError>`:
+///
+/// ```text
+/// impl __carmy::Resource for product {
+///     type Input = ProductRef;
+///     type Output = String;
+///     const SPEC: __carmy::ResourceSpec = __carmy::ResourceSpec::new("product", "shop://products/{id}")
+///         .description("..")
+///         .mime_type("application/json");
+///     fn requirements(requirements: &mut __carmy::Requirements) {
+///         <State<Db> as __carmy::StateParam>::require(requirements);
+///     }
+///     async fn read(&self, input: Self::Input, invocation: __carmy::Invocation)
+///         -> __carmy::Result<Self::Output, __carmy::AgentError> {
+///         let result = (*product)(input, <State<Db> as __carmy::StateParam>::get(&invocation)).await;
+///         __carmy::into_agent_result(result)
+///     }
+/// }
+/// ```
+///
+/// The full, formatted expansions are in `carmy-macros/tests/expand` (`resource_*.rs`).
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    match Function::<ResourceArgs>::new(args.into(), item.clone()) {
+        Ok(resource) => expand::resource(&resource),
+        Err(failure) => fallback::expansion(item, failure, expand::resource),
     }
     .into()
 }

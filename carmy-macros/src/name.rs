@@ -1,10 +1,25 @@
-//! MCP's rule for tool names: 1 to 128 characters of `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`.
+//! The rule for names: 1 to 128 characters of `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`.
+//!
+//! It is MCP's rule for tool names. MCP sets none for resource names, but a resource's name is
+//! what the catalog keeps unique and what execution records carry as their target, so resources
+//! follow the same rule.
+
+use crate::kind::Kind;
 
 const MAX_LEN: usize = 128;
 
 /// The rule, for error messages.
-pub(crate) const RULE: &str =
-    "MCP tool names are 1 to 128 characters of `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`";
+pub(crate) fn rule(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Tool => {
+            "MCP tool names are 1 to 128 characters of `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`"
+        }
+        Kind::Resource => {
+            "resource names, like MCP tool names, are 1 to 128 characters of `A-Z`, `a-z`, \
+             `0-9`, `_`, `-` and `.`"
+        }
+    }
+}
 
 /// Checks `name`, or says what is wrong with it (e.g. "' ' is not allowed").
 pub(crate) fn check(name: &str) -> Result<(), String> {

@@ -1,5 +1,5 @@
-//! A checked view of the tool function's signature: which parameter is the input, which is the
-//! context, which are `State<T>`, and what the output is.
+//! A checked view of the function's signature, the same for tools and resources: which
+//! parameter is the input, which is the context, which are `State<T>`, and what the output is.
 //!
 //! Parameters are recognised by the last segment of their type, so `Context`,
 //! `carmy::Context` and `crate::prelude::Context` are all the context. Everything that is not a
@@ -18,12 +18,13 @@ use syn::{
 
 use crate::{
     errors::Errors,
+    kind::Kind,
     types::{find_borrow, find_impl_trait, last_segment, ungroup},
 };
 
 /// The checked signature. The function's own tokens stay in `ItemFn`; this view says what
 /// each piece is for.
-pub(crate) struct ToolSignature {
+pub(crate) struct CheckedSignature {
     /// The parameters in the user's order, which the generated calls keep.
     pub(crate) params: Vec<Param>,
     /// `T` in `Result<T, E>`.
@@ -34,7 +35,7 @@ pub(crate) struct ToolSignature {
 }
 
 pub(crate) enum Param {
-    /// The tool's arguments, decoded from JSON.
+    /// The input: a tool's arguments, decoded from JSON, or the variables of a resource's URI.
     Input(Type),
     /// `&Context`: the type behind the reference, as written.
     ContextRef(Type),
@@ -44,7 +45,7 @@ pub(crate) enum Param {
     State(Type),
 }
 
-impl ToolSignature {
+impl CheckedSignature {
     pub(crate) fn input(&self) -> Option<&Type> {
         self.params.iter().find_map(|param| match param {
             Param::Input(ty) => Some(ty),
@@ -59,11 +60,12 @@ impl ToolSignature {
         })
     }
 
-    /// Checks `sig`, reporting every problem at once.
-    pub(crate) fn check(sig: &Signature) -> syn::Result<ToolSignature> {
+    /// Checks `sig` for a `kind`, reporting every problem at once.
+    pub(crate) fn check(sig: &Signature, kind: Kind) -> syn::Result<CheckedSignature> {
+        let noun = kind.noun();
         let mut errors = Errors::default();
-        check_qualifiers(sig, &mut errors);
-        check_generics(sig, &mut errors);
+        check_qualifiers(sig, kind, &mut errors);
+        check_generics(sig, kind, &mut errors);
 
         let mut params = Vec::new();
         let mut input_name = None;
@@ -72,19 +74,24 @@ impl ToolSignature {
             let FnArg::Typed(arg) = arg else {
                 errors.push(syn::Error::new_spanned(
                     arg,
-                    "a tool cannot take `self`: `#[tool]` turns a free `async fn` into a tool; \
-                     for a tool that carries its own configuration, implement `carmy::Tool` by hand",
+                    format!(
+                        "a {noun} cannot take `self`: `#[{}]` turns a free `async fn` into a \
+                         {noun}; for a {noun} that carries its own configuration, implement `{}` \
+                         by hand",
+                        kind.attribute(),
+                        kind.trait_path()
+                    ),
                 ));
                 continue;
             };
             if let Some(impl_trait) = find_impl_trait(&arg.ty) {
                 errors.push(syn::Error::new_spanned(
                     impl_trait,
-                    "a tool's parameters cannot be `impl Trait`; use a concrete type",
+                    format!("a {noun}'s parameters cannot be `impl Trait`; use a concrete type"),
                 ));
                 continue;
             }
-            let Some(param) = errors.ok(classify(&arg.ty)) else {
+            let Some(param) = errors.ok(classify(&arg.ty, kind)) else {
                 continue;
             };
             match &param {
@@ -93,7 +100,7 @@ impl ToolSignature {
                         errors.push(syn::Error::new_spanned(
                             arg,
                             format!(
-                                "a tool takes at most one input, and {first} is already the \
+                                "a {noun} takes at most one input, and {first} is already the \
                                  input; put both in one struct that derives `Deserialize` and \
                                  `JsonSchema` (other parameters must be `&Context`, `Context` or \
                                  `State<T>`)"
@@ -110,7 +117,7 @@ impl ToolSignature {
                     if has_context {
                         errors.push(syn::Error::new_spanned(
                             arg,
-                            "a tool takes at most one `Context`",
+                            format!("a {noun} takes at most one `Context`"),
                         ));
                         continue;
                     }
@@ -121,10 +128,10 @@ impl ToolSignature {
             params.push(param);
         }
 
-        let output = errors.ok(check_output(sig));
+        let output = errors.ok(check_output(sig, kind));
         errors.finish()?;
         let (output, error_span) = output.expect("no errors means the output was checked");
-        Ok(ToolSignature {
+        Ok(CheckedSignature {
             params,
             output,
             error_span,
@@ -132,59 +139,69 @@ impl ToolSignature {
     }
 }
 
-/// `async` is required; `const`, `unsafe` and `extern` make no sense for a tool.
-fn check_qualifiers(sig: &Signature, errors: &mut Errors) {
+/// `async` is required; `const`, `unsafe` and `extern` make no sense for a tool or a resource.
+fn check_qualifiers(sig: &Signature, kind: Kind, errors: &mut Errors) {
+    let noun = kind.noun();
     if sig.asyncness.is_none() {
         errors.push(syn::Error::new_spanned(
             sig.fn_token,
-            "a tool must be an `async fn`; add `async` before `fn`",
+            format!("a {noun} must be an `async fn`; add `async` before `fn`"),
         ));
     }
     if let Some(constness) = sig.constness {
         errors.push(syn::Error::new_spanned(
             constness,
-            "a tool cannot be a `const fn`",
+            format!("a {noun} cannot be a `const fn`"),
         ));
     }
     if let Some(unsafety) = sig.unsafety {
         errors.push(syn::Error::new_spanned(
             unsafety,
-            "a tool cannot be `unsafe`: the runtime calls it with no way to uphold a safety contract",
+            format!(
+                "a {noun} cannot be `unsafe`: the runtime calls it with no way to uphold a \
+                 safety contract"
+            ),
         ));
     }
     if let Some(abi) = &sig.abi {
         errors.push(syn::Error::new_spanned(
             abi,
-            "a tool cannot have an `extern` ABI",
+            format!("a {noun} cannot have an `extern` ABI"),
         ));
     }
 }
 
-fn check_generics(sig: &Signature, errors: &mut Errors) {
+fn check_generics(sig: &Signature, kind: Kind, errors: &mut Errors) {
+    let noun = kind.noun();
     let generics = &sig.generics;
     if !generics.params.is_empty() {
         let only_lifetimes = generics.lifetimes().count() == generics.params.len();
         let message = if only_lifetimes {
-            "a tool cannot have lifetime parameters: its input is owned and the context is \
-             borrowed as plain `&Context`; remove them"
+            format!(
+                "a {noun} cannot have lifetime parameters: its input is owned and the context \
+                 is borrowed as plain `&Context`; remove them"
+            )
         } else {
-            "a tool cannot be generic: its input, output and `State<T>` types must be concrete \
-             so their schemas and state are known at `build()`; remove the generic parameters"
+            format!(
+                "a {noun} cannot be generic: its input, output and `State<T>` types must be \
+                 concrete so their schemas and state are known at `build()`; remove the generic \
+                 parameters"
+            )
         };
         errors.push(syn::Error::new_spanned(generics, message));
     }
     if let Some(where_clause) = &generics.where_clause {
         errors.push(syn::Error::new_spanned(
             where_clause,
-            "a tool cannot have a `where` clause: its types must be concrete",
+            format!("a {noun} cannot have a `where` clause: its types must be concrete"),
         ));
     }
 }
 
 /// What a parameter is, from the last segment of its type.
-fn classify(ty: &Type) -> syn::Result<Param> {
+fn classify(ty: &Type, kind: Kind) -> syn::Result<Param> {
     if let Type::Reference(reference) = ungroup(ty) {
-        return classify_reference(reference);
+        return classify_reference(reference, kind);
     }
     if let Some(segment) = last_segment(ty) {
         if segment.ident == "Context" && segment.arguments.is_none() {
@@ -202,16 +219,16 @@ fn classify(ty: &Type) -> syn::Result<Param> {
         }
     }
     if let Some(borrow) = find_borrow(ty) {
-        return Err(not_owned(borrow));
+        return Err(not_owned(borrow, kind));
     }
     Ok(Param::Input(ty.clone()))
 }
 
 /// Only the context may be borrowed: the input is decoded afresh for each call and `State<T>`
 /// is an `Arc`.
-fn classify_reference(reference: &TypeReference) -> syn::Result<Param> {
+fn classify_reference(reference: &TypeReference, kind: Kind) -> syn::Result<Param> {
     let Some(segment) = last_segment(&reference.elem) else {
-        return Err(not_owned(reference));
+        return Err(not_owned(reference, kind));
     };
     if segment.ident == "Context" && segment.arguments.is_none() {
         if let Some(mutability) = reference.mutability {
@@ -238,14 +255,18 @@ fn classify_reference(reference: &TypeReference) -> syn::Result<Param> {
             "take `State<T>` by value, not by reference: it is a cheap `Arc` clone",
         ));
     }
-    Err(not_owned(reference))
+    Err(not_owned(reference, kind))
 }
 
-fn not_owned(borrow: impl ToTokens) -> syn::Error {
+fn not_owned(borrow: impl ToTokens, kind: Kind) -> syn::Error {
     syn::Error::new_spanned(
         borrow,
-        "a tool's input must be an owned type: it is decoded from JSON for each call (only the \
-         context may be borrowed, as `&Context`)",
+        format!(
+            "a {}'s input must be an owned type: {} (only the context may be borrowed, as \
+             `&Context`)",
+            kind.noun(),
+            kind.input_source()
+        ),
     )
 }
 
@@ -262,25 +283,31 @@ fn is_state(segment: &PathSegment) -> bool {
 }
 
 /// `Result<T, E>` or an alias `Result<T>`: returns `T` and what an error about `E` points at.
-fn check_output(sig: &Signature) -> syn::Result<(Type, Type)> {
+fn check_output(sig: &Signature, kind: Kind) -> syn::Result<(Type, Type)> {
+    let noun = kind.noun();
     let ReturnType::Type(_, return_type) = &sig.output else {
         return Err(syn::Error::new_spanned(
             sig,
-            "a tool must return `Result<T, E>` with `E: Into<AgentError>`; add a return type, \
-             e.g. `-> Result<(), AgentError>`",
+            format!(
+                "a {noun} must return `Result<T, E>` with `E: Into<AgentError>`; add a return \
+                 type, e.g. `-> {}`",
+                kind.example_return()
+            ),
         ));
     };
     if let Some(impl_trait) = find_impl_trait(return_type) {
         return Err(syn::Error::new_spanned(
             impl_trait,
-            "a tool cannot return `impl Trait`: its output needs a concrete type",
+            format!("a {noun} cannot return `impl Trait`: its output needs a concrete type"),
         ));
     }
     let not_result = || {
         syn::Error::new_spanned(
             return_type,
-            "a tool must return `Result<T, E>` with `E: Into<AgentError>`, where `T` is the \
-             output (`()` for none)",
+            format!(
+                "a {noun} must return `Result<T, E>` with `E: Into<AgentError>`, where `T` is {}",
+                kind.output_rule()
+            ),
         )
     };
     let segment = last_segment(return_type).ok_or_else(not_result)?;
@@ -304,8 +331,8 @@ mod tests {
     use super::*;
     use crate::test_util::errors_of;
 
-    fn check(source: &str) -> syn::Result<ToolSignature> {
-        ToolSignature::check(&syn::parse_str(source).unwrap())
+    fn check(source: &str) -> syn::Result<CheckedSignature> {
+        CheckedSignature::check(&syn::parse_str(source).unwrap(), Kind::Tool)
     }
 
     fn errors(source: &str) -> Vec<(String, String)> {
@@ -317,7 +344,7 @@ mod tests {
     }
 
     /// The parameters as `kind:type` strings, to compare in one assertion.
-    fn kinds(signature: &ToolSignature) -> Vec<String> {
+    fn kinds(signature: &CheckedSignature) -> Vec<String> {
         signature
             .params
             .iter()

@@ -1,8 +1,8 @@
 //! Snapshot tests of the expansion, formatted as `cargo expand` shows it.
 //!
-//! Each `tests/expand/NAME.rs` holds one `#[tool(..)]` function (and, for the reader, the items
-//! it uses); `NAME.expanded.rs` beside it is what the macro turns the function into, formatted
-//! by prettyplease. The test fails when the expansion changes. Regenerate with
+//! Each `tests/expand/NAME.rs` holds one `#[tool(..)]` or `#[resource(..)]` function (and, for
+//! the reader, the items it uses); `NAME.expanded.rs` beside it is what the macro turns the
+//! function into, formatted by prettyplease. The test fails when the expansion changes. Regenerate with
 //! `CARMY_EXPAND=overwrite cargo test -p carmy-macros snapshots`, then read the diff as you would
 //! a `.stderr` file: the expansion is documentation.
 
@@ -10,34 +10,52 @@ use std::{fs, path::Path};
 
 use quote::ToTokens;
 
-use crate::{expand, tool::ToolDef};
+use crate::{expand, resource::ResourceDef, tool::ToolDef};
 
-/// The `#[tool]` function of `source`, expanded and formatted.
-fn expand_file(source: &str) -> String {
+/// The annotated function of `source`, expanded and formatted, after the attribute's name.
+fn expand_file(source: &str) -> (&'static str, String) {
     let file = syn::parse_file(source).expect("the case is valid Rust");
-    let mut tools = file.items.into_iter().filter_map(|item| match item {
+    let mut functions = file.items.into_iter().filter_map(|item| match item {
         syn::Item::Fn(mut function) => {
-            let index = function.attrs.iter().position(|attr| {
-                attr.path()
-                    .segments
-                    .last()
-                    .is_some_and(|s| s.ident == "tool")
-            })?;
+            let (index, attribute) =
+                function
+                    .attrs
+                    .iter()
+                    .enumerate()
+                    .find_map(|(index, attr)| {
+                        let last = &attr.path().segments.last()?.ident;
+                        ["tool", "resource"]
+                            .into_iter()
+                            .find(|name| last == name)
+                            .map(|name| (index, name))
+                    })?;
             let attr = function.attrs.remove(index);
             let args = match attr.meta {
                 syn::Meta::List(list) => list.tokens,
-                _ => panic!("write the attribute as `#[tool(..)]`"),
+                _ => panic!("write the attribute as `#[{attribute}(..)]`"),
             };
-            Some((args, function.into_token_stream()))
+            Some((attribute, args, function.into_token_stream()))
         }
         _ => None,
     });
-    let (args, item) = tools.next().expect("a `#[tool(..)]` function");
-    assert!(tools.next().is_none(), "one `#[tool]` function per case");
+    let (attribute, args, item) = functions
+        .next()
+        .expect("a `#[tool(..)]` or `#[resource(..)]`");
+    assert!(
+        functions.next().is_none(),
+        "one annotated function per case"
+    );
 
-    let tool = ToolDef::new(args, item).unwrap_or_else(|failure| panic!("{}", failure.error));
-    let expanded: syn::File = syn::parse2(expand::tool(&tool)).expect("the expansion parses");
-    prettyplease::unparse(&expanded)
+    let tokens = if attribute == "tool" {
+        let tool = ToolDef::new(args, item).unwrap_or_else(|failure| panic!("{}", failure.error));
+        expand::tool(&tool)
+    } else {
+        let resource =
+            ResourceDef::new(args, item).unwrap_or_else(|failure| panic!("{}", failure.error));
+        expand::resource(&resource)
+    };
+    let expanded: syn::File = syn::parse2(tokens).expect("the expansion parses");
+    (attribute, prettyplease::unparse(&expanded))
 }
 
 #[test]
@@ -63,10 +81,10 @@ fn expansions_match_their_snapshots() {
         let name = case.file_name().unwrap().to_string_lossy().into_owned();
         let snapshot = case.with_extension("expanded.rs");
         let source = fs::read_to_string(&case).expect("readable");
+        let (attribute, expanded) = expand_file(&source);
         let actual = format!(
-            "// `#[tool]` on the function of {name}, formatted. Regenerate with\n\
-             // `CARMY_EXPAND=overwrite cargo test -p carmy-macros snapshots`.\n\n{}",
-            expand_file(&source)
+            "// `#[{attribute}]` on the function of {name}, formatted. Regenerate with\n\
+             // `CARMY_EXPAND=overwrite cargo test -p carmy-macros snapshots`.\n\n{expanded}",
         );
         match fs::read_to_string(&snapshot) {
             Ok(expected) if expected == actual => {}

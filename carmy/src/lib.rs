@@ -12,7 +12,7 @@ pub use carmy_core::{
     ResourceSpec, Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolInput,
     ToolOutput, ToolSpec, UriTemplate, codes, schema, testing,
 };
-pub use carmy_macros::tool;
+pub use carmy_macros::{resource, tool};
 
 #[doc(hidden)]
 pub use carmy_core::__private;
@@ -48,8 +48,8 @@ pub struct ToolInputDoc;
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
-/// The names a tool module needs: `use carmy::prelude::*;`.
+/// The names a tool or resource module needs: `use carmy::prelude::*;`.
 pub mod prelude {
     pub use carmy_core::{AgentError, Carmy, Context, Effect, NoInput, State};
-    pub use carmy_macros::tool;
+    pub use carmy_macros::{resource, tool};
 }

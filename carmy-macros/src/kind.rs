@@ -1,0 +1,64 @@
+//! What the function becomes: a tool or a resource. The checks they share (the item, the
+//! signature, the name) speak of the one the user wrote, so their messages take their words
+//! from here.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Tool,
+    Resource,
+}
+
+impl Kind {
+    /// `tool`, `resource`: "a tool must be an `async fn`".
+    pub(crate) fn noun(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Resource => "resource",
+        }
+    }
+
+    /// The attribute's name, `tool` in `#[tool(name = "...")]`.
+    pub(crate) fn attribute(self) -> &'static str {
+        self.noun()
+    }
+
+    /// The trait to implement by hand for what the attribute cannot express.
+    pub(crate) fn trait_path(self) -> &'static str {
+        match self {
+            Kind::Tool => "carmy::Tool",
+            Kind::Resource => "carmy::Resource",
+        }
+    }
+
+    /// A function the attribute applies to.
+    pub(crate) fn example_fn(self) -> &'static str {
+        match self {
+            Kind::Tool => "async fn search(input: SearchInput) -> Result<SearchOutput, AgentError>",
+            Kind::Resource => "async fn product(input: ProductRef) -> Result<String, AgentError>",
+        }
+    }
+
+    /// Where the input comes from, for each call or read.
+    pub(crate) fn input_source(self) -> &'static str {
+        match self {
+            Kind::Tool => "it is decoded from JSON for each call",
+            Kind::Resource => "it is decoded from the URI's variables for each read",
+        }
+    }
+
+    /// What `T` in `Result<T, E>` may be.
+    pub(crate) fn output_rule(self) -> &'static str {
+        match self {
+            Kind::Tool => "the output (`()` for none)",
+            Kind::Resource => "`String` (text), `Vec<u8>` (bytes), `Content` or `Contents`",
+        }
+    }
+
+    /// A return type to suggest.
+    pub(crate) fn example_return(self) -> &'static str {
+        match self {
+            Kind::Tool => "Result<(), AgentError>",
+            Kind::Resource => "Result<String, AgentError>",
+        }
+    }
+}
