@@ -4,12 +4,14 @@
 
 pub use carmy_core::{
     Admission, AdmissionRequest, AgentError, Approval, ApprovalRequest, Approver, Body, BuildError,
-    BuildProblem, CancellationToken, Carmy, Catalog, Claim, Confirmation, Content, Contents,
-    Context, Effect, ErrorCategory, ExecutionId, ExecutionKind, ExecutionRecord, ExecutionStatus,
-    Fingerprint, Grant, HostGrants, IdempotencyKey, IdempotencyStore, IntoContents, Invocation,
-    Lease, LeaseTerms, Limits, MemoryStore, MemoryStoreLimits, NoInput, Outcome, OutcomeKind,
-    Permit, Question, ReadRequest, Recorded, Release, Request, Resource, ResourceEntry,
-    ResourceSpec, Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolInput,
+    BuildProblem, CancellationToken, Carmy, Catalog, Claim, CompleteRequest, CompletionRequest,
+    CompletionTarget, Completions, Confirmation, Content, Contents, Context, Effect, ErrorCategory,
+    ExecutionId, ExecutionKind, ExecutionRecord, ExecutionStatus, Fingerprint, Grant, HostGrants,
+    IdempotencyKey, IdempotencyStore, IntoContents, IntoMessages, Invocation, Lease, LeaseTerms,
+    Limits, MAX_COMPLETIONS, MemoryStore, MemoryStoreLimits, Message, MessageContent, Messages,
+    NoInput, Outcome, OutcomeKind, Permit, Prompt, PromptArgument, PromptEntry, PromptSpec,
+    Question, ReadRequest, Recorded, Release, RenderRequest, Request, Resource, ResourceEntry,
+    ResourceSpec, Role, Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolInput,
     ToolOutput, ToolSpec, UriTemplate, codes, schema, testing,
 };
 pub use carmy_macros::{resource, tool};

@@ -61,7 +61,7 @@ pub const MAX_URI_LEN: usize = 8 * 1024;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a Carmy resource",
     label = "not a resource",
-    note = "implement `Resource` for `{Self}`: an input type for the URI's variables (`NoInput` for a fixed URI), an output (`String`, `Vec<u8>`, `Content`, `Contents`), a `ResourceSpec` and `async fn read`"
+    note = "annotate an `async fn` with `#[carmy::resource(uri = \"...\")]` and pass the function's name, or implement `Resource` by hand: an input for the URI's variables (`NoInput` for a fixed URI), an output (`String`, `Vec<u8>`, `Content`, `Contents`), a `ResourceSpec` and `async fn read`"
 )]
 pub trait Resource: Send + Sync + 'static {
     /// The URI's variables, decoded from a JSON object of strings after validation against
