@@ -102,10 +102,14 @@ pub async fn get_product(
     input: GetProductInput,
     store: State<Store>,
 ) -> Result<ProductDetails, AgentError> {
-    let product = store
-        .product(&input.id)
-        .ok_or_else(|| product_not_found(&input.id))?;
-    let stock = store.books().stock.get(&product.id).copied().unwrap_or(0);
+    product_details(&store, &input.id)
+}
+
+/// The product with `id` and its stock now: `get_product`'s answer, and the
+/// `shop://products/{id}` resource's.
+pub(crate) fn product_details(store: &Store, id: &str) -> Result<ProductDetails, AgentError> {
+    let product = store.product(id).ok_or_else(|| product_not_found(id))?;
+    let stock = store.books().stock.get(id).copied().unwrap_or(0);
     Ok(ProductDetails {
         product: product.clone(),
         stock,

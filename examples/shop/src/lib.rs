@@ -1,7 +1,9 @@
-//! The shop: a small in-memory store whose tools cover every effect Carmy knows.
+//! The shop: a small in-memory store whose tools cover every effect Carmy knows, with its
+//! products and orders also readable as resources (see [`resources`]).
 //!
 //! | tool | effect | notes |
 //! |---|---|---|
+//! | `quote_delivery` | none | price and arrival dates of a delivery speed |
 //! | `search_products` | read, idempotent | `mouse` matches exactly 4 products |
 //! | `get_product` | read, idempotent | `PRODUCT_NOT_FOUND` suggests `search_products` |
 //! | `place_order` | write | safe to retry with a request id |
@@ -11,21 +13,23 @@
 //! | `sales_report` | read, idempotent | slow; reports progress and honours cancellation |
 
 pub mod catalog;
+pub mod delivery;
 pub mod orders;
 pub mod receipts;
 pub mod reports;
+pub mod resources;
 pub mod store;
 
 use carmy::{BuildError, Carmy, Runtime};
 
 pub use store::Store;
 
-/// The shop's tools over a fresh store.
+/// The shop's tools and resources over a fresh store.
 pub fn runtime() -> Result<Runtime, BuildError> {
     runtime_with(Store::new())
 }
 
-/// The shop's tools over `store` (tests pass their own to look inside).
+/// The shop's tools and resources over `store` (tests pass their own to look inside).
 pub fn runtime_with(store: Store) -> Result<Runtime, BuildError> {
     Carmy::new()
         .tool(catalog::search_products)
@@ -36,6 +40,10 @@ pub fn runtime_with(store: Store) -> Result<Runtime, BuildError> {
         .tool(receipts::send_receipt)
         .tool(orders::cancel_order)
         .tool(reports::sales_report)
+        .tool(delivery::quote_delivery)
+        .resource(resources::catalog)
+        .resource(resources::product)
+        .resource(resources::order)
         .state(store)
         .build()
 }

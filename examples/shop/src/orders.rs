@@ -5,7 +5,7 @@ use carmy::{AgentError, Context, State, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{Store, catalog::product_not_found};
+use crate::{Store, catalog::product_not_found, delivery::Delivery};
 
 /// One line of an order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -31,26 +31,6 @@ pub struct Address {
     /// ISO 3166-1 alpha-2 country code, e.g. `FR`.
     #[schemars(length(equal = 2))]
     pub country: String,
-}
-
-/// How fast the order ships.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Delivery {
-    /// 3 to 5 days, free.
-    #[default]
-    Standard,
-    /// Next day, 9.90.
-    Express,
-}
-
-impl Delivery {
-    fn price_cents(self) -> u64 {
-        match self {
-            Delivery::Standard => 0,
-            Delivery::Express => 990,
-        }
-    }
 }
 
 /// Where an order stands.
@@ -79,8 +59,10 @@ pub struct Order {
     /// Products plus delivery, in cents.
     pub total_cents: u64,
     /// A note for the packer, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Who placed it, when the host named the caller.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub placed_by: Option<String>,
 }
 

@@ -5,7 +5,7 @@ use carmy::schema::check_portable;
 #[test]
 fn every_published_schema_is_portable() {
     let runtime = shop::runtime().unwrap();
-    assert_eq!(runtime.catalog().len(), 8);
+    assert_eq!(runtime.catalog().len(), 9);
     for entry in runtime.catalog() {
         for (which, schema) in [
             ("input", entry.input_schema()),

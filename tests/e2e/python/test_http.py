@@ -95,7 +95,7 @@ async def test_calls_run_as_the_token_principal(server: Server, mode: str) -> No
     async with connect(server, mode, ALICE) as client:
         assert client.protocol_version == EXPECTED_VERSION[mode]
         tools = await client.list_tools()
-        assert len(tools.tools) == 8
+        assert len(tools.tools) == 9
         order = ok(await client.call_tool("place_order", order_args()))
         assert order["placed_by"] == "alice"
         # Alice's token grants `confirm:cancel_order`.

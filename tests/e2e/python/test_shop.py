@@ -32,6 +32,7 @@ TOOLS = {
     "send_receipt": ("external_write", False),
     "cancel_order": ("destructive", True),
     "sales_report": ("read", True),
+    "quote_delivery": ("none", False),
 }
 
 ADDRESS = {

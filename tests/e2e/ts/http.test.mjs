@@ -70,7 +70,7 @@ for (const mode of ['sessions', 'stateless']) {
     test('calls run as the token principal, with its grants', async () => {
       const alice = await connect(url, ALICE);
       const { tools } = await alice.listTools();
-      assert.equal(tools.length, 8);
+      assert.equal(tools.length, 9);
       const order = await alice.callTool({ name: 'place_order', arguments: ORDER });
       assert.equal(order.isError, false);
       assert.equal(order.structuredContent.placed_by, 'alice');

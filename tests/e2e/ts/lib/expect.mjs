@@ -13,6 +13,7 @@ export const TOOLS = {
   send_receipt: ['external_write', false],
   cancel_order: ['destructive', true],
   sales_report: ['read', true],
+  quote_delivery: ['none', false],
 };
 
 export const ADDRESS = {

@@ -1,0 +1,47 @@
+//! Resources: what a client reads by URI rather than calls. The catalog as a whole, one product
+//! and one order, as JSON.
+//!
+//! | URI | what |
+//! |---|---|
+//! | `shop://catalog` | every product, in catalog order |
+//! | `shop://products/{id}` | one product with its stock now (what `get_product` returns) |
+//! | `shop://orders/{order_id}` | one order (what `get_order` returns) |
+
+use carmy::{AgentError, Content, State, resource};
+
+use crate::{
+    Store,
+    catalog::{GetProductInput, product_details},
+    orders::{OrderRef, order_not_found},
+};
+
+/// Every product the shop sells, in catalog order, as a JSON array.
+#[resource(
+    uri = "shop://catalog",
+    title = "Catalog",
+    mime_type = "application/json"
+)]
+pub async fn catalog(store: State<Store>) -> Result<Content, AgentError> {
+    Content::json(&store.products())
+}
+
+/// One product with the units in stock now.
+#[resource(
+    uri = "shop://products/{id}",
+    title = "Product",
+    mime_type = "application/json"
+)]
+pub async fn product(input: GetProductInput, store: State<Store>) -> Result<Content, AgentError> {
+    Content::json(&product_details(&store, &input.id)?)
+}
+
+/// One order: its lines, address, total and status.
+#[resource(
+    uri = "shop://orders/{order_id}",
+    title = "Order",
+    mime_type = "application/json"
+)]
+pub async fn order(input: OrderRef, store: State<Store>) -> Result<Content, AgentError> {
+    let found = store.books().orders.get(&input.order_id).cloned();
+    Content::json(&found.ok_or_else(|| order_not_found(&input.order_id))?)
+}
