@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { TOOLS, agentError, carmyMeta, checkTool, ok, orderArgs, requestId, sleep } from './expect.mjs';
+import { resourceTests } from './resources.mjs';
 import { withSession } from './session.mjs';
 
 const TEST_TIMEOUT_MS = 30_000;
@@ -183,5 +184,7 @@ export function shopSuite(name, { protocolVersion, exposesTtl, open }) {
       assert.deepEqual(answered.map((e) => e.message), [], 'the cancelled request was answered');
       assert.ok(performance.now() - cancelledAt < 10_000);
     });
+
+    resourceTests(test, protocolVersion);
   });
 }

@@ -1,0 +1,73 @@
+// The shop's resources, as every TypeScript client sees them: `resources/list`,
+// `resources/templates/list` and `resources/read`, on the session `shopSuite` opens.
+
+import assert from 'node:assert/strict';
+
+import { ADDRESS, ok } from './expect.mjs';
+
+/** MCP's "resource not found": its own code up to 2025-11-25, invalid params from 2026-07-28. */
+const NOT_FOUND = { '2025-11-25': -32002, '2026-07-28': -32602 };
+
+/** The JSON of a read's one text content, after checking its URI and MIME type. */
+function onlyJson(result, uri) {
+  assert.equal(result.contents.length, 1, JSON.stringify(result.contents));
+  const [content] = result.contents;
+  assert.equal(content.uri, uri);
+  assert.equal(content.mimeType, 'application/json');
+  assert.equal(typeof content.text, 'string');
+  return JSON.parse(content.text);
+}
+
+/**
+ * @param {(title: string, body: (session: object) => Promise<void>, options?: object) => void} test
+ *   `shopSuite`'s test, which opens a fresh session per test
+ * @param {string} protocolVersion the version the session negotiates
+ */
+export function resourceTests(test, protocolVersion) {
+  const read = (session, uri) => session.client.readResource({ uri });
+
+  test('resources/list and resources/templates/list name the shop\'s pages', async (session) => {
+    const { resources, nextCursor } = await session.client.listResources();
+    assert.deepEqual(
+      resources.map(({ uri, name, title, mimeType }) => ({ uri, name, title, mimeType })),
+      [{ uri: 'shop://catalog', name: 'catalog', title: 'Catalog', mimeType: 'application/json' }],
+    );
+    assert.match(resources[0].description, /^Every product the shop sells/);
+    assert.equal(nextCursor, undefined);
+    const { resourceTemplates } = await session.client.listResourceTemplates();
+    assert.deepEqual(
+      resourceTemplates.map(({ uriTemplate, name, mimeType }) => ({ uriTemplate, name, mimeType })).sort((a, b) => a.name.localeCompare(b.name)),
+      [
+        { uriTemplate: 'shop://orders/{order_id}', name: 'order', mimeType: 'application/json' },
+        { uriTemplate: 'shop://products/{id}', name: 'product', mimeType: 'application/json' },
+      ],
+    );
+  });
+
+  test('a product page follows the stock, and an order is read through its template', async (session) => {
+    const page = 'shop://products/sku-001';
+    assert.equal(onlyJson(await read(session, page), page).stock, 5);
+    await session.list();
+    const order = ok(await session.call('place_order', { lines: [{ product_id: 'sku-001', quantity: 2 }], ship_to: ADDRESS }));
+    assert.equal(onlyJson(await read(session, page), page).stock, 3);
+    const uri = `shop://orders/${order.order_id}`;
+    assert.deepEqual(onlyJson(await read(session, uri), uri), order);
+    const catalog = onlyJson(await read(session, 'shop://catalog'), 'shop://catalog');
+    assert.deepEqual(catalog.slice(0, 2).map((product) => product.id), ['sku-001', 'sku-002']);
+  });
+
+  test('what is not there is "resource not found", and the session goes on', async (session) => {
+    for (const [uri, code] of [
+      ['shop://products/sku-999', 'PRODUCT_NOT_FOUND'],
+      ['shop://orders/ord-1', 'ORDER_NOT_FOUND'],
+      ['shop://customers/1', 'RESOURCE_NOT_FOUND'],
+    ]) {
+      await assert.rejects(read(session, uri), (error) => {
+        assert.equal(error.code, NOT_FOUND[protocolVersion], `${uri}: ${error}`);
+        assert.equal(error.data?.error?.code, code, JSON.stringify(error.data));
+        return true;
+      });
+    }
+    onlyJson(await read(session, 'shop://catalog'), 'shop://catalog');
+  });
+}
