@@ -1039,6 +1039,27 @@ async fn half_sent_request_heads_neither_keep_health_from_answering_nor_stay_ope
 }
 
 #[tokio::test]
+async fn a_kept_alive_connection_quiet_between_requests_is_not_timed_out() {
+    let timeout = Duration::from_millis(300);
+    let served = serve(|http| http.header_read_timeout(timeout)).await;
+    let mut stream = TcpStream::connect(served.addr).await.expect("connect");
+    let request = format!("GET /health HTTP/1.1\r\nHost: {}\r\n\r\n", served.addr);
+    for _ in 0..2 {
+        stream.write_all(request.as_bytes()).await.expect("send");
+        let mut answer = vec![0; 256];
+        let read = tokio::time::timeout(PATIENCE, stream.read(&mut answer))
+            .await
+            .expect("answered")
+            .expect("read");
+        let answer = String::from_utf8_lossy(&answer[..read]);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with(r#"{"status":"ok"}"#), "{answer}");
+        tokio::time::sleep(timeout * 3).await;
+    }
+    served.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_busy_connection_is_not_closed_for_room() {
     let mut served = serve(|http| http.stateless(true).max_connections(2)).await;
     let auth = bearer(ALICE);

@@ -174,8 +174,7 @@ fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
         .arg(duration(
             "header-read-timeout",
             format!(
-                "Time a client has to send a request head (or its next one on a kept-alive \
-                 connection) [default: {}]",
+                "Time a request head may take to arrive, from its first byte [default: {}]",
                 DEFAULT_HEADER_READ_TIMEOUT.as_secs()
             ),
         ))

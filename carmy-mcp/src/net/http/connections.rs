@@ -3,15 +3,19 @@
 //! longest with no request in progress.
 //!
 //! A request head that never completes costs a connection and a file descriptor until its
-//! deadline ([`header_read_timeout`](super::HttpServer::header_read_timeout), which hyper also
-//! applies to a kept-alive connection waiting for its next request). Under a flood of them the
-//! deadline alone is not enough: until it passes, they would fill the cap (or the process's
-//! open-files limit) and nobody else, `/health` included, could connect. So a connection that
-//! is not serving a request is always the first to go: when the cap or the open-files limit is
-//! reached, the oldest such connection is closed to make room, as nginx does with its idle
-//! ones. A request in progress (a call, a session's stream) is never closed for room; its own
-//! deadline bounds it. The heads of an honest client arrive in one packet, so they are never
-//! the oldest waiting for long.
+//! deadline ([`header_read_timeout`](super::HttpServer::header_read_timeout), counted from the
+//! head's first byte). Under a flood of them the deadline alone is not enough: until it passes,
+//! they would fill the cap (or the process's open-files limit) and nobody else, `/health`
+//! included, could connect. So a connection that is not serving a request is always the first
+//! to go: when the cap or the open-files limit is reached, the oldest such connection is closed
+//! to make room, as nginx does with its idle ones. A request in progress (a call, a session's
+//! stream) is never closed for room; its own deadline bounds it. The heads of an honest client
+//! arrive in one packet, so they are never the oldest waiting for long.
+//!
+//! Why not hyper's own `header_read_timeout`: its clock starts when the connection starts
+//! waiting for a head, so it also closes a kept-alive connection that is merely quiet, which
+//! clients that hold one connection across a pause do not expect. A quiet connection costs
+//! little and is the first closed for room; a head that has started and stalls is the attack.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -19,7 +23,10 @@ use std::{
     future::Future,
     io,
     pin::{Pin, pin},
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
     task::{Context as TaskContext, Poll},
     time::Duration,
 };
@@ -31,10 +38,12 @@ use axum::{
 };
 use http_body::{Frame, SizeHint};
 use hyper::{body::Incoming, server::conn::http1};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
     net::{TcpListener, TcpStream},
     sync::Notify,
+    time::Instant,
 };
 use tokio_util::sync::CancellationToken;
 use tower_service::Service as _;
@@ -70,8 +79,8 @@ pub(super) async fn serve(
 ) -> io::Result<()> {
     let table = Arc::new(Table::new(limits.max_connections));
     let mut http = http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout)
+    // Without a timer hyper applies no header deadline of its own: ours is in `run`.
+    http.header_read_timeout(None)
         .max_header_size(MAX_HEAD_BYTES)
         .max_buf_size(MAX_HEAD_BYTES);
     let graceful = CancellationToken::new();
@@ -105,13 +114,22 @@ pub(super) async fn serve(
         }
         let slot = table.open();
         let connection = http.serve_connection(
-            TokioIo::new(stream),
+            TokioIo::new(Watched {
+                stream,
+                slot: slot.clone(),
+            }),
             PerConnection {
                 router: router.clone(),
                 slot: slot.clone(),
             },
         );
-        tokio::spawn(run(connection, slot, graceful.clone(), close_all.clone()));
+        tokio::spawn(run(
+            connection,
+            slot,
+            limits.header_read_timeout,
+            graceful.clone(),
+            close_all.clone(),
+        ));
     }
     drop(listener);
     graceful.cancel();
@@ -119,15 +137,20 @@ pub(super) async fn serve(
     Ok(())
 }
 
-/// One connection, until it ends, is closed for room, or the server closes everything.
+/// One connection, until it ends, its request head is late, it is closed for room, or the
+/// server closes everything.
 async fn run(
-    connection: http1::Connection<TokioIo<TcpStream>, PerConnection>,
+    connection: http1::Connection<TokioIo<Watched>, PerConnection>,
     slot: Arc<Slot>,
+    header_read_timeout: Duration,
     graceful: CancellationToken,
     close_all: CancellationToken,
 ) {
     let mut connection = pin!(connection);
     let mut shutting_down = false;
+    let late = tokio::time::sleep(Duration::MAX);
+    let mut late = pin!(late);
+    let mut head_deadline = None;
     loop {
         tokio::select! {
             served = connection.as_mut() => {
@@ -135,6 +158,24 @@ async fn run(
                     tracing::debug!(%error, "connection ended");
                 }
                 break;
+            }
+            () = slot.head_started.notified() => {
+                head_deadline = slot.head_deadline(header_read_timeout);
+                if let Some(deadline) = head_deadline {
+                    late.as_mut().reset(deadline);
+                }
+            }
+            () = late.as_mut(), if head_deadline.is_some() => {
+                // The head may have arrived since; then this deadline is stale.
+                head_deadline = slot.head_deadline(header_read_timeout);
+                match head_deadline {
+                    Some(deadline) if deadline <= Instant::now() => {
+                        tracing::debug!("a request head did not arrive in time: closing its connection");
+                        break;
+                    }
+                    Some(deadline) => late.as_mut().reset(deadline),
+                    None => {}
+                }
             }
             () = slot.evict.cancelled() => {
                 tracing::debug!("closing a connection waiting for a request, to make room");
@@ -146,6 +187,57 @@ async fn run(
                 connection.as_mut().graceful_shutdown();
             }
         }
+    }
+}
+
+/// A connection's socket, telling its slot when the bytes of a new request head arrive.
+struct Watched {
+    stream: TcpStream,
+    slot: Arc<Slot>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let read = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.slot.bytes_arrived();
+        }
+        read
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
 
@@ -247,6 +339,14 @@ struct Slot {
     table: Arc<Table>,
     id: u64,
     evict: CancellationToken,
+    opened: Instant,
+    /// Whether a request is in progress (its head is complete).
+    serving: AtomicBool,
+    /// When the pending request head's first bytes arrived: milliseconds since `opened`, plus
+    /// one; 0 when no head is pending.
+    head_since: AtomicU64,
+    /// A head started: its deadline runs.
+    head_started: Notify,
 }
 
 impl Table {
@@ -317,6 +417,10 @@ impl Table {
             table: self.clone(),
             id,
             evict,
+            opened: Instant::now(),
+            serving: AtomicBool::new(false),
+            head_since: AtomicU64::new(0),
+            head_started: Notify::new(),
         })
     }
 
@@ -349,8 +453,30 @@ impl State {
 }
 
 impl Slot {
+    /// Bytes arrived: if no request is in progress and no head was pending, a head starts.
+    /// (Bytes a client sends ahead while a request is in progress, pipelining, start no
+    /// deadline; such a connection is still closed first for room.)
+    fn bytes_arrived(&self) {
+        if self.serving.load(Ordering::Relaxed) || self.head_since.load(Ordering::Relaxed) != 0 {
+            return;
+        }
+        let since = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX - 1);
+        self.head_since.store(since + 1, Ordering::Relaxed);
+        self.head_started.notify_one();
+    }
+
+    /// When the pending head is late, if one is pending.
+    fn head_deadline(&self, timeout: Duration) -> Option<Instant> {
+        match self.head_since.load(Ordering::Relaxed) {
+            0 => None,
+            since => Some(self.opened + Duration::from_millis(since - 1) + timeout),
+        }
+    }
+
     /// The connection serves a request until the guard is dropped.
     fn busy(self: &Arc<Self>) -> BusyGuard {
+        self.serving.store(true, Ordering::Relaxed);
+        self.head_since.store(0, Ordering::Relaxed);
         let mut state = self.table.lock();
         if let Some(connection) = state.connections.get_mut(&self.id) {
             connection.busy += 1;
@@ -396,6 +522,9 @@ impl Drop for BusyGuard {
             return;
         };
         connection.busy -= 1;
+        if connection.busy == 0 {
+            self.slot.serving.store(false, Ordering::Relaxed);
+        }
         if connection.busy == 0 && !connection.evict.is_cancelled() {
             let since = *next_wait;
             *next_wait += 1;

@@ -68,8 +68,8 @@ pub const DEFAULT_STREAM_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default for [`HttpServer::max_connections`]: 512, well under the usual limit of 1,024 open
 /// files.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
-/// Default for [`HttpServer::header_read_timeout`]: 10 s for a request head (an honest one
-/// arrives in one packet), and for a kept-alive connection to start its next request.
+/// Default for [`HttpServer::header_read_timeout`]: 10 s for a request head from its first
+/// byte (an honest one arrives in one packet).
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An [`McpServer`] served over MCP's streamable HTTP transport, with secure defaults:
@@ -239,8 +239,9 @@ impl HttpServer {
         self
     }
 
-    /// How long a client has to send a request's head, and a kept-alive connection to start
-    /// its next request, before the connection is closed (with [`serve`](Self::serve)).
+    /// How long a request's head may take to arrive, from its first byte, before the
+    /// connection is closed (with [`serve`](Self::serve)). A connection quiet between requests
+    /// is not timed out: it is the first closed when room is needed.
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.connections.header_read_timeout = timeout;
         self

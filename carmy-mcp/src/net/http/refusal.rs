@@ -63,6 +63,18 @@ pub(super) fn not_json_rpc(error: &serde_json::Error) -> Response {
     )
 }
 
+/// `400`: a JSON object, but not a JSON-RPC message (`-32600`), saying why.
+pub(super) fn not_a_message(problem: &str) -> Response {
+    let message = format!("Invalid Request: {problem}");
+    json_rpc(
+        StatusCode::BAD_REQUEST,
+        None,
+        INVALID_REQUEST,
+        &message,
+        None,
+    )
+}
+
 /// `400`: the body could not be read to its end.
 pub(super) fn unreadable() -> Response {
     json_rpc(
