@@ -109,7 +109,9 @@ pub use axum;
 pub use net::UnixSocket;
 #[cfg(feature = "http")]
 pub use net::{
-    Authenticator, BearerTokens, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, HEALTH_PATH,
+    Authenticator, BearerTokens, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT, HEALTH_PATH,
     HttpError, HttpServer, MCP_PATH, MIN_TOKEN_LEN, TokenFileError, Unauthorized,
 };
 pub use net::{DEFAULT_GRACE_PERIOD, shutdown_signal};

@@ -608,3 +608,497 @@ async fn a_non_loopback_address_needs_an_authenticator() {
         "{refused}"
     );
 }
+
+// Sessions: bounded, bound to their principal, closed when idle (issue 14, rows 3 and 8).
+
+fn initialize_body(id: u64) -> String {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
+    })
+    .to_string()
+}
+
+/// A session `token` opened: its bearer header and id.
+struct Session {
+    auth: String,
+    id: String,
+}
+
+impl Session {
+    fn headers(&self) -> [(&str, &str); 3] {
+        [
+            ("Authorization", self.auth.as_str()),
+            ("Mcp-Session-Id", self.id.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ]
+    }
+}
+
+/// `initialize` as `token`, without a session: the exchange.
+async fn initialize(served: &Served, token: &str, id: u64) -> Exchange {
+    let auth = bearer(token);
+    exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth)],
+        &initialize_body(id),
+    )
+    .await
+}
+
+/// A session opened and initialized as `token`.
+async fn open_session(served: &Served, token: &str) -> Session {
+    let started = initialize(served, token, 1).await;
+    assert_eq!(started.status, 200, "{}", started.body);
+    let session = Session {
+        auth: bearer(token),
+        id: started
+            .header("mcp-session-id")
+            .expect("a session id")
+            .to_owned(),
+    };
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    let answer = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &session.headers(),
+        &initialized.to_string(),
+    )
+    .await;
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    session
+}
+
+/// `word_count` on `session` as whoever `headers` say.
+async fn count_words(served: &Served, headers: &[(&str, &str)]) -> Exchange {
+    exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        headers,
+        &call_body(9, "word_count", json!({ "text": "one two" }), None),
+    )
+    .await
+}
+
+/// What an answer shows of itself: its status, its header names (the date aside) and its body.
+fn shown(answer: &Exchange) -> (u16, Vec<String>, String) {
+    let mut names: Vec<String> = answer
+        .headers
+        .iter()
+        .map(|(name, _)| name.to_ascii_lowercase())
+        .filter(|name| name != "date")
+        .collect();
+    names.sort();
+    (answer.status, names, answer.body.clone())
+}
+
+/// The answer to a request on a session nobody has: what another principal's session must look
+/// like.
+async fn unknown_session_answer(served: &Served, token: &str) -> (u16, Vec<String>, String) {
+    let auth = bearer(token);
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", "8c1ee3b4-0d7c-4f8e-9b51-3f3a3c8d9e10"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    shown(&count_words(served, &headers).await)
+}
+
+/// Opens the session's stream (`GET`): the connection, once its head is read.
+async fn open_stream(served: &Served, session: &Session) -> (TcpStream, u16) {
+    let mut stream = TcpStream::connect(served.addr).await.expect("connect");
+    let mut headers = session.headers().to_vec();
+    headers.push(("Accept", "text/event-stream"));
+    stream
+        .write_all(&request_bytes(served.addr, "GET", "/mcp", &headers, ""))
+        .await
+        .expect("send");
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0; 1];
+        let read = tokio::time::timeout(PATIENCE, stream.read(&mut byte))
+            .await
+            .expect("a head in time")
+            .expect("read");
+        assert_eq!(read, 1, "the stream closed before its head");
+        head.push(byte[0]);
+    }
+    let status = String::from_utf8_lossy(&head)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status");
+    (stream, status)
+}
+
+/// Whether the server closes `stream` within `within`.
+async fn closed_within(stream: &mut TcpStream, within: Duration) -> bool {
+    let mut sink = Vec::new();
+    tokio::time::timeout(within, stream.read_to_end(&mut sink))
+        .await
+        .is_ok()
+}
+
+/// The JSON-RPC error of a refusal the HTTP layer gives.
+fn json_rpc_error(answer: &Exchange) -> Value {
+    let body: Value = serde_json::from_str(&answer.body)
+        .unwrap_or_else(|error| panic!("{error}: {:?}", answer.body));
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    body
+}
+
+#[tokio::test]
+async fn sessions_are_bounded_in_all_and_per_principal_with_a_refusal_a_client_can_read() {
+    let served = serve(|http| http.max_sessions(3).max_sessions_per_principal(2)).await;
+    let alice = [
+        open_session(&served, ALICE).await,
+        open_session(&served, ALICE).await,
+    ];
+    let refused = initialize(&served, ALICE, 41).await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert!(
+        refused.header("retry-after").is_some(),
+        "{:?}",
+        refused.headers
+    );
+    let error = json_rpc_error(&refused);
+    assert_eq!(error["id"], 41, "the refusal answers the initialize");
+    assert_eq!(
+        error["error"]["data"]["error"]["code"], "CAPACITY",
+        "{error}"
+    );
+    assert_eq!(error["error"]["data"]["error"]["retryable"], true);
+    assert_eq!(
+        error["error"]["data"]["error"]["details"]["max_sessions_per_principal"],
+        2
+    );
+
+    // Alice's bound is hers: bob opens one, and then the server's bound is reached.
+    let _bob = open_session(&served, BOB).await;
+    let refused = initialize(&served, BOB, 42).await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    let error = json_rpc_error(&refused);
+    assert_eq!(
+        error["error"]["data"]["error"]["details"]["max_sessions"],
+        3
+    );
+
+    // Closing a session gives its place back.
+    let closed = exchange(served.addr, "DELETE", "/mcp", &alice[0].headers(), "").await;
+    assert_eq!(closed.status, 202, "{}", closed.body);
+    open_session(&served, BOB).await;
+    // The sessions still open still serve.
+    let answer = count_words(&served, &alice[1].headers()).await;
+    assert_eq!(
+        answer.answer()["result"]["isError"],
+        false,
+        "{}",
+        answer.body
+    );
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn another_principals_requests_on_a_session_are_answered_as_for_an_unknown_one() {
+    let mut served = serve(|http| http).await;
+    let alice = open_session(&served, ALICE).await;
+    let unknown = unknown_session_answer(&served, BOB).await;
+    assert_eq!(unknown.0, 404);
+
+    // Alice's call runs in her session; bob holds her session id.
+    let (mut running, execution) = start_slow(&mut served, &alice.headers(), 7).await;
+    let bob_auth = bearer(BOB);
+    let as_bob = [
+        ("Authorization", bob_auth.as_str()),
+        ("Mcp-Session-Id", alice.id.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let cancel = json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": 7, "reason": "bob says so" }
+    });
+    let cancelled = exchange(served.addr, "POST", "/mcp", &as_bob, &cancel.to_string()).await;
+    assert_eq!(shown(&cancelled), unknown, "bob's cancel");
+    let call = count_words(&served, &as_bob).await;
+    assert_eq!(shown(&call), unknown, "bob's call");
+    let deleted = exchange(served.addr, "DELETE", "/mcp", &as_bob, "").await;
+    assert_eq!(shown(&deleted), unknown, "bob's DELETE");
+    let mut get = as_bob.to_vec();
+    get.push(("Accept", "text/event-stream"));
+    let stream = exchange(served.addr, "GET", "/mcp", &get, "").await;
+    assert_eq!(shown(&stream), unknown, "bob's GET");
+    // And without a token, nothing reaches the session at all.
+    let anonymous = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &as_bob[1..],
+        &cancel.to_string(),
+    )
+    .await;
+    assert_eq!(anonymous.status, 401);
+
+    // Alice's call was not cancelled; her session goes on.
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_millis(300), running.read_to_end(&mut raw)).await;
+    assert_eq!(
+        served
+            .runtime
+            .execution(&execution)
+            .expect("recorded")
+            .status,
+        ExecutionStatus::Running
+    );
+    let own = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &alice.headers(),
+        &cancel.to_string(),
+    )
+    .await;
+    assert_eq!(own.status, 202, "alice cancels her own call");
+    expect_cancelled(&mut served, &execution).await;
+    let answer = count_words(&served, &alice.headers()).await;
+    assert_eq!(
+        answer.answer()["result"]["isError"],
+        false,
+        "{}",
+        answer.body
+    );
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_idle_session_is_closed_but_not_while_a_call_runs_or_its_stream_is_open() {
+    let idle = Duration::from_millis(300);
+    let mut served = serve(|http| {
+        http.session_idle_timeout(idle)
+            .max_sessions_per_principal(3)
+    })
+    .await;
+    let quiet = open_session(&served, ALICE).await;
+    let busy = open_session(&served, ALICE).await;
+    let listening = open_session(&served, ALICE).await;
+    let (stream, status) = open_stream(&served, &listening).await;
+    assert_eq!(status, 200);
+    // A call running three idle timeouts long.
+    let mut slow = TcpStream::connect(served.addr).await.expect("connect");
+    let body = call_body(1, "slow", json!({ "steps": 9, "step_ms": 100 }), None);
+    slow.write_all(&request_bytes(
+        served.addr,
+        "POST",
+        "/mcp",
+        &busy.headers(),
+        &body,
+    ))
+    .await
+    .expect("send");
+    let mut raw = Vec::new();
+    tokio::time::timeout(PATIENCE, slow.read_to_end(&mut raw))
+        .await
+        .expect("answered")
+        .expect("read");
+    assert_eq!(structured(&parse(&raw).answer())["steps"], 9);
+    let _ = next_probe(&mut served.probe).await;
+
+    assert_eq!(
+        count_words(&served, &quiet.headers()).await.status,
+        404,
+        "idle: closed"
+    );
+    for session in [&busy, &listening] {
+        let answer = count_words(&served, &session.headers()).await;
+        assert_eq!(
+            answer.answer()["result"]["isError"],
+            false,
+            "{}",
+            answer.body
+        );
+    }
+    // Once its stream is closed and nothing else happens, the listening one goes too, and the
+    // places of the closed sessions are given back.
+    drop(stream);
+    tokio::time::sleep(idle * 4).await;
+    assert_eq!(count_words(&served, &listening.headers()).await.status, 404);
+    open_session(&served, ALICE).await;
+    open_session(&served, ALICE).await;
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_session_has_one_stream_at_a_time_and_it_ends_at_its_deadline() {
+    let served = serve(|http| http.stream_timeout(Duration::from_millis(500))).await;
+    let session = open_session(&served, ALICE).await;
+    let (mut first, status) = open_stream(&served, &session).await;
+    assert_eq!(status, 200);
+    let mut headers = session.headers().to_vec();
+    headers.push(("Accept", "text/event-stream"));
+    let second = exchange(served.addr, "GET", "/mcp", &headers, "").await;
+    assert_eq!(second.status, 409, "{}", second.body);
+    assert_eq!(
+        json_rpc_error(&second)["error"]["data"]["error"]["code"],
+        "SESSION_STREAM_OPEN"
+    );
+    assert!(
+        closed_within(&mut first, PATIENCE).await,
+        "the stream ended"
+    );
+    // The session is still there, and its stream can be opened again.
+    let (_again, status) = open_stream(&served, &session).await;
+    assert_eq!(status, 200);
+    served.shutdown().await;
+}
+
+// Bodies: malformed JSON is a JSON-RPC parse error; a byte order mark is read past.
+
+#[tokio::test]
+async fn a_body_that_is_not_json_rpc_gets_400_with_a_json_rpc_error() {
+    let served = serve(|http| http.stateless(true)).await;
+    for (body, code) in [
+        ("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ", -32700),
+        ("not json at all", -32700),
+        ("[1, 2, 3]", -32600),
+        ("{\"jsonrpc\": \"2.0\", \"hello\": \"world\"}", -32600),
+    ] {
+        let answer = call_raw(&served, body).await;
+        assert_eq!(answer.status, 400, "{body}: {}", answer.body);
+        let error = json_rpc_error(&answer);
+        assert_eq!(error["error"]["code"], code, "{body}: {error}");
+        assert_eq!(error["id"], Value::Null);
+    }
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_body_starting_with_a_byte_order_mark_is_read_as_without_it() {
+    let served = serve(|http| http).await;
+    let started = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &bearer(ALICE))],
+        &format!("\u{FEFF}{}", initialize_body(1)),
+    )
+    .await;
+    assert_eq!(started.status, 200, "{}", started.body);
+    assert!(started.header("mcp-session-id").is_some());
+    served.shutdown().await;
+
+    let served = serve(|http| http.stateless(true)).await;
+    let body = format!(
+        "\u{FEFF}{}",
+        call_body(1, "word_count", json!({ "text": "a b c" }), None)
+    );
+    let answer = call_raw(&served, &body).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let answer = answer.answer();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "3", "{answer}");
+    served.shutdown().await;
+}
+
+// Connections: a deadline for request heads and a bound on connections (issue 14, row 4).
+
+/// Opens a connection and sends a request head that never ends.
+async fn half_open(addr: SocketAddr) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nX-Slow: ").as_bytes())
+        .await
+        .expect("send");
+    stream
+}
+
+#[tokio::test]
+async fn half_sent_request_heads_neither_keep_health_from_answering_nor_stay_open() {
+    let timeout = Duration::from_millis(800);
+    let served = serve(|http| http.max_connections(8).header_read_timeout(timeout)).await;
+    let mut heads = Vec::new();
+    for _ in 0..40 {
+        heads.push(half_open(served.addr).await);
+    }
+    let started = tokio::time::Instant::now();
+    let health = tokio::time::timeout(
+        Duration::from_secs(2),
+        exchange(served.addr, "GET", "/health", &[], ""),
+    )
+    .await
+    .expect("health answered while the heads are open");
+    assert_eq!(health.status, 200);
+    assert!(started.elapsed() < timeout, "{:?}", started.elapsed());
+    // Every half-sent head is closed by the server: for room, or at its deadline.
+    for head in &mut heads {
+        assert!(closed_within(head, timeout * 4).await, "a head stayed open");
+    }
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_kept_alive_connection_quiet_between_requests_is_not_timed_out() {
+    let timeout = Duration::from_millis(300);
+    let served = serve(|http| http.header_read_timeout(timeout)).await;
+    let mut stream = TcpStream::connect(served.addr).await.expect("connect");
+    let request = format!("GET /health HTTP/1.1\r\nHost: {}\r\n\r\n", served.addr);
+    for _ in 0..2 {
+        stream.write_all(request.as_bytes()).await.expect("send");
+        let mut answer = vec![0; 256];
+        let read = tokio::time::timeout(PATIENCE, stream.read(&mut answer))
+            .await
+            .expect("answered")
+            .expect("read");
+        let answer = String::from_utf8_lossy(&answer[..read]);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with(r#"{"status":"ok"}"#), "{answer}");
+        tokio::time::sleep(timeout * 3).await;
+    }
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_busy_connection_is_not_closed_for_room() {
+    let mut served = serve(|http| http.stateless(true).max_connections(2)).await;
+    let auth = bearer(ALICE);
+    let (mut running, _) = start_slow(&mut served, &[("Authorization", &auth)], 1).await;
+    let mut heads = Vec::new();
+    for _ in 0..5 {
+        heads.push(half_open(served.addr).await);
+    }
+    let health = exchange(served.addr, "GET", "/health", &[], "").await;
+    assert_eq!(health.status, 200);
+    let mut byte = [0; 1];
+    let still_open =
+        tokio::time::timeout(Duration::from_millis(200), running.read(&mut byte)).await;
+    assert!(
+        still_open.is_err() || still_open.is_ok_and(|read| read.is_ok_and(|n| n > 0)),
+        "the call's connection was closed"
+    );
+    drop(running);
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_request_head_over_64_kib_is_refused() {
+    let served = serve(|http| http).await;
+    let big = "x".repeat(70 * 1024);
+    let mut stream = TcpStream::connect(served.addr).await.expect("connect");
+    stream
+        .write_all(
+            format!(
+                "GET /health HTTP/1.1\r\nHost: {}\r\nX-Big: {big}\r\n\r\n",
+                served.addr
+            )
+            .as_bytes(),
+        )
+        .await
+        .expect("send");
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(PATIENCE, stream.read_to_end(&mut raw)).await;
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.starts_with("HTTP/1.1 431"), "{text}");
+    served.shutdown().await;
+}

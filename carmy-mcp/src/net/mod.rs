@@ -1,4 +1,4 @@
-//! Network transports: many clients at once. Streamable HTTP (`http.rs`, behind the `http`
+//! Network transports: many clients at once. Streamable HTTP (`http/`, behind the `http`
 //! feature) with its authentication (`auth.rs`), Unix domain sockets (`unix.rs`), and the
 //! graceful shutdown both share (`shutdown.rs`). Each takes an [`McpServer`](crate::McpServer).
 
@@ -14,7 +14,10 @@ mod unix;
 pub use auth::{Authenticator, BearerTokens, MIN_TOKEN_LEN, TokenFileError, Unauthorized};
 #[cfg(feature = "http")]
 pub use http::{
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, HEALTH_PATH, HttpError, HttpServer, MCP_PATH,
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT, HEALTH_PATH, HttpError, HttpServer,
+    MCP_PATH,
 };
 pub use shutdown::{DEFAULT_GRACE_PERIOD, signal as shutdown_signal};
 #[cfg(unix)]

@@ -44,9 +44,33 @@ fn grace() -> Arg {
         ))
 }
 
+/// `--ID N`, a count.
+#[cfg(feature = "http")]
+fn count(id: &'static str, help: String) -> Arg {
+    Arg::new(id)
+        .long(id)
+        .value_name("N")
+        .value_parser(value_parser!(usize))
+        .help(help)
+}
+
+/// `--ID SECONDS`, a duration.
+#[cfg(feature = "http")]
+fn duration(id: &'static str, help: String) -> Arg {
+    Arg::new(id)
+        .long(id)
+        .value_name("SECONDS")
+        .value_parser(value_parser!(u64))
+        .help(help)
+}
+
 #[cfg(feature = "http")]
 fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
-    use carmy_mcp::{DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT};
+    use carmy_mcp::{
+        DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+        DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT,
+        DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+    };
     Command::new("http")
         .about("Serve the tools over MCP's streamable HTTP on /mcp (health on /health)")
         .arg(
@@ -111,6 +135,49 @@ fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
                     DEFAULT_REQUEST_TIMEOUT.as_secs()
                 )),
         )
+        .arg(count(
+            "max-sessions",
+            format!(
+                "Sessions open at once, all principals together (503 past it) \
+                 [default: {DEFAULT_MAX_SESSIONS}]"
+            ),
+        ))
+        .arg(count(
+            "max-sessions-per-principal",
+            format!(
+                "Sessions one principal may have open at once (429 past it) \
+                 [default: {DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}]"
+            ),
+        ))
+        .arg(duration(
+            "session-idle-timeout",
+            format!(
+                "A session with nothing in progress (no request, no open stream) is closed \
+                 after this [default: {}]",
+                DEFAULT_SESSION_IDLE_TIMEOUT.as_secs()
+            ),
+        ))
+        .arg(duration(
+            "stream-timeout",
+            format!(
+                "A session's stream (GET) ends after this; clients reconnect [default: {}]",
+                DEFAULT_STREAM_TIMEOUT.as_secs()
+            ),
+        ))
+        .arg(count(
+            "max-connections",
+            format!(
+                "Connections open at once; at the bound, the one waiting longest for a request \
+                 is closed [default: {DEFAULT_MAX_CONNECTIONS}]"
+            ),
+        ))
+        .arg(duration(
+            "header-read-timeout",
+            format!(
+                "Time a request head may take to arrive, from its first byte [default: {}]",
+                DEFAULT_HEADER_READ_TIMEOUT.as_secs()
+            ),
+        ))
         .arg(grace())
         .args(grants())
 }
@@ -146,9 +213,13 @@ pub(super) async fn http(
     matches: &ArgMatches,
 ) -> ExitCode {
     use carmy_mcp::{
-        DEFAULT_GRACE_PERIOD, DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, HttpServer,
+        DEFAULT_GRACE_PERIOD, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
+        DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+        DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT, HttpServer,
         McpServer,
     };
+    let number =
+        |id: &str, default: usize| matches.get_one::<usize>(id).copied().unwrap_or(default);
 
     let token_file = matches
         .get_one::<String>("token-file")
@@ -182,13 +253,25 @@ pub(super) async fn http(
     )
     .allow_unauthenticated(matches.get_flag("allow-unauthenticated"))
     .stateless(matches.get_flag("stateless"))
-    .max_body_bytes(
-        matches
-            .get_one::<usize>("max-body-bytes")
-            .copied()
-            .unwrap_or(DEFAULT_MAX_BODY_BYTES),
-    )
+    .max_body_bytes(number("max-body-bytes", DEFAULT_MAX_BODY_BYTES))
     .request_timeout(seconds(matches, "request-timeout", DEFAULT_REQUEST_TIMEOUT))
+    .max_sessions(number("max-sessions", DEFAULT_MAX_SESSIONS))
+    .max_sessions_per_principal(number(
+        "max-sessions-per-principal",
+        DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    ))
+    .session_idle_timeout(seconds(
+        matches,
+        "session-idle-timeout",
+        DEFAULT_SESSION_IDLE_TIMEOUT,
+    ))
+    .stream_timeout(seconds(matches, "stream-timeout", DEFAULT_STREAM_TIMEOUT))
+    .max_connections(number("max-connections", DEFAULT_MAX_CONNECTIONS))
+    .header_read_timeout(seconds(
+        matches,
+        "header-read-timeout",
+        DEFAULT_HEADER_READ_TIMEOUT,
+    ))
     .grace_period(seconds(matches, "grace", DEFAULT_GRACE_PERIOD));
     if let Some(hosts) = matches.get_many::<String>("allow-host") {
         server = server.allowed_hosts(hosts.cloned());

@@ -247,3 +247,87 @@ impl HttpClient {
         body
     }
 }
+
+impl HttpShop {
+    /// `shop http` with `args` (sessions on, unless `--stateless` is among them), one token per
+    /// `(token, principal)`, and at most `open_files` descriptors when given (`ulimit -n`).
+    pub fn serve(tokens: &[(&str, &str)], args: &[&str], open_files: Option<u32>) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!(
+            "shop-attack-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("a clock")
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let file = dir.join("tokens");
+        let lines: String = tokens
+            .iter()
+            .map(|(token, principal)| format!("{token} {principal}\n"))
+            .collect();
+        std::fs::write(&file, lines).expect("the token file");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        let mut command = match open_files {
+            Some(limit) => {
+                let mut shell = Command::new("sh");
+                shell
+                    .arg("-c")
+                    .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+                    .arg(shop_bin());
+                shell
+            }
+            None => Command::new(shop_bin()),
+        };
+        let mut child = command
+            .args(["http", "--addr", "127.0.0.1:0", "--token-file"])
+            .arg(&file)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the shop binary starts");
+        let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+        let addr = loop {
+            let mut line = String::new();
+            assert!(
+                stderr.read_line(&mut line).expect("the server's log") > 0,
+                "the server exited before listening"
+            );
+            if let Some(url) = line.trim().strip_prefix("listening on http://") {
+                break url.trim_end_matches("/mcp").to_owned();
+            }
+        };
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Self { child, addr, dir }
+    }
+
+    /// `host:port`.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// The server's resident memory now and at its peak, in KiB (`VmRSS`, `VmHWM`).
+    pub fn memory_kib(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the server's /proc status");
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|kib| kib.parse().ok())
+                .unwrap_or_else(|| panic!("{name} in /proc status"))
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+}
+
+impl StdioShop {
+    /// Writes `bytes` as they are: what a hostile client sends is not always JSON.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).expect("the server reads");
+    }
+}

@@ -1,40 +1,48 @@
 //! Streamable HTTP: rmcp's service behind authentication, Host and Origin checks, a body limit,
-//! a per-request deadline, disconnect cancellation, a health endpoint and graceful shutdown.
+//! a per-request deadline, disconnect cancellation, bounded sessions bound to their principals,
+//! bounded connections with a deadline for each request head, a health endpoint and graceful
+//! shutdown.
+//!
+//! `mod.rs` is the builder; `guard.rs` what each request goes through before rmcp, `body.rs`
+//! the reading of its body, `sessions.rs` the sessions, `connections.rs` the accepting of
+//! connections, `refusal.rs` the answers given before rmcp.
+
+mod body;
+mod connections;
+mod guard;
+mod refusal;
+mod sessions;
 
 use std::{
     future::Future,
     net::SocketAddr,
-    pin::Pin,
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
-    task::{Context as TaskContext, Poll},
     time::Duration,
 };
 
 use axum::{
-    Router,
-    body::{Body, Bytes},
-    extract::{Request, State},
-    middleware::{self, Next},
+    Router, middleware,
     response::{IntoResponse, Response},
     routing::get,
 };
-use carmy_core::Context;
-use http::{HeaderValue, Method, StatusCode, header};
-use http_body::{Frame, SizeHint};
-use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-};
-use tokio::{net::TcpListener, time::Instant};
-use tokio_util::sync::{CancellationToken, DropGuard};
+use http::{StatusCode, header};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 
+use self::{
+    connections::ConnectionLimits,
+    guard::{Guard, guard_request},
+    sessions::{SessionLimits, Sessions},
+};
 use super::{
-    auth::{Authenticator, DynAuthenticator, Unauthorized},
+    auth::{Authenticator, DynAuthenticator},
     shutdown::{self, DEFAULT_GRACE_PERIOD},
 };
-use crate::{scope::RequestScope, server::McpServer};
+use crate::server::McpServer;
 
 /// The path MCP is served on.
 pub const MCP_PATH: &str = "/mcp";
@@ -45,11 +53,31 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Default for [`HttpServer::request_timeout`]: 120 s, past the runtime's 60 s default tool
 /// deadline so that a slow tool reports its own `TIMEOUT` first.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default for [`HttpServer::max_sessions`]: 256, half of [`DEFAULT_MAX_CONNECTIONS`], so that
+/// sessions' streams never hold every connection.
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+/// Default for [`HttpServer::max_sessions_per_principal`]: 32.
+pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 32;
+/// Default for [`HttpServer::session_idle_timeout`]: 2 minutes. A client listening on its
+/// session's stream, or waiting for an answer, is never idle; one doing neither for this long
+/// is asked to start a new session (`404`), as MCP requires clients to.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default for [`HttpServer::stream_timeout`]: 5 minutes; clients reconnect (rmcp tells them
+/// to after 3 s), which shows they are still there.
+pub const DEFAULT_STREAM_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default for [`HttpServer::max_connections`]: 512, well under the usual limit of 1,024 open
+/// files.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// Default for [`HttpServer::header_read_timeout`]: 10 s for a request head from its first
+/// byte (an honest one arrives in one packet).
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An [`McpServer`] served over MCP's streamable HTTP transport, with secure defaults:
 /// loopback `Host` names only, any `Origin` header refused, 4 MiB bodies, a 120 s deadline per
-/// request, stateful sessions, and no authentication (so it refuses to serve on a non-loopback
-/// address until given an [`authenticator`](HttpServer::authenticator)).
+/// request, stateful sessions (256 at most, 32 per principal, each usable by its principal
+/// only, closed after 2 minutes idle), 512 connections at most with 10 s for each request head,
+/// and no authentication (so it refuses to serve on a non-loopback address until given an
+/// [`authenticator`](HttpServer::authenticator)).
 ///
 /// ```no_run
 /// # async fn demo(server: carmy_mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
@@ -75,6 +103,9 @@ pub struct HttpServer {
     grace_period: Duration,
     stateless: bool,
     allow_unauthenticated: bool,
+    sessions: SessionLimits,
+    stream_timeout: Duration,
+    connections: ConnectionLimits,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -88,6 +119,9 @@ impl std::fmt::Debug for HttpServer {
             .field("request_timeout", &self.request_timeout)
             .field("grace_period", &self.grace_period)
             .field("stateless", &self.stateless)
+            .field("sessions", &self.sessions)
+            .field("stream_timeout", &self.stream_timeout)
+            .field("connections", &self.connections)
             .finish()
     }
 }
@@ -105,6 +139,16 @@ impl HttpServer {
             grace_period: DEFAULT_GRACE_PERIOD,
             stateless: false,
             allow_unauthenticated: false,
+            sessions: SessionLimits {
+                max_sessions: DEFAULT_MAX_SESSIONS,
+                max_per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+                idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            },
+            stream_timeout: DEFAULT_STREAM_TIMEOUT,
+            connections: ConnectionLimits {
+                max_connections: DEFAULT_MAX_CONNECTIONS,
+                header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            },
         }
     }
 
@@ -156,6 +200,53 @@ impl HttpServer {
         self
     }
 
+    /// How many sessions may be open at once, all principals together. Past it, an `initialize`
+    /// is answered `503` (with `Retry-After`) and a JSON-RPC error whose `data` is a `CAPACITY`
+    /// error.
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.sessions.max_sessions = max;
+        self
+    }
+
+    /// How many sessions one principal may have open at once. Past it, its `initialize` is
+    /// answered `429` (with `Retry-After`) and a JSON-RPC `CAPACITY` error; other principals are
+    /// not affected. Callers without a principal count as one.
+    pub fn max_sessions_per_principal(mut self, max: usize) -> Self {
+        self.sessions.max_per_principal = max;
+        self
+    }
+
+    /// How long a session stays open with nothing in progress on it: no request being answered
+    /// and its stream (`GET`) not open. Then it is closed, and a request naming it gets `404`.
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.sessions.idle_timeout = timeout;
+        self
+    }
+
+    /// How long a session's stream (`GET`) stays open; then it ends and the client reconnects.
+    pub fn stream_timeout(mut self, timeout: Duration) -> Self {
+        self.stream_timeout = timeout;
+        self
+    }
+
+    /// How many connections may be open at once (with [`serve`](Self::serve)). At the bound,
+    /// the connection that has waited longest without a request in progress is closed to make
+    /// room; if every connection is serving a request, new ones wait to be accepted. Keep it
+    /// under the process's open-files limit; reaching that limit also closes a waiting
+    /// connection.
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.connections.max_connections = max;
+        self
+    }
+
+    /// How long a request's head may take to arrive, from its first byte, before the
+    /// connection is closed (with [`serve`](Self::serve)). A connection quiet between requests
+    /// is not timed out: it is the first closed when room is needed.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.connections.header_read_timeout = timeout;
+        self
+    }
+
     /// Lets [`serve`](Self::serve) run without an authenticator on a non-loopback address, where
     /// anyone who can reach it gets the host context. Off by default.
     pub fn allow_unauthenticated(mut self, allow: bool) -> Self {
@@ -165,7 +256,9 @@ impl HttpServer {
 
     /// The MCP endpoint ([`MCP_PATH`]) and the health endpoint ([`HEALTH_PATH`]) as an axum
     /// router, to merge into an existing application. Calls are cancelled when their client
-    /// disconnects or their deadline passes; shutting the application down is up to it.
+    /// disconnects or their deadline passes, and sessions are bounded as configured; accepting
+    /// connections (their number, the deadline of a request head) and shutting down are up to
+    /// the application.
     pub fn into_router(self) -> Router {
         self.build(Control::new()).0
     }
@@ -190,11 +283,11 @@ impl HttpServer {
         }
         let runtime = self.server.runtime().clone();
         let grace = self.grace_period;
+        let limits = self.connections;
         let (router, control) = self.build(Control::new());
         let stop_accepting = CancellationToken::new();
-        let serving = axum::serve(listener, router)
-            .with_graceful_shutdown(stop_accepting.clone().cancelled_owned());
-        let mut serving = tokio::spawn(async move { serving.await });
+        let serving = connections::serve(listener, router, limits, stop_accepting.clone());
+        let mut serving = tokio::spawn(serving);
         tokio::select! {
             stopped = &mut serving => return finished(stopped),
             () = signal => {}
@@ -228,16 +321,21 @@ impl HttpServer {
             .with_legacy_session_mode(!self.stateless)
             .with_json_response(self.stateless)
             .with_cancellation_token(control.sessions.clone());
+        let sessions = Arc::new(Sessions::new(self.sessions, control.sessions.clone()));
         let server = self.server.clone();
         let mcp = StreamableHttpService::new(
             move || Ok(server.for_session()),
-            Arc::new(LocalSessionManager::default()),
+            sessions.clone(),
             config,
         );
         let guard = Arc::new(Guard {
             authenticator: self.authenticator,
             base: self.server.context.clone(),
+            max_body_bytes: self.max_body_bytes,
             request_timeout: self.request_timeout,
+            stream_timeout: self.stream_timeout,
+            idle_timeout: self.sessions.idle_timeout,
+            sessions: (!self.stateless).then_some(sessions),
             calls: control.calls.clone(),
         });
         let draining = control.draining.clone();
@@ -301,117 +399,6 @@ pub enum HttpError {
     Task(#[source] tokio::task::JoinError),
 }
 
-struct Guard {
-    authenticator: Option<Arc<dyn DynAuthenticator>>,
-    base: Context,
-    request_timeout: Duration,
-    calls: CancellationToken,
-}
-
-/// Runs before rmcp: authenticates (a refused request never reaches MCP), then ties the
-/// request's calls to its connection and deadline.
-async fn guard_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    let (mut parts, body) = request.into_parts();
-    let context = match &guard.authenticator {
-        Some(authenticator) => match authenticator
-            .authenticate_boxed(&parts, guard.base.clone())
-            .await
-        {
-            Ok(context) => context,
-            Err(refused) => return unauthorized(&refused),
-        },
-        None => guard.base.clone(),
-    };
-    let cancellation = guard.calls.child_token();
-    // What the handler runs the request's calls as, and what stops them.
-    parts.extensions.insert(RequestScope {
-        context,
-        cancellation: cancellation.clone(),
-    });
-    // A GET is the standalone stream of a session, open as long as the session: no deadline.
-    let deadline = (parts.method != Method::GET).then(|| Instant::now() + guard.request_timeout);
-    // Until the answer is complete, dropping this request (the client went away) cancels it.
-    let dropped = cancellation.clone().drop_guard();
-    let request = Request::from_parts(parts, body);
-    let response = match deadline {
-        Some(deadline) => match tokio::time::timeout_at(deadline, next.run(request)).await {
-            Ok(response) => response,
-            Err(_) => return deadline_exceeded(),
-        },
-        None => next.run(request).await,
-    };
-    let (parts, body) = response.into_parts();
-    let body = GuardedBody {
-        inner: body,
-        dropped: Some(dropped),
-        cancellation,
-        deadline: deadline.map(|deadline| Box::pin(tokio::time::sleep_until(deadline))),
-        expired: false,
-    };
-    Response::from_parts(parts, Body::new(body))
-}
-
-/// A response body that cancels its request's calls when dropped before its end (the client
-/// disconnected) and when the request's deadline passes.
-struct GuardedBody {
-    inner: Body,
-    dropped: Option<DropGuard>,
-    cancellation: CancellationToken,
-    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
-    expired: bool,
-}
-
-/// After the deadline cancels a call, how long its (cancelled) answer gets to arrive.
-const EXPIRED_GRACE: Duration = Duration::from_secs(1);
-
-impl http_body::Body for GuardedBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let this = &mut *self;
-        if let Some(deadline) = &mut this.deadline
-            && deadline.as_mut().poll(cx).is_ready()
-        {
-            if this.expired {
-                this.finish();
-                return Poll::Ready(None);
-            }
-            tracing::debug!("request deadline passed: cancelling its calls");
-            this.expired = true;
-            this.cancellation.cancel();
-            deadline.as_mut().reset(Instant::now() + EXPIRED_GRACE);
-            let _ = deadline.as_mut().poll(cx);
-        }
-        let frame = Pin::new(&mut this.inner).poll_frame(cx);
-        if matches!(frame, Poll::Ready(None)) || this.inner.is_end_stream() {
-            this.finish();
-        }
-        frame
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-impl GuardedBody {
-    /// The answer is complete: nothing to cancel any more.
-    fn finish(&mut self) {
-        if let Some(dropped) = self.dropped.take() {
-            dropped.disarm();
-        }
-        self.deadline = None;
-    }
-}
-
 async fn health(draining: Arc<AtomicBool>) -> Response {
     let (status, body) = if draining.load(Ordering::Relaxed) {
         (
@@ -422,29 +409,4 @@ async fn health(draining: Arc<AtomicBool>) -> Response {
         (StatusCode::OK, r#"{"status":"ok"}"#)
     };
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-fn unauthorized(refused: &Unauthorized) -> Response {
-    let body = serde_json::json!({ "error": "unauthorized", "reason": refused.reason() });
-    let mut response = (
-        StatusCode::UNAUTHORIZED,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response();
-    if let Ok(challenge) = HeaderValue::from_str(&refused.challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, challenge);
-    }
-    response
-}
-
-fn deadline_exceeded() -> Response {
-    (
-        StatusCode::GATEWAY_TIMEOUT,
-        [(header::CONTENT_TYPE, "application/json")],
-        r#"{"error":"request deadline exceeded"}"#,
-    )
-        .into_response()
 }

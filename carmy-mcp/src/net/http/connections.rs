@@ -1,0 +1,535 @@
+//! Accepting connections: HTTP/1.1 with hyper, a deadline for each request head, at most so
+//! many connections open, and room made for a new one by closing the one that has waited
+//! longest with no request in progress.
+//!
+//! A request head that never completes costs a connection and a file descriptor until its
+//! deadline ([`header_read_timeout`](super::HttpServer::header_read_timeout), counted from the
+//! head's first byte). Under a flood of them the deadline alone is not enough: until it passes,
+//! they would fill the cap (or the process's open-files limit) and nobody else, `/health`
+//! included, could connect. So a connection that is not serving a request is always the first
+//! to go: when the cap or the open-files limit is reached, the oldest such connection is closed
+//! to make room, as nginx does with its idle ones. A request in progress (a call, a session's
+//! stream) is never closed for room; its own deadline bounds it. The heads of an honest client
+//! arrive in one packet, so they are never the oldest waiting for long.
+//!
+//! Why not hyper's own `header_read_timeout`: its clock starts when the connection starts
+//! waiting for a head, so it also closes a kept-alive connection that is merely quiet, which
+//! clients that hold one connection across a pause do not expect. A quiet connection costs
+//! little and is the first closed for room; a head that has started and stalls is the attack.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    convert::Infallible,
+    future::Future,
+    io,
+    pin::{Pin, pin},
+    sync::{
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    task::{Context as TaskContext, Poll},
+    time::Duration,
+};
+
+use axum::{
+    Router,
+    body::{Body, Bytes},
+    response::Response,
+};
+use http_body::{Frame, SizeHint};
+use hyper::{body::Incoming, server::conn::http1};
+use hyper_util::rt::TokioIo;
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    net::{TcpListener, TcpStream},
+    sync::Notify,
+    time::Instant,
+};
+use tokio_util::sync::CancellationToken;
+use tower_service::Service as _;
+
+/// The bounds on connections.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ConnectionLimits {
+    /// Connections open at once.
+    pub(super) max_connections: usize,
+    /// How long a request head may take to arrive.
+    pub(super) header_read_timeout: Duration,
+}
+
+/// The largest request head read (`431` past it), and the largest read buffer of a connection:
+/// hyper's own default is ~400 KiB per connection, which a flood of large, slow heads would
+/// multiply by the connection cap.
+pub(super) const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// After an accept error other than running out of descriptors, how long to wait before
+/// accepting again; and how long a connection closed to free a descriptor gets to close.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+/// Out of descriptors with every connection busy: how long to wait before trying again.
+const DESCRIPTOR_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Serves `router` on `listener` until `stop`, then lets every connection finish its request
+/// in progress (hyper's graceful shutdown) and returns once all are closed. Dropping the
+/// returned future closes them all at once.
+pub(super) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: ConnectionLimits,
+    stop: CancellationToken,
+) -> io::Result<()> {
+    let table = Arc::new(Table::new(limits.max_connections));
+    let mut http = http1::Builder::new();
+    // Without a timer hyper applies no header deadline of its own: ours is in `run`.
+    http.header_read_timeout(None)
+        .max_header_size(MAX_HEAD_BYTES)
+        .max_buf_size(MAX_HEAD_BYTES);
+    let graceful = CancellationToken::new();
+    let close_all = CancellationToken::new();
+    let _close_all = close_all.clone().drop_guard();
+    loop {
+        let accepted = tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(error) if out_of_descriptors(&error) => {
+                if !table.make_room_for_descriptor().await {
+                    tracing::warn!(%error, "out of file descriptors, and every connection is busy");
+                    tokio::time::sleep(DESCRIPTOR_BACKOFF).await;
+                }
+                continue;
+            }
+            // The client gave up before it was accepted.
+            Err(error) if is_connection_error(&error) => continue,
+            Err(error) => {
+                tracing::error!(%error, "accepting a connection failed");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        tokio::select! {
+            () = stop.cancelled() => break,
+            () = table.make_room() => {}
+        }
+        let slot = table.open();
+        let connection = http.serve_connection(
+            TokioIo::new(Watched {
+                stream,
+                slot: slot.clone(),
+            }),
+            PerConnection {
+                router: router.clone(),
+                slot: slot.clone(),
+            },
+        );
+        tokio::spawn(run(
+            connection,
+            slot,
+            limits.header_read_timeout,
+            graceful.clone(),
+            close_all.clone(),
+        ));
+    }
+    drop(listener);
+    graceful.cancel();
+    table.all_closed().await;
+    Ok(())
+}
+
+/// One connection, until it ends, its request head is late, it is closed for room, or the
+/// server closes everything.
+async fn run(
+    connection: http1::Connection<TokioIo<Watched>, PerConnection>,
+    slot: Arc<Slot>,
+    header_read_timeout: Duration,
+    graceful: CancellationToken,
+    close_all: CancellationToken,
+) {
+    let mut connection = pin!(connection);
+    let mut shutting_down = false;
+    let late = tokio::time::sleep(Duration::MAX);
+    let mut late = pin!(late);
+    let mut head_deadline = None;
+    loop {
+        tokio::select! {
+            served = connection.as_mut() => {
+                if let Err(error) = served {
+                    tracing::debug!(%error, "connection ended");
+                }
+                break;
+            }
+            () = slot.head_started.notified() => {
+                head_deadline = slot.head_deadline(header_read_timeout);
+                if let Some(deadline) = head_deadline {
+                    late.as_mut().reset(deadline);
+                }
+            }
+            () = late.as_mut(), if head_deadline.is_some() => {
+                // The head may have arrived since; then this deadline is stale.
+                head_deadline = slot.head_deadline(header_read_timeout);
+                match head_deadline {
+                    Some(deadline) if deadline <= Instant::now() => {
+                        tracing::debug!("a request head did not arrive in time: closing its connection");
+                        break;
+                    }
+                    Some(deadline) => late.as_mut().reset(deadline),
+                    None => {}
+                }
+            }
+            () = slot.evict.cancelled() => {
+                tracing::debug!("closing a connection waiting for a request, to make room");
+                break;
+            }
+            () = close_all.cancelled() => break,
+            () = graceful.cancelled(), if !shutting_down => {
+                shutting_down = true;
+                connection.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}
+
+/// A connection's socket, telling its slot when the bytes of a new request head arrive.
+struct Watched {
+    stream: TcpStream,
+    slot: Arc<Slot>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let read = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.slot.bytes_arrived();
+        }
+        read
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// Linux and the BSDs: `EMFILE` (the process's limit) and `ENFILE` (the system's).
+fn out_of_descriptors(error: &io::Error) -> bool {
+    matches!(error.raw_os_error(), Some(23 | 24))
+}
+
+fn is_connection_error(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
+/// The router, seen by one connection: while it serves a request, the connection is busy and
+/// not closed for room.
+#[derive(Clone)]
+struct PerConnection {
+    router: Router,
+    slot: Arc<Slot>,
+}
+
+impl hyper::service::Service<http::Request<Incoming>> for PerConnection {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn call(&self, request: http::Request<Incoming>) -> Self::Future {
+        let busy = self.slot.busy();
+        let mut router = self.router.clone();
+        let answered = router.call(request.map(Body::new));
+        Box::pin(async move {
+            let response = answered.await?;
+            // Busy until the answer is sent (or dropped): a stream keeps its connection busy.
+            Ok(response.map(|body| Body::new(Busy { body, _busy: busy })))
+        })
+    }
+}
+
+/// A response body that keeps its connection busy.
+struct Busy {
+    body: Body,
+    _busy: BusyGuard,
+}
+
+impl http_body::Body for Busy {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// The open connections, and those among them waiting for a request, oldest first.
+struct Table {
+    max: usize,
+    state: Mutex<State>,
+    /// A connection closed.
+    closed: Notify,
+}
+
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    /// Orders the waiting connections: taken each time one starts waiting.
+    next_wait: u64,
+    connections: HashMap<u64, Connection>,
+    /// Waiting connections by when they started waiting.
+    waiting: BTreeMap<u64, u64>,
+    /// Connections told to close for room that have not closed yet.
+    evicting: usize,
+}
+
+struct Connection {
+    /// Requests in progress.
+    busy: usize,
+    /// Its key in `waiting` while it waits.
+    waiting_since: Option<u64>,
+    evict: CancellationToken,
+}
+
+/// One open connection's place in the table; dropping it closes the place.
+struct Slot {
+    table: Arc<Table>,
+    id: u64,
+    evict: CancellationToken,
+    opened: Instant,
+    /// Whether a request is in progress (its head is complete).
+    serving: AtomicBool,
+    /// When the pending request head's first bytes arrived: milliseconds since `opened`, plus
+    /// one; 0 when no head is pending.
+    head_since: AtomicU64,
+    /// A head started: its deadline runs.
+    head_started: Notify,
+}
+
+impl Table {
+    fn new(max: usize) -> Self {
+        Self {
+            max: max.max(1),
+            state: Mutex::default(),
+            closed: Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Counts only: usable after a panic elsewhere.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Returns once one more connection fits, closing the oldest waiting one if none does.
+    async fn make_room(&self) {
+        loop {
+            let closed = self.closed.notified();
+            let mut closed = pin!(closed);
+            closed.as_mut().enable();
+            {
+                let mut state = self.lock();
+                if state.connections.len() < self.max {
+                    return;
+                }
+                if state.evicting == 0 && !state.evict_oldest() {
+                    tracing::debug!("every connection is busy: waiting for one to close");
+                }
+            }
+            closed.await;
+        }
+    }
+
+    /// Closes the oldest waiting connection to free its descriptor, and waits a little for it
+    /// to close; `false` if no connection was waiting.
+    async fn make_room_for_descriptor(&self) -> bool {
+        let closed = self.closed.notified();
+        let mut closed = pin!(closed);
+        closed.as_mut().enable();
+        if !self.lock().evict_oldest() {
+            return false;
+        }
+        let _ = tokio::time::timeout(ACCEPT_BACKOFF, closed).await;
+        true
+    }
+
+    fn open(self: &Arc<Self>) -> Arc<Slot> {
+        let evict = CancellationToken::new();
+        let mut state = self.lock();
+        let id = state.next_id;
+        state.next_id += 1;
+        let since = state.next_wait;
+        state.next_wait += 1;
+        state.waiting.insert(since, id);
+        state.connections.insert(
+            id,
+            Connection {
+                busy: 0,
+                waiting_since: Some(since),
+                evict: evict.clone(),
+            },
+        );
+        Arc::new(Slot {
+            table: self.clone(),
+            id,
+            evict,
+            opened: Instant::now(),
+            serving: AtomicBool::new(false),
+            head_since: AtomicU64::new(0),
+            head_started: Notify::new(),
+        })
+    }
+
+    async fn all_closed(&self) {
+        loop {
+            let closed = self.closed.notified();
+            let mut closed = pin!(closed);
+            closed.as_mut().enable();
+            if self.lock().connections.is_empty() {
+                return;
+            }
+            closed.await;
+        }
+    }
+}
+
+impl State {
+    /// Tells the connection waiting longest to close; `false` if none waits.
+    fn evict_oldest(&mut self) -> bool {
+        let Some((_, id)) = self.waiting.pop_first() else {
+            return false;
+        };
+        if let Some(connection) = self.connections.get_mut(&id) {
+            connection.waiting_since = None;
+            connection.evict.cancel();
+            self.evicting += 1;
+        }
+        true
+    }
+}
+
+impl Slot {
+    /// Bytes arrived: if no request is in progress and no head was pending, a head starts.
+    /// (Bytes a client sends ahead while a request is in progress, pipelining, start no
+    /// deadline; such a connection is still closed first for room.)
+    fn bytes_arrived(&self) {
+        if self.serving.load(Ordering::Relaxed) || self.head_since.load(Ordering::Relaxed) != 0 {
+            return;
+        }
+        let since = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX - 1);
+        self.head_since.store(since + 1, Ordering::Relaxed);
+        self.head_started.notify_one();
+    }
+
+    /// When the pending head is late, if one is pending.
+    fn head_deadline(&self, timeout: Duration) -> Option<Instant> {
+        match self.head_since.load(Ordering::Relaxed) {
+            0 => None,
+            since => Some(self.opened + Duration::from_millis(since - 1) + timeout),
+        }
+    }
+
+    /// The connection serves a request until the guard is dropped.
+    fn busy(self: &Arc<Self>) -> BusyGuard {
+        self.serving.store(true, Ordering::Relaxed);
+        self.head_since.store(0, Ordering::Relaxed);
+        let mut state = self.table.lock();
+        if let Some(connection) = state.connections.get_mut(&self.id) {
+            connection.busy += 1;
+            if let Some(since) = connection.waiting_since.take() {
+                state.waiting.remove(&since);
+            }
+        }
+        BusyGuard { slot: self.clone() }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        {
+            let mut state = self.table.lock();
+            if let Some(connection) = state.connections.remove(&self.id) {
+                if let Some(since) = connection.waiting_since {
+                    state.waiting.remove(&since);
+                }
+                if connection.evict.is_cancelled() {
+                    state.evicting -= 1;
+                }
+            }
+        }
+        self.table.closed.notify_waiters();
+    }
+}
+
+struct BusyGuard {
+    slot: Arc<Slot>,
+}
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        let mut state = self.slot.table.lock();
+        let State {
+            connections,
+            waiting,
+            next_wait,
+            ..
+        } = &mut *state;
+        let Some(connection) = connections.get_mut(&self.slot.id) else {
+            return;
+        };
+        connection.busy -= 1;
+        if connection.busy == 0 {
+            self.slot.serving.store(false, Ordering::Relaxed);
+        }
+        if connection.busy == 0 && !connection.evict.is_cancelled() {
+            let since = *next_wait;
+            *next_wait += 1;
+            waiting.insert(since, self.slot.id);
+            connection.waiting_since = Some(since);
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! The answers the HTTP layer gives itself, before rmcp: an HTTP status a client can act on
+//! and, where a client expects JSON-RPC, a JSON-RPC error naming the request (or `id: null`
+//! when there is none to name), with Carmy's error envelope as its `data`.
+
+use std::time::Duration;
+
+use axum::{
+    body::Body,
+    response::{IntoResponse, Response},
+};
+use carmy_core::{AgentError, ErrorCategory, codes};
+use http::{HeaderValue, StatusCode, header};
+use rmcp::model::RequestId;
+
+use super::sessions::Full;
+use crate::net::auth::Unauthorized;
+
+/// JSON-RPC's "Parse error": the body is not JSON.
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's "Invalid Request": JSON, but not a JSON-RPC message rmcp reads.
+const INVALID_REQUEST: i64 = -32600;
+/// A JSON-RPC "server error" (-32000 to -32099 are the implementation's): a bound is reached.
+const CAPACITY: i64 = -32000;
+
+/// `status` with a JSON-RPC error answering `id`.
+fn json_rpc(
+    status: StatusCode,
+    id: Option<&RequestId>,
+    code: i64,
+    message: &str,
+    data: Option<serde_json::Value>,
+) -> Response {
+    let mut error = serde_json::json!({ "code": code, "message": message });
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// `400`: the body is not JSON (`-32700`).
+pub(super) fn not_json(error: &serde_json::Error) -> Response {
+    // A syntax error's message names a line and column, never the input.
+    let message = format!("Parse error: {error}");
+    json_rpc(StatusCode::BAD_REQUEST, None, PARSE_ERROR, &message, None)
+}
+
+/// `400`: JSON, but not a JSON-RPC message (`-32600`).
+pub(super) fn not_json_rpc(error: &serde_json::Error) -> Response {
+    // serde's message may quote the input (`invalid type: string "..."`): a bounded excerpt.
+    let message = format!("Invalid Request: {}", excerpt(&error.to_string(), 200));
+    json_rpc(
+        StatusCode::BAD_REQUEST,
+        None,
+        INVALID_REQUEST,
+        &message,
+        None,
+    )
+}
+
+/// `400`: a JSON object, but not a JSON-RPC message (`-32600`), saying why.
+pub(super) fn not_a_message(problem: &str) -> Response {
+    let message = format!("Invalid Request: {problem}");
+    json_rpc(
+        StatusCode::BAD_REQUEST,
+        None,
+        INVALID_REQUEST,
+        &message,
+        None,
+    )
+}
+
+/// `400`: the body could not be read to its end.
+pub(super) fn unreadable() -> Response {
+    json_rpc(
+        StatusCode::BAD_REQUEST,
+        None,
+        INVALID_REQUEST,
+        "the request body could not be read",
+        None,
+    )
+}
+
+/// `413`: the body is longer than the server accepts.
+pub(super) fn too_large(max_body_bytes: usize) -> Response {
+    let message = format!("the request body is longer than {max_body_bytes} bytes");
+    json_rpc(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        None,
+        INVALID_REQUEST,
+        &message,
+        None,
+    )
+}
+
+/// `503` (the server's bound) or `429` (the principal's): no session can be opened now. A
+/// place frees when a session is closed (`DELETE`) or reaped after `idle_timeout`.
+pub(super) fn sessions_full(
+    full: Full,
+    id: Option<&RequestId>,
+    idle_timeout: Duration,
+) -> Response {
+    let (status, message, details) = match full {
+        Full::Server { max } => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the server holds its maximum of {max} sessions; retry later"),
+            serde_json::json!({ "max_sessions": max }),
+        ),
+        Full::Principal { max } => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "this principal holds its maximum of {max} sessions; close one (DELETE) or \
+                 retry once an idle one is closed"
+            ),
+            serde_json::json!({ "max_sessions_per_principal": max }),
+        ),
+    };
+    let error = AgentError::new(ErrorCategory::Capacity, codes::CAPACITY, message.clone())
+        .with_details(details);
+    let mut response = json_rpc(status, id, CAPACITY, &message, Some(error.to_envelope()));
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(idle_timeout.as_secs().max(1)),
+    );
+    response
+}
+
+/// `409`: the session's standalone stream is already open; one at a time.
+pub(super) fn stream_open() -> Response {
+    let message = "this session's stream (GET) is already open; one at a time";
+    let error = AgentError::conflict("SESSION_STREAM_OPEN", message);
+    json_rpc(
+        StatusCode::CONFLICT,
+        None,
+        INVALID_REQUEST,
+        message,
+        Some(error.to_envelope()),
+    )
+}
+
+/// `404`, exactly as rmcp answers a session it does not know: another principal's session
+/// does not exist for this one, and nothing tells the two apart.
+pub(super) fn unknown_session() -> Response {
+    // Built by hand: axum would add a `Content-Type` rmcp's answer does not have.
+    let mut response = Response::new(Body::from("Not Found: Session not found"));
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}
+
+/// `401` with the authenticator's challenge.
+pub(super) fn unauthorized(refused: &Unauthorized) -> Response {
+    let body = serde_json::json!({ "error": "unauthorized", "reason": refused.reason() });
+    let mut response = (
+        StatusCode::UNAUTHORIZED,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response();
+    if let Ok(challenge) = HeaderValue::from_str(&refused.challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
+}
+
+/// `504`: the request's deadline passed before its answer started.
+pub(super) fn deadline_exceeded() -> Response {
+    (
+        StatusCode::GATEWAY_TIMEOUT,
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"error":"request deadline exceeded"}"#,
+    )
+        .into_response()
+}
+
+/// At most `max` bytes of `text`, cut at a character boundary.
+fn excerpt(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
