@@ -323,11 +323,8 @@ impl HttpServer {
             .with_cancellation_token(control.sessions.clone());
         let sessions = Arc::new(Sessions::new(self.sessions, control.sessions.clone()));
         let server = self.server.clone();
-        let mcp = StreamableHttpService::new(
-            move || Ok(server.for_session()),
-            sessions.clone(),
-            config,
-        );
+        let mcp =
+            StreamableHttpService::new(move || Ok(server.for_session()), sessions.clone(), config);
         let guard = Arc::new(Guard {
             authenticator: self.authenticator,
             base: self.server.context.clone(),
