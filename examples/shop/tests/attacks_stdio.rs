@@ -1,9 +1,9 @@
-//! The shop's stdio transport under the outside attack of issue 14 (rows 11 and 12 and the ids
+//! The shop's stdio transport under the outside attack of issue 14 (rows 11 to 14 and the ids
 //! it found matched loosely), replayed against the real binary: cancellations and reused ids,
-//! a cancel at the in-flight bound, ids that differ only in how they are written, and a second
-//! `initialize`. Run one against the build from before the fix with
-//! `SHOP_BIN=/path/to/old/shop` to see the attack succeed. Figures (time, memory from `/proc`)
-//! are printed (`--nocapture`).
+//! a cancel at the in-flight bound, ids that differ only in how they are written, a second
+//! `initialize`, and log lines forged or swollen by what a client sends. Run one against the
+//! build from before the fix with `SHOP_BIN=/path/to/old/shop` to see the attack succeed.
+//! Figures (time, memory from `/proc`, bytes of stderr) are printed (`--nocapture`).
 
 mod common;
 
@@ -306,4 +306,71 @@ fn requests_waiting_at_the_in_flight_bound_are_bounded_in_bytes() {
         "VmHWM {hwm} KiB after the flood, {} KiB before",
         before.1
     );
+}
+
+/// Lines of `log` that a client wrote: those starting with `FORGED`.
+fn forged_lines(log: &str) -> usize {
+    log.lines()
+        .filter(|line| line.starts_with("FORGED"))
+        .count()
+}
+
+// Row 13: a newline in a request id (or a tool name) cannot start a log line.
+#[test]
+fn forged_ids_cannot_forge_log_lines() {
+    let mut shop = RawShop::start(&[], &[("RUST_LOG", "debug")]);
+    shop.initialize(json!({}));
+    let forged = |n: u32| format!("x\nFORGED {n} 2026-01-01T00:00:00Z  INFO admin logged in");
+    shop.send(&json!({ "jsonrpc": "2.0", "id": forged(1), "method": "ping" }));
+    shop.receive();
+    shop.send(&call(json!(forged(2)), &forged(3), json!({})));
+    shop.receive();
+    // The same id twice while the first is in flight: Carmy's transport refuses the second.
+    let slow = call(json!(forged(4)), "sales_report", json!({ "seconds": 1 }));
+    shop.write((line(&slow) + &line(&slow)).as_bytes());
+    shop.receive();
+    shop.send(&cancel(json!(forged(5))));
+    shop.receive();
+    let log = String::from_utf8_lossy(&shop.stderr()).into_owned();
+    let lines = log.lines().count();
+    eprintln!(
+        "RUST_LOG=debug: {lines} log lines, {} forged",
+        forged_lines(&log)
+    );
+    assert!(lines > 10, "the server logged at debug: {log}");
+    assert_eq!(forged_lines(&log), 0, "{log}");
+    // Every line is an event of the server's, starting with its timestamp.
+    for line in log.lines() {
+        assert!(line.starts_with("20"), "{line}");
+    }
+}
+
+// Row 14: a huge tool name cannot swell the log, at `warn` or `debug`.
+#[test]
+fn huge_names_cannot_swell_the_log() {
+    const CALLS: u64 = 5;
+    // Just under the 4 MiB line limit.
+    let name = "x".repeat(4_000_000);
+    for level in ["warn", "debug"] {
+        let mut shop = RawShop::start(&[], &[("RUST_LOG", level)]);
+        shop.initialize(json!({}));
+        for id in 0..CALLS {
+            shop.send(&call(json!(id), &name, json!({})));
+            let answer = shop.receive();
+            assert_eq!(answer["id"], id, "{}", &answer.to_string()[..200]);
+        }
+        let log = shop.stderr();
+        let longest = log.split(|&byte| byte == b'\n').map(<[u8]>::len).max();
+        eprintln!(
+            "RUST_LOG={level}: {CALLS} calls naming a {} MB tool: {} bytes of log, longest line {} bytes",
+            name.len() / 1_000_000,
+            log.len(),
+            longest.unwrap_or(0)
+        );
+        assert!(
+            longest.unwrap_or(0) <= 4096 + 64,
+            "a log line of {longest:?} bytes"
+        );
+        assert!(log.len() < 256 * 1024, "{} bytes of log", log.len());
+    }
 }
