@@ -168,6 +168,27 @@ impl Bounded {
 }
 
 #[tokio::test]
+async fn requests_waiting_when_the_input_ends_are_still_answered() {
+    let mut server = Bounded::start().await;
+    // Two in flight, one waiting (reading goes on), then the end of the input.
+    for id in 1..=3 {
+        server.send(&slow(json!(id), 2)).await;
+    }
+    server.write.shutdown().await.expect("end of input");
+    let mut answered = Vec::new();
+    for _ in 0..3 {
+        let answer = server.receive().await;
+        assert_eq!(
+            answer["result"]["structuredContent"]["steps"], 2,
+            "{answer}"
+        );
+        answered.push(answer["id"].as_u64().expect("an id"));
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, [1, 2, 3]);
+}
+
+#[tokio::test]
 async fn at_the_in_flight_bound_requests_wait_and_cancels_pass() {
     let mut server = Bounded::start().await;
     // Two in flight, one waiting (as many as two may wait before reading stops).

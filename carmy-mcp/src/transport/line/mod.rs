@@ -115,6 +115,9 @@ const MAX_WAITING_BYTES: usize = 4 * 1024 * 1024;
 /// ```
 pub struct LineTransport<R, W> {
     lines: Lines<R>,
+    /// The client's input ended; the requests still waiting are handed over before rmcp hears
+    /// of it.
+    ended: bool,
     flow: Flow,
     max_outbox_bytes: usize,
     outbox: Arc<Outbox>,
@@ -158,6 +161,7 @@ where
     pub fn new(read: R, write: W) -> Self {
         Self {
             lines: Lines::new(read, DEFAULT_MAX_LINE_BYTES),
+            ended: false,
             flow: Flow::new(DEFAULT_MAX_IN_FLIGHT, MAX_WAITING_BYTES),
             max_outbox_bytes: DEFAULT_MAX_OUTBOX_BYTES,
             outbox: Arc::new(Outbox::new()),
@@ -324,11 +328,14 @@ where
             if let Some(waited) = self.flow.next_waiting() {
                 return Some(waited);
             }
-            if self.flow.is_full() {
-                // As many requests wait as may be in flight: wait until rmcp sends an answer,
-                // which drops this future and calls `receive` again. Reading stops meanwhile,
-                // so the client's writes block.
+            if self.flow.is_full() || (self.ended && self.flow.waiting() > 0) {
+                // As many requests wait as may be in flight (or the input ended behind them):
+                // wait until rmcp sends an answer, which drops this future and calls `receive`
+                // again. Reading stops meanwhile, so the client's writes block.
                 std::future::pending::<()>().await;
+            }
+            if self.ended {
+                return None;
             }
             match self.lines.next().await {
                 LineRead::Line => {}
@@ -348,7 +355,10 @@ where
                     );
                     continue;
                 }
-                LineRead::Eof => return None,
+                LineRead::Eof => {
+                    self.ended = true;
+                    continue;
+                }
                 LineRead::Io(error) => {
                     tracing::error!(%error, "cannot read from the client");
                     return None;
