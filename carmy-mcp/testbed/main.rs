@@ -2,9 +2,13 @@
 //! child process; it is also something to point an MCP inspector at.
 //!
 //! ```text
-//! carmy-mcp-testbed [--max-line-bytes N] [--grant GRANT]... [--principal NAME]
+//! carmy-mcp-testbed [--max-line-bytes N] [--grant GRANT]... [--principal NAME] [--faulty-tools]
 //! ```
+//!
+//! `--faulty-tools` adds tools that panic, break their output schema, overrun their deadline,
+//! and two slow writes (`faults.rs`).
 
+mod faults;
 mod tools;
 
 use carmy_core::Context;
@@ -31,9 +35,10 @@ async fn main() -> std::process::ExitCode {
             },
             "--grant" => server_options.grants.push(value("--grant")),
             "--principal" => server_options.principal = Some(value("--principal")),
+            "--faulty-tools" => server_options.faulty_tools = true,
             other => {
                 eprintln!(
-                    "carmy-mcp-testbed: unknown argument `{other}`; expected --max-line-bytes, --grant or --principal"
+                    "carmy-mcp-testbed: unknown argument `{other}`; expected --max-line-bytes, --grant, --principal or --faulty-tools"
                 );
                 return std::process::ExitCode::from(2);
             }
@@ -42,7 +47,11 @@ async fn main() -> std::process::ExitCode {
 
     // Nobody listens to the probe out of process.
     let (probe, _) = tokio::sync::mpsc::unbounded_channel();
-    let testbed = tools::testbed(probe);
+    let testbed = if server_options.faulty_tools {
+        tools::testbed_with(probe, faults::register)
+    } else {
+        tools::testbed(probe)
+    };
     let mut context = Context::new().with_grants(server_options.grants);
     if let Some(principal) = server_options.principal {
         context = context.with_principal(principal);
@@ -67,4 +76,5 @@ struct Options {
     max_line_bytes: Option<usize>,
     grants: Vec<String>,
     principal: Option<String>,
+    faulty_tools: bool,
 }

@@ -34,8 +34,16 @@ pub struct Testbed {
 }
 
 pub fn testbed(probe: mpsc::UnboundedSender<ProbeEvent>) -> Testbed {
+    testbed_with(probe, |carmy| carmy)
+}
+
+/// The testbed's tools and those `more` adds.
+pub fn testbed_with(
+    probe: mpsc::UnboundedSender<ProbeEvent>,
+    more: impl FnOnce(Carmy) -> Carmy,
+) -> Testbed {
     let order_runs = Arc::new(AtomicU64::new(0));
-    let runtime = Carmy::new()
+    let carmy = Carmy::new()
         .tool(Lookup)
         .tool(PlaceOrder {
             runs: Arc::clone(&order_runs),
@@ -44,9 +52,8 @@ pub fn testbed(probe: mpsc::UnboundedSender<ProbeEvent>) -> Testbed {
         .tool(SendEmail)
         .tool(WordCount)
         .tool(Shout)
-        .tool(Slow { probe })
-        .build()
-        .expect("the testbed catalog builds");
+        .tool(Slow { probe });
+    let runtime = more(carmy).build().expect("the testbed catalog builds");
     Testbed {
         runtime,
         order_runs,

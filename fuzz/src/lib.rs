@@ -90,6 +90,32 @@ impl Tool for Echo {
     }
 }
 
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub struct WaitInput {
+    /// Milliseconds to wait (at most 255).
+    pub ms: u8,
+    /// Echoed, so that an answer says which call it answers.
+    pub nonce: u32,
+}
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub struct Waited {
+    pub nonce: u32,
+}
+
+/// Waits a little and says which call it was: cancellations race with it.
+pub struct Wait;
+
+impl Tool for Wait {
+    type Input = WaitInput;
+    type Output = Waited;
+    const SPEC: ToolSpec = ToolSpec::new("wait", Effect::Read);
+    async fn run(&self, input: WaitInput, _: Invocation) -> Result<Waited, AgentError> {
+        tokio::time::sleep(std::time::Duration::from_millis(u64::from(input.ms))).await;
+        Ok(Waited { nonce: input.nonce })
+    }
+}
+
 pub struct Fixture {
     pub runtime: Runtime,
     pub placed: Arc<AtomicU64>,
@@ -103,6 +129,7 @@ pub fn fixture() -> Fixture {
         .tool(Place(Arc::clone(&placed)))
         .tool(Purge(Arc::clone(&purged)))
         .tool(Echo)
+        .tool(Wait)
         .build()
         .expect("the fuzz catalog builds");
     Fixture {

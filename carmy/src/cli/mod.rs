@@ -18,10 +18,12 @@
 //!
 //! Exit codes: 0 on success, 1 when a called tool fails or serving stops on an error, 2 on bad
 //! usage (unknown subcommand or tool, arguments that are not JSON). Logs go to stderr, filtered
-//! by `RUST_LOG` (default `warn`); stdout carries only the command's output (the protocol, for
-//! `mcp`).
+//! by `RUST_LOG` (default `warn`), one line per event whatever a client sent: control characters
+//! in logged values are escaped, each value is cut at 1 KiB and each line at 4 KiB; stdout
+//! carries only the command's output (the protocol, for `mcp`).
 
 mod commands;
+mod logging;
 mod network;
 mod render;
 
@@ -165,7 +167,7 @@ impl Cli {
     }
 
     async fn dispatch(self, matches: ArgMatches) -> ExitCode {
-        init_logging();
+        logging::init();
         let (subcommand, sub) = matches.subcommand().expect("a subcommand is required");
         let context = host_context(self.context.clone(), sub);
         match subcommand {
@@ -286,16 +288,4 @@ fn host_context(mut context: Context, matches: &ArgMatches) -> Context {
         context = context.with_principal(principal.as_str());
     }
     context
-}
-
-/// Logs to stderr, so stdout stays clean for the protocol; `RUST_LOG` filters. By default:
-/// warnings, except rmcp's one line per error response, which an agent's bad call is not.
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp::service=error"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }

@@ -6,7 +6,8 @@
 //! per call. A `tools/call` line is read here in one pass over the bytes, into the very value
 //! rmcp's parse builds; any line this path does not accept in full (another method, a missing
 //! or malformed field, a `result` or `error` beside the `method`) goes to rmcp's parse as
-//! before, so errors and rare messages behave exactly as they did.
+//! before, so errors and rare messages behave exactly as they did. The request's `id` is also
+//! kept as written (`ids.rs`), in the same pass.
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, JsonRpcVersion2_0,
@@ -16,13 +17,16 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
+use super::ids::ClientId;
+
 /// The envelope of a JSON-RPC message, with `params` left unparsed.
 #[derive(Deserialize)]
 struct Envelope<'a> {
     /// Only `"2.0"` deserializes; nothing else is read from it.
     #[serde(rename = "jsonrpc")]
     _version: JsonRpcVersion2_0,
-    id: Option<RequestId>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
     #[serde(borrow)]
     method: Option<&'a str>,
     #[serde(borrow)]
@@ -43,9 +47,9 @@ impl<'de> Deserialize<'de> for Present {
     }
 }
 
-/// `line` as the `tools/call` request rmcp would parse it into, or `None` when the line is
-/// anything else or anything less, for rmcp's own parse to handle.
-pub(crate) fn tools_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
+/// `line` as the `tools/call` request rmcp would parse it into, with its id as written, or
+/// `None` when the line is anything else or anything less, for rmcp's own parse to handle.
+pub(crate) fn tools_call(line: &[u8]) -> Option<(ClientJsonRpcMessage, ClientId)> {
     // Objects only, here and for `params` below: serde also reads a struct from an array
     // (`["2.0", 1, "tools/call", {...}]`), which rmcp's parse refuses.
     if line.first() != Some(&b'{') {
@@ -66,6 +70,8 @@ pub(crate) fn tools_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
     if !params.get().starts_with('{') {
         return None;
     }
+    let client_id = ClientId::new(id)?;
+    let id: RequestId = serde_json::from_str(id.get()).ok()?;
     let mut params: CallToolRequestParams = serde_json::from_str(params.get()).ok()?;
     // rmcp moves `params._meta` into the request's extensions, where handlers read it.
     let meta = params.meta.take();
@@ -73,9 +79,9 @@ pub(crate) fn tools_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
     if let Some(meta) = meta {
         request.extensions.insert(meta);
     }
-    Some(ClientJsonRpcMessage::request(
-        ClientRequest::CallToolRequest(request),
-        id,
+    Some((
+        ClientJsonRpcMessage::request(ClientRequest::CallToolRequest(request), id),
+        client_id,
     ))
 }
 
@@ -86,8 +92,10 @@ mod tests {
     /// Both parses, compared as the JSON they serialize back to (rmcp's types have no
     /// `PartialEq`), with the `_meta` rmcp keeps in the extensions.
     fn agree(line: &str) {
-        let fast = tools_call(line.as_bytes())
+        let (fast, id) = tools_call(line.as_bytes())
             .unwrap_or_else(|| panic!("the fast path does not take {line}"));
+        let ids = super::super::ids::line_ids(line.as_bytes(), false).expect("ids");
+        assert_eq!(ids.id.as_ref().map(ClientId::key), Some(id.key()), "{line}");
         let slow: ClientJsonRpcMessage = serde_json::from_str(line).expect("rmcp parses it");
         assert_eq!(
             serde_json::to_value(&fast).unwrap(),
@@ -118,6 +126,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","_meta":null,"extra":true},"unknown":{}}"#,
             r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","requestState":"s","inputResponses":{}}}"#,
             r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/call","params":{"name":"\u0074"}}"#,
+            r#"{"jsonrpc":"2.0","id":7.0,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":"a\nb\u2028","method":"tools/call","params":{"name":"t"}}"#,
         ] {
             agree(line);
         }

@@ -1,11 +1,12 @@
 //! What a line is: a message for rmcp, nothing to answer, or an error to answer at once
 //! (JSON-RPC's parse error, invalid request, invalid params), decided without rmcp.
 
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage};
 use serde_json::{Value, json};
 
 use super::{
     call_parse,
+    ids::{ClientId, line_ids},
     scan::{leading_id, nests_deeper_than},
 };
 
@@ -13,16 +14,30 @@ use super::{
 pub(super) const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC: the line is JSON but not an acceptable request (shape, batch, size).
 pub(super) const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC: the method does not exist (here: `initialize` in a 2026-07-28 session).
+pub(super) const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC: the request's params are not an object.
 const INVALID_PARAMS: i64 = -32602;
 /// The nesting at which serde_json stops recursing and refuses a message.
 const MAX_DEPTH: usize = 128;
 
+/// A message for rmcp, with its ids as the client wrote them.
+#[derive(Debug)]
+pub(super) struct Incoming {
+    pub(super) message: ClientJsonRpcMessage,
+    /// The `id`: always there for a request.
+    pub(super) id: Option<ClientId>,
+    /// The request a `notifications/cancelled` names.
+    pub(super) cancels: Option<ClientId>,
+    /// The length of its line.
+    pub(super) bytes: usize,
+}
+
 /// What to do with one line.
 #[derive(Debug)]
 pub(super) enum Parsed {
-    /// Boxed: it may wait in `LineTransport::held`.
-    Message(Box<ClientJsonRpcMessage>),
+    /// Boxed: it may wait for room in `Flow`.
+    Message(Box<Incoming>),
     /// Blank, or unusable but not to be answered (a notification or a response).
     Skip,
     Answer {
@@ -39,11 +54,16 @@ pub(super) fn parse_line(line: &[u8]) -> Parsed {
     if line.is_empty() {
         return Parsed::Skip;
     }
-    if let Some(call) = call_parse::tools_call(line) {
-        return Parsed::Message(Box::new(call));
+    if let Some((message, id)) = call_parse::tools_call(line) {
+        return Parsed::Message(Box::new(Incoming {
+            message,
+            id: Some(id),
+            cancels: None,
+            bytes: line.len(),
+        }));
     }
     let error = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
-        Ok(message) => return Parsed::Message(Box::new(message)),
+        Ok(message) => return with_ids(message, line),
         Err(error) => error,
     };
     if nests_deeper_than(line, MAX_DEPTH - 1) {
@@ -114,6 +134,32 @@ pub(super) fn parse_line(line: &[u8]) -> Parsed {
         code: INVALID_REQUEST,
         message: format!("Invalid Request: {error}"),
         data: None,
+    }
+}
+
+/// `message`, parsed by rmcp from `line`, with the ids the client wrote.
+fn with_ids(message: ClientJsonRpcMessage, line: &[u8]) -> Parsed {
+    let is_request = matches!(message, JsonRpcMessage::Request(_));
+    let cancellation = matches!(
+        &message,
+        JsonRpcMessage::Notification(notification)
+            if matches!(notification.notification, ClientNotification::CancelledNotification(_))
+    );
+    match line_ids(line, cancellation) {
+        Some(ids) if !is_request || ids.id.is_some() => Parsed::Message(Box::new(Incoming {
+            message,
+            id: ids.id,
+            cancels: ids.cancels,
+            bytes: line.len(),
+        })),
+        // rmcp read ids that this reading does not find as it did: refused, not guessed at.
+        _ if is_request => Parsed::Answer {
+            id: Value::Null,
+            code: INVALID_REQUEST,
+            message: "Invalid Request: the request id cannot be read".into(),
+            data: Some(json!({ "field": "id" })),
+        },
+        _ => Parsed::Skip,
     }
 }
 

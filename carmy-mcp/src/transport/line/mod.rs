@@ -8,19 +8,27 @@
 //! It bounds what a client can make the server hold. rmcp's serve loop spawns one task per
 //! response and keeps reading requests whatever happens to the output, so a client that writes
 //! requests and never reads its answers would make the server's memory grow without end. This
-//! transport stops reading while more than [`DEFAULT_MAX_OUTBOX_BYTES`] wait to be written, or
-//! while [`DEFAULT_MAX_IN_FLIGHT`] requests are unanswered; the client's writes then block on the
+//! transport stops reading while more than [`DEFAULT_MAX_OUTBOX_BYTES`] wait to be written. Past
+//! [`DEFAULT_MAX_IN_FLIGHT`] unanswered requests, it reads on so that cancellations and the
+//! client's answers still get through, and keeps the requests it reads waiting, up to as many
+//! again (and 4 MiB of them); then it stops reading. Either way the client's writes block on the
 //! full pipe, which is the back-pressure a byte stream can give.
 //!
+//! It keeps request ids exact. rmcp reads `7.0` as `7`, takes `"0"` for `0` in answers, and
+//! matches an answer to its request by id alone, so an id reused right after its cancel would
+//! get the old call's answer while the new call is stopped. The transport hands rmcp requests
+//! under ids of its own, used once, and writes each answer with the client's id as written.
+//!
 //! One file per concern: `framing.rs` reads bounded lines, `classify.rs` decides what a line is
-//! (with `scan.rs` for lines that do not parse and `call_parse.rs`, a fast path for
-//! `tools/call`), `flow.rs` tracks the requests in flight, `outbox.rs` writes, and `page.rs`
-//! writes `tools/list` pages.
+//! (with `scan.rs` for lines that do not parse, `call_parse.rs`, a fast path for `tools/call`,
+//! and `ids.rs`, the ids as written), `flow.rs` tracks the requests in flight and waiting,
+//! `outbox.rs` writes, and `page.rs` writes answers and `tools/list` pages.
 
 mod call_parse;
 mod classify;
 mod flow;
 mod framing;
+mod ids;
 mod outbox;
 mod page;
 mod scan;
@@ -29,15 +37,16 @@ use std::{borrow::Cow, future::Future, io, sync::Arc};
 
 use rmcp::{
     RoleServer,
-    model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage},
+    model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage},
     transport::{StdioReader, StdioWriter, Transport},
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use classify::{INVALID_REQUEST, Parsed, parse_line};
-use flow::Flow;
+use classify::{INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, Parsed, parse_line};
+use flow::{Admission, Flow, Lifecycle};
 use framing::{LineRead, Lines};
+use ids::ClientId;
 use outbox::{Outbox, Writer};
 pub(crate) use page::ToolsPage;
 
@@ -49,9 +58,14 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// requests, by default: 8 MiB. Reading resumes once the client has taken them.
 pub const DEFAULT_MAX_OUTBOX_BYTES: usize = 8 * 1024 * 1024;
 
-/// Requests read and not answered yet after which [`LineTransport`] stops reading more, by
-/// default: 1,024 (the runtime's default bound on concurrent executions).
+/// Requests read and not answered yet after which [`LineTransport`] keeps further requests
+/// waiting (and stops reading once as many wait), by default: 1,024 (the runtime's default
+/// bound on concurrent executions).
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+
+/// Bytes of lines of the requests that wait while [`DEFAULT_MAX_IN_FLIGHT`] are unanswered after
+/// which reading stops (at least one request waits, whatever its size).
+const MAX_WAITING_BYTES: usize = 4 * 1024 * 1024;
 
 /// A server-side MCP transport over any byte stream: one JSON-RPC message per line.
 ///
@@ -68,11 +82,21 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 ///   make rmcp abandon the connection;
 /// - answers a request whose `id` is already in flight with `-32600` instead of running it (rmcp
 ///   would run both and drop one answer);
+/// - keeps ids exactly as the client wrote them: an answer carries the request's id as sent
+///   (`7.0` stays `7.0`), a cancellation stops the one request whose id is the same JSON value
+///   (`7.0` is not `7`, nor `"7"`), an id reused once its request is cancelled names the new
+///   request, and an answer from the client counts only with the exact id of the server's
+///   request (`0`, not `"0"` or `0.0`); handlers see ids of the transport's own;
+/// - refuses `initialize` once the session is open (`-32600`; `-32601` in a 2026-07-28 session,
+///   which has none): the client's capabilities are the ones it declared first;
 /// - answers JSON nested as deep as serde_json refuses (128 levels) with `-32600` naming the
 ///   request, without recursing into it;
 /// - stops reading while [`max_outbox_bytes`](Self::max_outbox_bytes) of answers wait for the
-///   client, or [`max_in_flight`](Self::max_in_flight) requests are unanswered, so a client that
-///   does not read cannot make the server's memory grow: its own writes block instead;
+///   client, so a client that does not read cannot make the server's memory grow: its own
+///   writes block instead;
+/// - past [`max_in_flight`](Self::max_in_flight) unanswered requests, reads on so that a
+///   cancellation always gets through (it also stops a request still waiting), keeping up to as
+///   many requests again waiting (and 4 MiB of their lines) before it stops reading;
 /// - writes every message queued during the previous write in a single write and flush;
 /// - writes `tools/list` results whose tools are the ones it wrote last from their kept JSON
 ///   (`page.rs`): the same bytes, without serializing the catalog per request.
@@ -91,6 +115,9 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 /// ```
 pub struct LineTransport<R, W> {
     lines: Lines<R>,
+    /// The client's input ended; the requests still waiting are handed over before rmcp hears
+    /// of it.
+    ended: bool,
     flow: Flow,
     max_outbox_bytes: usize,
     outbox: Arc<Outbox>,
@@ -104,6 +131,7 @@ impl<R, W> std::fmt::Debug for LineTransport<R, W> {
             .field("max_line_bytes", &self.lines.max_line_bytes)
             .field("buffered", &self.lines.buffered())
             .field("in_flight", &self.flow.in_flight())
+            .field("waiting", &self.flow.waiting())
             .field("max_in_flight", &self.flow.max_in_flight)
             .field("max_outbox_bytes", &self.max_outbox_bytes)
             .finish_non_exhaustive()
@@ -133,7 +161,8 @@ where
     pub fn new(read: R, write: W) -> Self {
         Self {
             lines: Lines::new(read, DEFAULT_MAX_LINE_BYTES),
-            flow: Flow::new(DEFAULT_MAX_IN_FLIGHT),
+            ended: false,
+            flow: Flow::new(DEFAULT_MAX_IN_FLIGHT, MAX_WAITING_BYTES),
             max_outbox_bytes: DEFAULT_MAX_OUTBOX_BYTES,
             outbox: Arc::new(Outbox::new()),
             writer: Writer::Idle(write),
@@ -164,8 +193,8 @@ where
         self
     }
 
-    /// Replaces the number of unanswered requests after which reading stops
-    /// ([`DEFAULT_MAX_IN_FLIGHT`] by default; at least 1).
+    /// Replaces the number of unanswered requests after which requests wait
+    /// ([`DEFAULT_MAX_IN_FLIGHT`] by default; at least 1); reading stops once as many wait.
     #[must_use]
     pub fn max_in_flight(mut self, max_in_flight: usize) -> Self {
         self.flow.max_in_flight = max_in_flight.max(1);
@@ -174,47 +203,89 @@ where
 
     /// The next message for rmcp, answering on the way every line that is not one.
     fn take(&mut self, parsed: Parsed) -> Option<ClientJsonRpcMessage> {
-        match parsed {
-            Parsed::Message(message) => {
-                let request_id = match &*message {
-                    JsonRpcMessage::Request(request) => Some(request.id.clone()),
-                    _ => None,
-                };
-                let Some(id) = request_id else {
-                    if !self.flow.started() {
-                        tracing::debug!("ignoring a message that precedes the session");
-                        return None;
-                    }
-                    return Some(self.flow.admit(message));
-                };
-                if self.flow.is_in_flight(&id) {
-                    tracing::debug!(%id, "refusing a request whose id is in flight");
-                    self.outbox.answer(
-                        serde_json::to_value(&id).unwrap_or(Value::Null),
-                        INVALID_REQUEST,
-                        format!("Invalid Request: request id {id} is already in flight"),
-                        Some(json!({ "field": "id" })),
-                    );
-                    return None;
-                }
-                if !self.flow.has_room() {
-                    self.flow.held = Some(message);
-                    return None;
-                }
-                Some(self.flow.admit(message))
-            }
-            Parsed::Skip => None,
+        let incoming = match parsed {
+            Parsed::Message(incoming) => incoming,
+            Parsed::Skip => return None,
             Parsed::Answer {
                 id,
                 code,
                 message,
                 data,
             } => {
-                tracing::debug!(code, %message, "answering an unusable message");
+                tracing::debug!(code, message = ?ids::cut(&message, 200), "answering an unusable message");
                 self.outbox.answer(id, code, message, data);
+                return None;
+            }
+        };
+        let lifecycle = self.flow.lifecycle();
+        match &incoming.message {
+            JsonRpcMessage::Request(request) => {
+                if matches!(request.request, ClientRequest::InitializeRequest(_))
+                    && lifecycle != Lifecycle::NotStarted
+                {
+                    self.refuse_initialize(&incoming, lifecycle);
+                    return None;
+                }
+                match self.flow.request(incoming) {
+                    Admission::Now(message) => Some(message),
+                    Admission::Waits => None,
+                    Admission::Duplicate(incoming) => {
+                        let id = incoming.id.as_ref().expect("a request has its id");
+                        tracing::debug!(id = %id.for_log(), "refusing a request whose id is in flight");
+                        self.outbox.answer(
+                            id.value(),
+                            INVALID_REQUEST,
+                            format!(
+                                "Invalid Request: request id {} is already in flight",
+                                id.for_log()
+                            ),
+                            Some(json!({ "field": "id" })),
+                        );
+                        None
+                    }
+                }
+            }
+            _ if lifecycle == Lifecycle::NotStarted => {
+                tracing::debug!("ignoring a message that precedes the session");
                 None
             }
+            JsonRpcMessage::Notification(_) if incoming.cancels.is_some() => {
+                let Incoming {
+                    message, cancels, ..
+                } = *incoming;
+                self.flow.cancel(message, cancels.as_ref())
+            }
+            JsonRpcMessage::Notification(_) => Some(incoming.message),
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
+                if self.flow.client_answers(incoming.id.as_ref()) {
+                    Some(incoming.message)
+                } else {
+                    tracing::debug!(
+                        id = ?incoming.id.as_ref().map(ClientId::for_log),
+                        "ignoring an answer to no request of the server's"
+                    );
+                    None
+                }
+            }
         }
+    }
+
+    /// Answers an `initialize` sent once the session is open: the client's capabilities are
+    /// the ones it declared first, and a 2026-07-28 session has no `initialize` at all.
+    fn refuse_initialize(&self, incoming: &Incoming, lifecycle: Lifecycle) {
+        let id = incoming.id.as_ref().map_or(Value::Null, ClientId::value);
+        tracing::debug!("refusing a second initialize");
+        let (code, message) = match lifecycle {
+            Lifecycle::Inline => (
+                METHOD_NOT_FOUND,
+                "Method not found: a 2026-07-28 session has no `initialize`",
+            ),
+            _ => (
+                INVALID_REQUEST,
+                "Invalid Request: the session is already initialized",
+            ),
+        };
+        self.outbox.answer(id, code, message.into(), None);
     }
 }
 
@@ -234,12 +305,12 @@ where
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         self.writer.start(&self.outbox);
-        self.flow.answered(&item);
+        let id = self.flow.sending(&item);
         let outbox = Arc::clone(&self.outbox);
         let page = Arc::clone(&self.page);
         async move {
             // Serialized in the sending task, so large results do not hold up the others.
-            let mut bytes = page.to_vec(item)?;
+            let mut bytes = page.to_vec(item, id.as_ref())?;
             bytes.push(b'\n');
             let ticket = outbox.push(&bytes)?;
             outbox.written(ticket).await
@@ -254,14 +325,17 @@ where
             if !self.outbox.wait_for_room(self.max_outbox_bytes).await {
                 return None;
             }
-            if self.flow.held.is_some() {
-                if self.flow.has_room() {
-                    let held = self.flow.held.take().expect("checked above");
-                    return Some(self.flow.admit(held));
-                }
-                // Full: wait until rmcp sends an answer, which drops this future and calls
-                // `receive` again. Reading stops meanwhile, so the client's writes block.
+            if let Some(waited) = self.flow.next_waiting() {
+                return Some(waited);
+            }
+            if self.flow.is_full() || (self.ended && self.flow.waiting() > 0) {
+                // As many requests wait as may be in flight (or the input ended behind them):
+                // wait until rmcp sends an answer, which drops this future and calls `receive`
+                // again. Reading stops meanwhile, so the client's writes block.
                 std::future::pending::<()>().await;
+            }
+            if self.ended {
+                return None;
             }
             match self.lines.next().await {
                 LineRead::Line => {}
@@ -281,7 +355,10 @@ where
                     );
                     continue;
                 }
-                LineRead::Eof => return None,
+                LineRead::Eof => {
+                    self.ended = true;
+                    continue;
+                }
                 LineRead::Io(error) => {
                     tracing::error!(%error, "cannot read from the client");
                     return None;

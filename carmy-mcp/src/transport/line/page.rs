@@ -11,9 +11,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{JsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerResult, Tool};
+use rmcp::model::{ErrorData, JsonRpcMessage, ServerJsonRpcMessage, ServerResult, Tool};
 use serde::Serialize;
 use serde_json::{Map, Value, value::RawValue};
+
+use super::ids::ClientId;
+
+/// Where a `subscriptions/listen` stream's notifications and final result name the request.
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The last tools array written, shareable by every transport of one server.
 #[derive(Debug, Default)]
@@ -28,18 +33,41 @@ struct Page {
 }
 
 impl ToolsPage {
-    /// `message` as one line of JSON (without the newline).
-    pub(super) fn to_vec(&self, message: ServerJsonRpcMessage) -> serde_json::Result<Vec<u8>> {
+    /// `message` as one line of JSON (without the newline). An answer goes out with `id`, the
+    /// client's id of the request it answers, exactly as written (`ids.rs`); so does the
+    /// subscription id of a `subscriptions/listen` stream.
+    pub(super) fn to_vec(
+        &self,
+        message: ServerJsonRpcMessage,
+        id: Option<&ClientId>,
+    ) -> serde_json::Result<Vec<u8>> {
+        let Some(id) = id else {
+            return serde_json::to_vec(&message);
+        };
         match message {
             JsonRpcMessage::Response(mut response) => match &mut response.result {
                 ServerResult::ListToolsResult(result) => {
                     let tools = std::mem::take(&mut result.tools);
                     let page = self.page_of(tools)?;
-                    with_page(&response.id, &response.result, &page.json)
+                    with_page(id.raw(), &response.result, &page.json)
                 }
-                _ => serde_json::to_vec(&ServerJsonRpcMessage::Response(response)),
+                ServerResult::SubscriptionsListenResult(_) => {
+                    let mut result = serde_json::to_value(&response.result)?;
+                    set_subscription_id(&mut result, id);
+                    answer(id.raw(), Some(&result), None)
+                }
+                result => answer(id.raw(), Some(&*result), None),
             },
-            message => serde_json::to_vec(&message),
+            JsonRpcMessage::Error(error) => answer::<()>(id.raw(), None, Some(&error.error)),
+            JsonRpcMessage::Notification(notification) => {
+                let mut message =
+                    serde_json::to_value(ServerJsonRpcMessage::Notification(notification))?;
+                if let Some(params) = message.get_mut("params") {
+                    set_subscription_id(params, id);
+                }
+                serde_json::to_vec(&message)
+            }
+            message @ JsonRpcMessage::Request(_) => serde_json::to_vec(&message),
         }
     }
 
@@ -63,17 +91,46 @@ impl ToolsPage {
     }
 }
 
+/// A JSON-RPC answer to the request the client called `id`.
+fn answer<R: Serialize>(
+    id: &RawValue,
+    result: Option<&R>,
+    error: Option<&ErrorData>,
+) -> serde_json::Result<Vec<u8>> {
+    #[derive(Serialize)]
+    struct Answer<'a, R> {
+        jsonrpc: &'static str,
+        id: &'a RawValue,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<&'a R>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a ErrorData>,
+    }
+    serde_json::to_vec(&Answer {
+        jsonrpc: "2.0",
+        id,
+        result,
+        error,
+    })
+}
+
+/// Puts the client's id in `_meta["io.modelcontextprotocol/subscriptionId"]` of `object` (a
+/// result or notification params), where rmcp wrote the id it knows the request by.
+fn set_subscription_id(object: &mut Value, id: &ClientId) {
+    if let Some(meta) = object.get_mut("_meta").and_then(Value::as_object_mut)
+        && meta.contains_key(SUBSCRIPTION_ID)
+    {
+        meta.insert(SUBSCRIPTION_ID.to_owned(), id.value());
+    }
+}
+
 /// The JSON-RPC response to `tools/list` request `id`: `result`'s fields (its tools taken out),
 /// with `tools` spliced in from `page`.
-fn with_page(
-    id: &RequestId,
-    result: &ServerResult,
-    page: &RawValue,
-) -> serde_json::Result<Vec<u8>> {
+fn with_page(id: &RawValue, result: &ServerResult, page: &RawValue) -> serde_json::Result<Vec<u8>> {
     #[derive(Serialize)]
     struct Response<'a> {
         jsonrpc: &'static str,
-        id: &'a RequestId,
+        id: &'a RawValue,
         result: Result<'a>,
     }
     #[derive(Serialize)]
@@ -100,7 +157,7 @@ fn with_page(
 mod tests {
     use std::sync::Arc;
 
-    use rmcp::model::{CacheScope, ListToolsResult, ServerJsonRpcMessage, ServerResult};
+    use rmcp::model::{CacheScope, ListToolsResult, RequestId, ServerJsonRpcMessage, ServerResult};
     use serde_json::{Value, json};
 
     use super::*;
@@ -116,10 +173,22 @@ mod tests {
         ServerJsonRpcMessage::response(ServerResult::ListToolsResult(result), RequestId::Number(id))
     }
 
+    /// The id of an answer, as the client would have written it.
+    fn client_id(message: &ServerJsonRpcMessage) -> ClientId {
+        let id = match message {
+            JsonRpcMessage::Response(response) => &response.id,
+            JsonRpcMessage::Error(error) => error.id.as_ref().unwrap(),
+            _ => panic!("not an answer"),
+        };
+        ClientId::new(&serde_json::value::to_raw_value(id).unwrap()).unwrap()
+    }
+
     /// The page's bytes against plain serialization, as JSON values.
     fn same_as_plain(page: &ToolsPage, message: ServerJsonRpcMessage) {
         let plain: Value = serde_json::from_slice(&serde_json::to_vec(&message).unwrap()).unwrap();
-        let paged: Value = serde_json::from_slice(&page.to_vec(message).unwrap()).unwrap();
+        let id = client_id(&message);
+        let paged: Value =
+            serde_json::from_slice(&page.to_vec(message, Some(&id)).unwrap()).unwrap();
         assert_eq!(paged, plain);
     }
 
@@ -162,5 +231,25 @@ mod tests {
             Some(RequestId::Number(9)),
         );
         same_as_plain(&page, error);
+    }
+
+    #[test]
+    fn answers_carry_the_client_id_as_written() {
+        let page = ToolsPage::default();
+        let id = ClientId::new(&RawValue::from_string("7.0".into()).unwrap()).unwrap();
+        for message in [
+            answer(1, Vec::new()),
+            ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(1)),
+            ServerJsonRpcMessage::error(
+                rmcp::model::ErrorData::invalid_params("nope", None),
+                Some(RequestId::Number(1)),
+            ),
+        ] {
+            let mut plain = serde_json::to_value(&message).unwrap();
+            let line = String::from_utf8(page.to_vec(message, Some(&id)).unwrap()).unwrap();
+            assert!(line.starts_with(r#"{"jsonrpc":"2.0","id":7.0,"#), "{line}");
+            plain["id"] = json!(7.0);
+            assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), plain);
+        }
     }
 }

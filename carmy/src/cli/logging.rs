@@ -1,0 +1,299 @@
+//! Logs that no client can forge or swell.
+//!
+//! Log statements quote what clients send: request ids, tool names, parse errors that echo the
+//! input, and rmcp logs whole requests and answers (`?request`, `?error`). A string id holding a
+//! newline would write a line of the client's choosing into the log, and a 4 MB tool name would
+//! be written out in full on every line that mentions the request. So every event, whatever
+//! crate it comes from, goes through two guards here:
+//! - [`CappedFields`] formats each field (the message included) into at most [`FIELD_BYTES`],
+//!   stopping the field's formatting there, so a huge value costs nothing past the cap;
+//! - [`SafeLine`] escapes the control characters of the formatted line (`\n` becomes the two
+//!   characters `\` `n`; so do the Unicode line separators and bidirectional overrides, which
+//!   some viewers honour) and cuts it at [`LINE_BYTES`]. The one newline of a log line is the
+//!   one it ends with.
+
+use std::fmt::{self, Write as _};
+
+use tracing::{Event, Subscriber, field::Field};
+use tracing_subscriber::{
+    field::{RecordFields, Visit},
+    fmt::{
+        FmtContext, FormatEvent, FormatFields,
+        format::{self, Writer},
+    },
+    registry::LookupSpan,
+};
+
+/// The most bytes of one field written to a log line.
+pub(super) const FIELD_BYTES: usize = 1024;
+/// The most bytes of one log line, its newline excluded.
+pub(super) const LINE_BYTES: usize = 4096;
+/// The filter when `RUST_LOG` is unset: warnings, except rmcp's one line per error response,
+/// which an agent's bad call is not.
+const DEFAULT_FILTER: &str = "warn,rmcp::service=error";
+
+/// Logs to stderr, so stdout stays clean for the protocol; `RUST_LOG` filters.
+pub(super) fn init() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_FILTER));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .fmt_fields(CappedFields)
+        .event_format(SafeLine(format::format()))
+        .try_init();
+}
+
+/// Formats fields as `tracing_subscriber`'s default does (`message name=value ...`), each cut
+/// at [`FIELD_BYTES`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct CappedFields;
+
+impl<'writer> FormatFields<'writer> for CappedFields {
+    fn format_fields<R: RecordFields>(&self, writer: Writer<'writer>, fields: R) -> fmt::Result {
+        let mut visitor = CappedVisitor {
+            writer,
+            first: true,
+            result: Ok(()),
+        };
+        fields.record(&mut visitor);
+        visitor.result
+    }
+}
+
+struct CappedVisitor<'writer> {
+    writer: Writer<'writer>,
+    first: bool,
+    result: fmt::Result,
+}
+
+impl CappedVisitor<'_> {
+    fn field(&mut self, field: &Field, value: fmt::Arguments<'_>) {
+        if self.result.is_err() {
+            return;
+        }
+        let separator = if std::mem::take(&mut self.first) {
+            ""
+        } else {
+            " "
+        };
+        self.result = match field.name() {
+            "message" => write!(self.writer, "{separator}"),
+            name => write!(
+                self.writer,
+                "{separator}{}=",
+                name.strip_prefix("r#").unwrap_or(name)
+            ),
+        };
+        if self.result.is_err() {
+            return;
+        }
+        let mut capped = Capped {
+            out: &mut self.writer,
+            left: FIELD_BYTES,
+            cut: false,
+        };
+        // A cut stops the value's formatting with an error, which is expected here.
+        let written = capped.write_fmt(value);
+        self.result = if capped.cut {
+            self.writer.write_str("…")
+        } else {
+            written
+        };
+    }
+}
+
+impl Visit for CappedVisitor<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.field(field, format_args!("{value}"));
+        } else {
+            self.field(field, format_args!("{value:?}"));
+        }
+    }
+
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        self.field(field, format_args!("{value}"));
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.field(field, format_args!("{value:?}"));
+    }
+}
+
+/// A writer that takes `left` more bytes (whole characters), then refuses.
+struct Capped<'a, W> {
+    out: &'a mut W,
+    left: usize,
+    cut: bool,
+}
+
+impl<W: fmt::Write> fmt::Write for Capped<'_, W> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        if text.len() <= self.left {
+            self.left -= text.len();
+            return self.out.write_str(text);
+        }
+        let mut end = self.left;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.out.write_str(&text[..end])?;
+        self.left = 0;
+        self.cut = true;
+        Err(fmt::Error)
+    }
+}
+
+/// An event formatter whose lines are escaped and cut at [`LINE_BYTES`].
+#[derive(Debug)]
+pub(super) struct SafeLine<F>(pub(super) F);
+
+impl<S, N, F> FormatEvent<S, N> for SafeLine<F>
+where
+    S: Subscriber + for<'lookup> LookupSpan<'lookup>,
+    N: for<'writer> FormatFields<'writer> + 'static,
+    F: FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let mut line = String::new();
+        self.0.format_event(ctx, Writer::new(&mut line), event)?;
+        let line = line.strip_suffix('\n').unwrap_or(&line);
+        writer.write_str(&safe_line(line))?;
+        writer.write_char('\n')
+    }
+}
+
+/// `line` with its control characters escaped, cut at [`LINE_BYTES`].
+pub(super) fn safe_line(line: &str) -> String {
+    let mut safe = String::with_capacity(line.len().min(LINE_BYTES + 64));
+    for (at, character) in line.char_indices() {
+        let before = safe.len();
+        match character {
+            '\n' => safe.push_str("\\n"),
+            '\r' => safe.push_str("\\r"),
+            '\t' => safe.push_str("\\t"),
+            c if needs_escape(c) => {
+                let _ = write!(safe, "\\u{{{:04x}}}", u32::from(c));
+            }
+            c => safe.push(c),
+        }
+        if safe.len() > LINE_BYTES {
+            safe.truncate(before);
+            let _ = write!(safe, "… [{} more bytes]", line.len() - at);
+            break;
+        }
+    }
+    safe
+}
+
+/// Characters that could end a line, or rewrite or reorder it on a terminal or in a viewer.
+fn needs_escape(character: char) -> bool {
+    character.is_control()
+        || matches!(
+            character,
+            '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        io,
+        sync::{Arc, Mutex},
+    };
+
+    use super::*;
+
+    /// What a subscriber set up like `init`'s wrote while `log` ran.
+    fn logged(log: impl FnOnce()) -> String {
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter("trace")
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .without_time()
+            .fmt_fields(CappedFields)
+            .event_format(SafeLine(format::format().without_time()))
+            .finish();
+        tracing::subscriber::with_default(subscriber, log);
+        let bytes = buffer.0.lock().unwrap().clone();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn a_value_cannot_start_a_line() {
+        let id = "1\n2026-01-01T00:00:00Z  INFO forged: admin logged in\r\u{2028}\u{1b}[2J";
+        let out = logged(|| {
+            tracing::info!(%id, "received request");
+            tracing::warn!(id, "as a str");
+            tracing::error!("in the message: {id}");
+            let span = tracing::info_span!("call", tool = %id);
+            span.in_scope(|| tracing::info!("inside"));
+        });
+        assert_eq!(out.lines().count(), 4, "{out}");
+        assert!(
+            out.lines()
+                .all(|line| !line.contains("forged") || line.contains("\\n"))
+        );
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{2028}') && !out.contains('\r'));
+        assert!(out.contains(r"id=1\n2026-01-01"), "{out}");
+        assert!(out.contains(r"\u{2028}\u{001b}[2J"), "{out}");
+    }
+
+    #[test]
+    fn fields_and_lines_are_cut() {
+        let huge = "x".repeat(4_000_000);
+        let out = logged(|| {
+            tracing::debug!(name = %huge, "one field");
+            tracing::debug!(request = ?huge, "debug-formatted");
+            tracing::debug!(a = %huge, b = %huge, c = %huge, d = %huge, e = %huge, "many");
+        });
+        assert_eq!(out.lines().count(), 3, "{}", &out[..out.len().min(500)]);
+        for line in out.lines() {
+            assert!(line.len() <= LINE_BYTES + 64, "{}", line.len());
+        }
+        let first = out.lines().next().unwrap();
+        assert!(
+            first.contains("name=xxx") && first.ends_with('…'),
+            "{first}"
+        );
+        assert!(out.lines().nth(2).unwrap().contains("more bytes]"));
+        // Multi-byte characters are cut whole.
+        let wide = "é".repeat(10_000);
+        let out = logged(|| tracing::info!(wide = %wide));
+        assert!(out.is_char_boundary(out.len()));
+        assert!(out.len() < FIELD_BYTES + 100, "{}", out.len());
+    }
+
+    #[test]
+    fn ordinary_lines_are_left_as_they_are() {
+        assert_eq!(
+            safe_line("INFO carmy: served 3 calls"),
+            "INFO carmy: served 3 calls"
+        );
+        let out = logged(|| tracing::info!(calls = 3, tool = "lookup", "served"));
+        assert_eq!(
+            out,
+            " INFO carmy::cli::logging::tests: served calls=3 tool=\"lookup\"\n"
+        );
+    }
+}
