@@ -1,0 +1,212 @@
+//! Confirmation through the client under a hostile client (issue 14), in process with rmcp's
+//! client, several sessions of one server under different principals:
+//!
+//! - the question names the tool's declared fields, the required ones first, whatever keys a
+//!   client adds, and says how many it left out (row 7).
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use carmy_core::{AgentError, Carmy, Context, Effect, Invocation, Tool, ToolSpec};
+use carmy_mcp::{CONFIRM_INPUT_KEY, McpServer};
+use rmcp::{
+    ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, Peer, RoleClient, ServiceExt,
+    model::{
+        CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig,
+        ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ProtocolVersion,
+    },
+    service::{RequestContext, RunningService},
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+/// Bounds every wait on the other side, so a broken server fails a test instead of hanging it.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+#[derive(Deserialize, JsonSchema)]
+struct Target {
+    /// The order.
+    order_id: String,
+    /// Why.
+    #[allow(dead_code)]
+    reason: Option<String>,
+}
+
+/// Destructive, so it needs `confirm:drop_order`; counts its runs.
+struct DropOrder(Arc<AtomicU64>);
+
+impl Tool for DropOrder {
+    type Input = Target;
+    type Output = Value;
+    const SPEC: ToolSpec =
+        ToolSpec::new("drop_order", Effect::Destructive).description("Drops an order.");
+    async fn run(&self, input: Target, _: Invocation) -> Result<Value, AgentError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(json!({ "dropped": input.order_id }))
+    }
+}
+
+/// A question put to the test's human: its message, and where to answer.
+struct Asked {
+    message: String,
+    answer: oneshot::Sender<ElicitResult>,
+}
+
+/// A client whose user answers only when the test says so.
+#[derive(Clone)]
+struct Human {
+    asked: mpsc::UnboundedSender<Asked>,
+}
+
+impl ClientHandler for Human {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("confirm-bounds", "0.0.0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
+            return Err(ErrorData::invalid_params("a form was expected", None));
+        };
+        let (answer, answered) = oneshot::channel();
+        let _ = self.asked.send(Asked { message, answer });
+        answered
+            .await
+            .map_err(|_| ErrorData::internal_error("the test dropped the question", None))
+    }
+}
+
+struct Session {
+    client: RunningService<RoleClient, Human>,
+    asked: mpsc::UnboundedReceiver<Asked>,
+}
+
+impl Session {
+    fn peer(&self) -> Peer<RoleClient> {
+        self.client.peer().clone()
+    }
+
+    async fn next_question(&mut self) -> Asked {
+        tokio::time::timeout(PATIENCE, self.asked.recv())
+            .await
+            .expect("a question within the patience")
+            .expect("the client is alive")
+    }
+}
+
+/// One server, shared by every session opened on it (its confirmation state included).
+struct Shop {
+    server: McpServer,
+    runs: Arc<AtomicU64>,
+}
+
+impl Shop {
+    fn new() -> Self {
+        let runs = Arc::new(AtomicU64::new(0));
+        let runtime = Carmy::new()
+            .tool(DropOrder(Arc::clone(&runs)))
+            .build()
+            .expect("catalog");
+        let server = McpServer::new(runtime).confirm_via_client(true);
+        Self { server, runs }
+    }
+
+    /// A session of `principal`'s, on 2025-11-25 (`modern: false`) or 2026-07-28.
+    async fn session(&self, principal: &str, modern: bool) -> Session {
+        let (client_io, server_io) = tokio::io::duplex(1 << 20);
+        let (read, write) = tokio::io::split(server_io);
+        let server = self
+            .server
+            .clone()
+            .context(Context::new().with_principal(principal));
+        tokio::spawn(server.serve_io(read, write));
+        let (asked_tx, asked) = mpsc::unbounded_channel();
+        let human = Human { asked: asked_tx };
+        let client = if modern {
+            human
+                .serve_with_lifecycle(
+                    client_io,
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+                .expect("discover")
+        } else {
+            human.serve(client_io).await.expect("initialize")
+        };
+        Session { client, asked }
+    }
+}
+
+fn params(arguments: Value) -> CallToolRequestParams {
+    CallToolRequestParams::new("drop_order")
+        .with_arguments(arguments.as_object().cloned().expect("an object"))
+}
+
+fn answer(approve: bool) -> ElicitResult {
+    let mut result = ElicitResult::new(ElicitationAction::Accept);
+    result.content = Some(json!({ "approve": approve }));
+    result
+}
+
+/// A 2026-07-28 first round: the question and the state.
+async fn first_round(peer: &Peer<RoleClient>, arguments: Value) -> (String, String) {
+    match peer.call_tool_once(params(arguments)).await.expect("call") {
+        CallToolResponse::InputRequired(required) => {
+            let requests = required.input_requests.expect("input requests");
+            let request = serde_json::to_value(&requests[CONFIRM_INPUT_KEY]).expect("JSON");
+            let message = request["params"]["message"].as_str().expect("message");
+            (message.to_owned(), required.request_state.expect("state"))
+        }
+        other => panic!("expected input_required, got {other:?}"),
+    }
+}
+
+// --- Row 7 -------------------------------------------------------------------------------------
+
+/// `drop_order` of `ord-1001`, and 30 keys the tool does not declare, named to sort first.
+fn crowded() -> Value {
+    let mut arguments = json!({ "order_id": "ord-1001" });
+    for n in 0..30 {
+        arguments[format!("a{n:02}")] = json!("x".repeat(100));
+    }
+    arguments
+}
+
+const CROWDED_QUESTION: &str = "Allow `drop_order` (destructive) with {order_id: \"ord-1001\"}? \
+                                Not shown: 30 keys the tool does not declare.";
+
+#[tokio::test]
+async fn the_question_names_the_declared_target_whatever_keys_are_added() {
+    let shop = Shop::new();
+    let mut legacy = shop.session("alice", false).await;
+    let peer = legacy.peer();
+    let call = tokio::spawn(async move { peer.call_tool(params(crowded())).await });
+    let asked = legacy.next_question().await;
+    assert_eq!(asked.message, CROWDED_QUESTION);
+    let _ = asked.answer.send(answer(true));
+    let result = call.await.expect("joined").expect("call");
+    // What was approved is what was named.
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let text = serde_json::to_string(&result.content).expect("JSON");
+    assert!(text.contains(r#"\"dropped\":\"ord-1001\""#), "{text}");
+    assert_eq!(shop.runs.load(Ordering::SeqCst), 1);
+
+    let modern = shop.session("alice", true).await;
+    let (message, _) = first_round(&modern.peer(), crowded()).await;
+    assert_eq!(message, CROWDED_QUESTION);
+}
