@@ -9,20 +9,26 @@
 //!   result carrying the question and a sealed `requestState`; the client's retry carries the
 //!   answer in `inputResponses` and echoes the state. The state is untrusted, so it is
 //!   authenticated (HMAC-SHA256 with a per-server random key, rmcp's `RequestStateCodec`),
-//!   bound to the tool, the arguments' digest and the principal, expires, and is single-use
-//!   (its nonce is remembered until it expires).
+//!   bound to the tool, the arguments' digest and the principal, expires, and is single-use.
 //!
 //! Approved, the call runs once; nothing a client sends can add a grant to the host's context.
+//!
+//! What a client can make the server hold is bounded:
+//!
+//! - **Redeemed states** are remembered until they expire, so each is used once. They are kept
+//!   per principal ([`Redeemed`]): when one principal has too many, its oldest record is let
+//!   go and its states as old or older are refused ("call again"). One principal's flood thus
+//!   costs only its own older, unanswered questions, never another principal's, nor a question
+//!   asked after the flood.
 //!
 //! The question is built from the tool's declared input fields (the required ones first), so
 //! keys the tool does not declare can never push its target out of what the human reads; the
 //! question says how many it left out ([`Summary`]).
 
 use std::{
-    collections::HashMap,
-    fmt::Write as _,
+    collections::{BTreeSet, HashMap},
     io,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, MutexGuard},
     time::{Duration, Instant},
 };
 
@@ -42,8 +48,14 @@ use crate::mapping::{CONFIRM_INPUT_KEY, approves, confirmation_request};
 
 /// How long a sealed confirmation state stays valid.
 pub(crate) const STATE_TTL: Duration = Duration::from_secs(5 * 60);
-/// Nonces remembered at once; past it, new confirmations are refused until old ones expire.
-const MAX_PENDING: usize = 10_000;
+/// Redeemed states remembered per principal; past it, the oldest record is let go.
+const MAX_REDEEMED_PER_PRINCIPAL: usize = 1024;
+/// Redeemed states remembered in all; past it, the principal with the most loses its oldest.
+const MAX_REDEEMED: usize = 64 * 1024;
+/// Principals whose redeemed states are remembered at once. A new one past it, while every
+/// record is still live, is refused: the bound holds by failing closed, never by forgetting.
+const MAX_REDEEMING_PRINCIPALS: usize = 4096;
+
 /// Longest argument summary shown to the human, in characters (its first field always shows).
 const SUMMARY_CHARS: usize = 300;
 /// Longest single value in the summary, in characters.
@@ -51,12 +63,16 @@ const VALUE_CHARS: usize = 80;
 /// Longest key in the summary, in characters (keys are data only when the schema declares none).
 const KEY_CHARS: usize = 40;
 
-/// Per-server state of client confirmation: the sealing key and the nonces already redeemed.
-/// Shared by every clone of the server (every connection), so a state is single-use across them.
+/// Per-server state of client confirmation: the sealing key and the states already redeemed.
+/// Shared by every clone of the server (every connection), so a state is single-use, and the
+/// bounds hold, across them.
 pub(crate) struct ClientConfirmation {
     codec: RequestStateCodec,
     ttl: Duration,
-    redeemed: Mutex<HashMap<String, Instant>>,
+    /// States carry when they were issued, in milliseconds since this instant: a monotonic
+    /// clock, so the order of states and their expiry never depend on the wall clock.
+    epoch: Instant,
+    redeemed: Mutex<Redeemed>,
 }
 
 impl std::fmt::Debug for ClientConfirmation {
@@ -72,11 +88,25 @@ impl std::fmt::Debug for ClientConfirmation {
 /// fails verification.
 #[derive(Serialize, Deserialize)]
 struct Sealed {
-    /// Format version.
+    /// Format version: 2.
     v: u8,
-    /// Random, single-use.
-    nonce: String,
+    /// When it was issued, in milliseconds since the server's epoch.
+    at: u64,
+    /// Random: with `at`, names the state.
+    n: u64,
 }
+
+/// A state's name in the redeemed records, in the order states were issued.
+type StateId = (u64, u64);
+
+/// Reasons a state is refused, in terms safe to show a client: they never say which part of
+/// the binding differed.
+const ALTERED: &str = "it was altered or made for another call";
+const EXPIRED: &str = "it expired; call again";
+const USED: &str = "it was already used; call again";
+const SUPERSEDED: &str =
+    "too many newer confirmations were answered since it was asked; call again";
+const CROWDED: &str = "too many confirmations are pending; call again shortly";
 
 impl ClientConfirmation {
     pub(crate) fn new() -> Self {
@@ -91,7 +121,8 @@ impl ClientConfirmation {
         Self {
             codec: RequestStateCodec::new_unchecked(key.to_vec()),
             ttl,
-            redeemed: Mutex::new(HashMap::new()),
+            epoch: Instant::now(),
+            redeemed: Mutex::default(),
         }
     }
 
@@ -125,60 +156,198 @@ impl ClientConfirmation {
         })
     }
 
+    /// Milliseconds since the server's epoch.
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn ttl_ms(&self) -> u64 {
+        u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX)
+    }
+
     /// A fresh single-use state, sealed to the call `binding` describes, valid for the TTL.
     fn seal(&self, binding: &[u8]) -> Result<String, RequestStateError> {
         let sealed = Sealed {
-            v: 1,
-            nonce: nonce(),
+            v: 2,
+            at: self.now_ms(),
+            n: random_u64(),
         };
         let options = SealOptions::new().associated_data(binding).ttl(self.ttl);
         self.codec.seal_json_with(&sealed, &options)
     }
 
-    /// Opens `state` for this call and marks its nonce used. The reasons are the only detail a
-    /// client gets; they never say which part of the binding differed.
-    fn redeem(&self, state: &str, binding: &[u8]) -> Result<(), &'static str> {
+    /// Opens `state` for this call of `principal`'s and marks it used.
+    fn redeem(
+        &self,
+        state: &str,
+        binding: &[u8],
+        principal: Option<&str>,
+    ) -> Result<(), &'static str> {
         let sealed: Sealed =
             self.codec
                 .open_json_with(state, binding)
                 .map_err(|error| match error {
-                    rmcp::model::RequestStateError::Expired => "it expired; call again",
+                    RequestStateError::Expired => EXPIRED,
                     error => {
                         tracing::debug!(%error, "a confirmation state failed verification");
-                        "it was altered or made for another call"
+                        ALTERED
                     }
                 })?;
-        if sealed.v != 1 {
-            return Err("it was altered or made for another call");
+        if sealed.v != 2 {
+            return Err(ALTERED);
         }
-        let now = Instant::now();
-        let mut redeemed = self
-            .redeemed
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if redeemed.len() >= MAX_PENDING {
-            redeemed.retain(|_, expires| *expires > now);
-            if redeemed.len() >= MAX_PENDING {
-                return Err("too many confirmations are pending; call again shortly");
+        // Expiry by our own clock as well: a record is let go once its state expires by it, so
+        // a state must never outlive its record, whatever the wall clock does.
+        let (now, ttl) = (self.now_ms(), self.ttl_ms());
+        if sealed.at.saturating_add(ttl) <= now {
+            return Err(EXPIRED);
+        }
+        lock(&self.redeemed).redeem(principal, (sealed.at, sealed.n), now, ttl)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing is awaited or called out to under these locks, and each update leaves the
+    // records consistent, so a poisoned lock is still usable.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+// --- Redeemed states ---------------------------------------------------------------------------
+
+/// The states already redeemed, per principal, until they expire.
+#[derive(Default)]
+struct Redeemed {
+    anonymous: Window,
+    principals: HashMap<Box<str>, Window>,
+    /// Records in every window.
+    held: usize,
+}
+
+/// One principal's redeemed states.
+#[derive(Default)]
+struct Window {
+    /// Redeemed, oldest first.
+    used: BTreeSet<StateId>,
+    /// States issued at or before it are refused: a record that old may have been let go.
+    floor: Option<StateId>,
+}
+
+impl Window {
+    /// Lets go of the records of expired states, which are refused on their age alone; returns
+    /// how many.
+    fn prune(&mut self, now: u64, ttl: u64) -> usize {
+        let mut pruned = 0;
+        while let Some(&(at, _)) = self.used.first()
+            && at.saturating_add(ttl) <= now
+        {
+            self.used.pop_first();
+            pruned += 1;
+        }
+        if self
+            .floor
+            .is_some_and(|(at, _)| at.saturating_add(ttl) <= now)
+        {
+            self.floor = None;
+        }
+        pruned
+    }
+
+    /// Lets go of the oldest record, refusing from now on every state as old.
+    fn let_go_oldest(&mut self) -> bool {
+        match self.used.pop_first() {
+            Some(oldest) => {
+                // The oldest record is newer than the floor, so the floor only moves forward.
+                self.floor = Some(oldest);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.used.is_empty() && self.floor.is_none()
+    }
+}
+
+impl Redeemed {
+    fn redeem(
+        &mut self,
+        principal: Option<&str>,
+        state: StateId,
+        now: u64,
+        ttl: u64,
+    ) -> Result<(), &'static str> {
+        let window = match principal {
+            None => &mut self.anonymous,
+            Some(principal) => {
+                if !self.principals.contains_key(principal)
+                    && self.principals.len() >= MAX_REDEEMING_PRINCIPALS
+                {
+                    self.sweep(now, ttl);
+                    if self.principals.len() >= MAX_REDEEMING_PRINCIPALS {
+                        return Err(CROWDED);
+                    }
+                }
+                self.principals.entry(principal.into()).or_default()
+            }
+        };
+        let pruned = window.prune(now, ttl);
+        self.held -= pruned;
+        if window.floor.is_some_and(|floor| state <= floor) {
+            return Err(SUPERSEDED);
+        }
+        if !window.used.insert(state) {
+            return Err(USED);
+        }
+        self.held += 1;
+        if window.used.len() > MAX_REDEEMED_PER_PRINCIPAL && window.let_go_oldest() {
+            self.held -= 1;
+        }
+        while self.held > MAX_REDEEMED {
+            self.sweep(now, ttl);
+            if self.held <= MAX_REDEEMED {
+                break;
+            }
+            // The principal with the most records pays: with the bounds above, it holds at
+            // least `MAX_REDEEMED / MAX_REDEEMING_PRINCIPALS` of them.
+            let fullest = self
+                .principals
+                .values_mut()
+                .chain(std::iter::once(&mut self.anonymous))
+                .max_by_key(|window| window.used.len());
+            match fullest {
+                Some(window) if !window.used.is_empty() => {
+                    window.let_go_oldest();
+                    self.held -= 1;
+                }
+                _ => break,
             }
         }
-        // Remembered for a full TTL from now, which outlasts the state's own expiry.
-        match redeemed.entry(sealed.nonce) {
-            std::collections::hash_map::Entry::Occupied(mut used) if *used.get() > now => {
-                used.insert(now + self.ttl);
-                Err("it was already used; call again")
-            }
-            std::collections::hash_map::Entry::Occupied(mut used) => {
-                used.insert(now + self.ttl);
-                Ok(())
-            }
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(now + self.ttl);
-                Ok(())
-            }
+        Ok(())
+    }
+
+    /// Lets go of every expired record, and of the principals left with none.
+    fn sweep(&mut self, now: u64, ttl: u64) {
+        let mut pruned = self.anonymous.prune(now, ttl);
+        self.principals.retain(|_, window| {
+            pruned += window.prune(now, ttl);
+            !window.is_idle()
+        });
+        self.held -= pruned;
+    }
+
+    #[cfg(test)]
+    fn records(&self, principal: Option<&str>) -> usize {
+        match principal {
+            None => self.anonymous.used.len(),
+            Some(principal) => self.principals.get(principal).map_or(0, |w| w.used.len()),
         }
     }
 }
+
+// --- The approver ------------------------------------------------------------------------------
 
 /// Asks the human in front of the client about one call.
 pub(crate) struct ClientApproval {
@@ -200,6 +369,7 @@ enum Round {
 impl Approver for ClientApproval {
     async fn approve(&self, request: ApprovalRequest<'_>) -> Approval {
         let tool = request.tool().name();
+        let principal = request.context().principal();
         let message = question(&request);
         let answer = match &self.round {
             Round::Legacy { peer } => {
@@ -219,7 +389,7 @@ impl Approver for ClientApproval {
                 input_responses,
                 request_state,
             } => {
-                let binding = binding(tool, request.arguments(), request.context().principal());
+                let binding = binding(tool, request.arguments(), principal);
                 let Some(state) = request_state else {
                     return match self.confirmation.seal(&binding) {
                         Ok(state) => Approval::Ask(Question::new(message, state)),
@@ -229,7 +399,7 @@ impl Approver for ClientApproval {
                         }
                     };
                 };
-                if let Err(reason) = self.confirmation.redeem(state, &binding) {
+                if let Err(reason) = self.confirmation.redeem(state, &binding, principal) {
                     return Approval::Declined(AgentError::confirmation_invalid(tool, reason));
                 }
                 let answer = input_responses
@@ -274,15 +444,10 @@ fn binding(tool: &str, arguments: &Value, principal: Option<&str>) -> Vec<u8> {
     out
 }
 
-fn nonce() -> String {
-    let mut bytes = [0u8; 16];
+fn random_u64() -> u64 {
+    let mut bytes = [0u8; 8];
     getrandom::fill(&mut bytes).expect("the operating system's random number generator");
-    bytes
-        .iter()
-        .fold(String::with_capacity(32), |mut out, byte| {
-            let _ = write!(out, "{byte:02x}");
-            out
-        })
+    u64::from_le_bytes(bytes)
 }
 
 /// Form elicitation, stated either way a client may declare it (an empty `elicitation: {}` means
@@ -742,15 +907,29 @@ mod tests {
             &json!({ "order_id": "ord-2" }),
             Some("alice"),
         );
-        assert!(confirm.redeem(&state, &other).is_err(), "re-targeted");
+        assert!(
+            confirm.redeem(&state, &other, Some("alice")).is_err(),
+            "re-targeted"
+        );
         let mut tampered = state.clone();
         tampered.pop();
         tampered.push(if state.ends_with('A') { 'B' } else { 'A' });
-        assert!(confirm.redeem(&tampered, &call).is_err(), "tampered");
-        assert_eq!(confirm.redeem(&state, &call), Ok(()));
-        assert!(confirm.redeem(&state, &call).is_err(), "replayed");
+        assert!(
+            confirm.redeem(&tampered, &call, Some("alice")).is_err(),
+            "tampered"
+        );
+        assert_eq!(confirm.redeem(&state, &call, Some("alice")), Ok(()));
+        assert_eq!(
+            confirm.redeem(&state, &call, Some("alice")),
+            Err(USED),
+            "replayed"
+        );
         // Another server (another key) trusts none of it.
-        assert!(ClientConfirmation::new().redeem(&state, &call).is_err());
+        assert!(
+            ClientConfirmation::new()
+                .redeem(&state, &call, Some("alice"))
+                .is_err()
+        );
     }
 
     #[test]
@@ -759,6 +938,88 @@ mod tests {
         let call = binding("cancel_order", &json!({}), None);
         let state = confirm.seal(&call).unwrap();
         std::thread::sleep(Duration::from_millis(20));
-        assert_eq!(confirm.redeem(&state, &call), Err("it expired; call again"));
+        assert_eq!(confirm.redeem(&state, &call, None), Err(EXPIRED));
+    }
+
+    #[test]
+    fn a_flood_costs_the_flooder_its_older_questions_only() {
+        let confirm = ClientConfirmation::new();
+        let call = binding("t", &json!({}), Some("alice"));
+        let mallory = binding("t", &json!({}), Some("mallory"));
+        let anonymous = binding("t", &json!({}), None);
+        // Asked before the flood, answered after it.
+        let alices = confirm.seal(&call).unwrap();
+        let anonymous_state = confirm.seal(&anonymous).unwrap();
+        let mallorys_old = confirm.seal(&mallory).unwrap();
+        // States are ordered by the millisecond they were issued in.
+        std::thread::sleep(Duration::from_millis(2));
+        for _ in 0..3 * MAX_REDEEMED_PER_PRINCIPAL {
+            let state = confirm.seal(&mallory).unwrap();
+            assert_eq!(confirm.redeem(&state, &mallory, Some("mallory")), Ok(()));
+        }
+        let redeemed = lock(&confirm.redeemed);
+        assert_eq!(
+            redeemed.records(Some("mallory")),
+            MAX_REDEEMED_PER_PRINCIPAL
+        );
+        assert_eq!(redeemed.held, MAX_REDEEMED_PER_PRINCIPAL);
+        drop(redeemed);
+        assert_eq!(confirm.redeem(&alices, &call, Some("alice")), Ok(()));
+        assert_eq!(confirm.redeem(&anonymous_state, &anonymous, None), Ok(()));
+        // Mallory's own question from before the flood: refused, never accepted twice.
+        assert_eq!(
+            confirm.redeem(&mallorys_old, &mallory, Some("mallory")),
+            Err(SUPERSEDED)
+        );
+        // Asked after the flood: fine.
+        std::thread::sleep(Duration::from_millis(2));
+        let fresh = confirm.seal(&mallory).unwrap();
+        assert_eq!(confirm.redeem(&fresh, &mallory, Some("mallory")), Ok(()));
+        assert_eq!(confirm.redeem(&fresh, &mallory, Some("mallory")), Err(USED));
+    }
+
+    #[test]
+    fn the_records_are_bounded_in_all_and_expire() {
+        let mut redeemed = Redeemed::default();
+        let ttl = 1_000;
+        // Many principals, each under its own bound: the total holds, the fullest pays.
+        let principals = MAX_REDEEMED / MAX_REDEEMED_PER_PRINCIPAL + 8;
+        let mut n = 0;
+        for round in 0..MAX_REDEEMED_PER_PRINCIPAL as u64 {
+            for p in 0..principals {
+                n += 1;
+                let principal = format!("p{p}");
+                assert_eq!(
+                    redeemed.redeem(Some(&principal), (round, n), round, ttl),
+                    Ok(())
+                );
+            }
+        }
+        assert!(redeemed.held <= MAX_REDEEMED, "{}", redeemed.held);
+        let counted: usize = redeemed.principals.values().map(|w| w.used.len()).sum();
+        assert_eq!(counted, redeemed.held);
+        // Once expired, the records are let go with their principals.
+        redeemed.sweep(10 * ttl, ttl);
+        assert_eq!(redeemed.held, 0);
+        assert!(redeemed.principals.is_empty());
+    }
+
+    #[test]
+    fn new_principals_past_the_bound_are_refused_while_records_live() {
+        let mut redeemed = Redeemed::default();
+        let ttl = 1_000;
+        for p in 0..MAX_REDEEMING_PRINCIPALS as u64 {
+            let principal = format!("p{p}");
+            assert_eq!(redeemed.redeem(Some(&principal), (0, p), 0, ttl), Ok(()));
+        }
+        assert_eq!(redeemed.redeem(Some("late"), (1, 0), 1, ttl), Err(CROWDED));
+        // Known principals and the anonymous one are not affected.
+        assert_eq!(redeemed.redeem(Some("p1"), (1, 1), 1, ttl), Ok(()));
+        assert_eq!(redeemed.redeem(None, (1, 2), 1, ttl), Ok(()));
+        // Once the old records expire, there is room.
+        assert_eq!(
+            redeemed.redeem(Some("late"), (2_000, 0), 2_000, ttl),
+            Ok(())
+        );
     }
 }

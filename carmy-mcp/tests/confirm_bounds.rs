@@ -2,7 +2,8 @@
 //! client, several sessions of one server under different principals:
 //!
 //! - the question names the tool's declared fields, the required ones first, whatever keys a
-//!   client adds, and says how many it left out (row 7).
+//!   client adds, and says how many it left out (row 7);
+//! - another principal's flood of answered confirmations never refuses yours (row 9).
 
 use std::{
     sync::{
@@ -17,8 +18,9 @@ use carmy_mcp::{CONFIRM_INPUT_KEY, McpServer};
 use rmcp::{
     ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, Peer, RoleClient, ServiceExt,
     model::{
-        CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig,
-        ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ProtocolVersion,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+        ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputResponses,
+        ProtocolVersion,
     },
     service::{RequestContext, RunningService},
 };
@@ -157,10 +159,27 @@ fn params(arguments: Value) -> CallToolRequestParams {
         .with_arguments(arguments.as_object().cloned().expect("an object"))
 }
 
+fn error_code(result: &CallToolResult) -> String {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    result.meta.as_ref().expect("_meta")["carmy/error"]["code"]
+        .as_str()
+        .expect("code")
+        .to_owned()
+}
+
 fn answer(approve: bool) -> ElicitResult {
     let mut result = ElicitResult::new(ElicitationAction::Accept);
     result.content = Some(json!({ "approve": approve }));
     result
+}
+
+fn responses(approve: bool) -> InputResponses {
+    let mut responses = InputResponses::new();
+    responses.insert(
+        CONFIRM_INPUT_KEY.to_owned(),
+        serde_json::to_value(answer(approve)).expect("JSON"),
+    );
+    responses
 }
 
 /// A 2026-07-28 first round: the question and the state.
@@ -173,6 +192,22 @@ async fn first_round(peer: &Peer<RoleClient>, arguments: Value) -> (String, Stri
             (message.to_owned(), required.request_state.expect("state"))
         }
         other => panic!("expected input_required, got {other:?}"),
+    }
+}
+
+/// A 2026-07-28 retry carrying the answer and the state.
+async fn retry(
+    peer: &Peer<RoleClient>,
+    arguments: Value,
+    approve: bool,
+    state: String,
+) -> CallToolResult {
+    let params = params(arguments)
+        .with_input_responses(responses(approve))
+        .with_request_state(state);
+    match peer.call_tool_once(params).await.expect("retry") {
+        CallToolResponse::Complete(result) => result,
+        other => panic!("expected a complete result, got {other:?}"),
     }
 }
 
@@ -209,4 +244,47 @@ async fn the_question_names_the_declared_target_whatever_keys_are_added() {
     let modern = shop.session("alice", true).await;
     let (message, _) = first_round(&modern.peer(), crowded()).await;
     assert_eq!(message, CROWDED_QUESTION);
+}
+
+// --- Row 9 -------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_principals_flood_never_refuses_your_confirmation() {
+    let shop = Shop::new();
+    let alice = shop.session("alice", true).await;
+    let mallory = shop.session("mallory", true).await;
+    let target = json!({ "order_id": "ord-1" });
+
+    // Alice is asked; her user takes a while.
+    let (_, alices_state) = first_round(&alice.peer(), target.clone()).await;
+
+    // Meanwhile Mallory answers 10,000 questions of her own, declining each.
+    let mut rounds = tokio::task::JoinSet::new();
+    for worker in 0..20 {
+        let peer = mallory.peer();
+        let target = json!({ "order_id": format!("m-{worker}") });
+        rounds.spawn(async move {
+            for _ in 0..500 {
+                let (_, state) = first_round(&peer, target.clone()).await;
+                let result = retry(&peer, target.clone(), false, state).await;
+                assert_eq!(error_code(&result), "CONFIRMATION_DECLINED");
+            }
+        });
+    }
+    while let Some(done) = rounds.join_next().await {
+        done.expect("Mallory's rounds");
+    }
+
+    // Alice's answer, from before the flood, still counts; and once only.
+    let result = retry(&alice.peer(), target.clone(), true, alices_state.clone()).await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(shop.runs.load(Ordering::SeqCst), 1);
+    let replayed = retry(&alice.peer(), target.clone(), true, alices_state).await;
+    assert_eq!(error_code(&replayed), "CONFIRMATION_INVALID");
+
+    // Mallory herself is not locked out either: a question asked now is answered.
+    let (_, state) = first_round(&mallory.peer(), target.clone()).await;
+    let result = retry(&mallory.peer(), target, true, state).await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(shop.runs.load(Ordering::SeqCst), 2);
 }

@@ -1,15 +1,30 @@
 //! Confirmation through the client (`shop mcp --confirm-via-client`) under the attacks of issue
-//! 14, replayed against the real binary over stdio:
+//! 14, rows 7 and 9, replayed against the real binary over stdio:
 //!
 //! - the question names the tool's declared fields, the required ones first, whatever keys are
-//!   added, and says what it left out (row 7).
+//!   added, and says what it left out (row 7);
+//! - a flood of answered confirmations never makes the server refuse a genuine one (row 9).
 //!
-//! `SHOP_BIN=/path/to/an/older/shop` runs them against another build.
+//! Memory is read from `/proc` while the attack runs; the figures are printed (`--nocapture`)
+//! for the record. `SHOP_BIN=/path/to/an/older/shop` runs them against another build.
 
 mod common;
 
+use std::time::Instant;
+
 use common::{ConfirmShop, PATIENCE, Wire};
 use serde_json::{Value, json};
+
+/// MiB of resident memory the server may gain under an attack: the allocator's slack, far from
+/// what keeping what the attacker sends would take.
+const GROWTH_MIB: u64 = 48;
+
+fn report(attack: &str, before: (u64, u64), after: (u64, u64)) {
+    eprintln!(
+        "{attack}: VmRSS {} -> {} KiB, VmHWM {} -> {} KiB",
+        before.0, after.0, before.1, after.1
+    );
+}
 
 fn order() -> Value {
     json!({
@@ -55,6 +70,10 @@ fn elicit_answer(request: &Value, answer: Value) -> Value {
 
 fn decline() -> Value {
     json!({ "action": "decline" })
+}
+
+fn approve() -> Value {
+    json!({ "action": "accept", "content": { "approve": true } })
 }
 
 // --- Row 7: the question names the target -----------------------------------------------------
@@ -120,4 +139,73 @@ fn modern_the_question_names_the_declared_target_whatever_keys_are_added() {
         excerpt(asked)
     );
     assert_eq!(order_status(&mut shop, 3), "placed");
+}
+
+// --- Row 9: the redeemed-confirmation table cannot be filled --------------------------------
+
+#[test]
+fn a_flood_of_declined_round_trips_does_not_refuse_a_genuine_approval() {
+    let mut shop = ConfirmShop::start(Wire::Modern, &[]);
+    place_order(&mut shop, 1);
+    let target = json!({ "order_id": "ord-1001" });
+    let before = shop.memory_kib();
+    let started = Instant::now();
+
+    // 10,000 round trips, each asked and declined, 250 at a time.
+    let rounds: u64 = 10_000;
+    let batch: u64 = 250;
+    for start in (0..rounds).step_by(batch as usize) {
+        let ids = (start..start + batch).map(|n| 100 + 2 * n);
+        for id in ids.clone() {
+            shop.send_call(id, "cancel_order", &target, json!({}));
+        }
+        let mut states = Vec::new();
+        for id in ids.clone() {
+            let first = shop.answer(id);
+            assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+            states.push(first["result"]["requestState"].clone());
+        }
+        for (id, state) in ids.clone().zip(states) {
+            let retry = json!({
+                "inputResponses": { "carmy/confirm": decline() },
+                "requestState": state,
+            });
+            shop.send_call(id + 1, "cancel_order", &target, retry);
+        }
+        for id in ids {
+            let answer = shop.answer(id + 1);
+            assert_eq!(
+                agent_error(&answer)["code"],
+                "CONFIRMATION_DECLINED",
+                "round {}",
+                (id - 100) / 2
+            );
+        }
+    }
+    let flooded = shop.memory_kib();
+    report(
+        &format!("{rounds} declined round trips in {:?}", started.elapsed()),
+        before,
+        flooded,
+    );
+
+    // The genuine question, approved: it runs.
+    let first = shop.call(2, "cancel_order", target.clone());
+    let state = first["result"]["requestState"].clone();
+    assert!(state.is_string(), "{first}");
+    let retry = json!({ "inputResponses": { "carmy/confirm": approve() }, "requestState": state });
+    shop.send_call(3, "cancel_order", &target, retry);
+    let answer = shop.answer(3);
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["status"], "cancelled",
+        "{answer}"
+    );
+    assert_eq!(order_status(&mut shop, 4), "cancelled");
+    assert!(
+        flooded.0 < before.0 + GROWTH_MIB * 1024,
+        "resident memory grew from {} to {} KiB",
+        before.0,
+        flooded.0
+    );
 }
