@@ -13,8 +13,17 @@
 //!
 //! Approved, the call runs once; nothing a client sends can add a grant to the host's context.
 //!
-//! What a client can make the server hold is bounded:
+//! What a client can make the server hold, and for how long, is bounded:
 //!
+//! - **A call waiting for its answer** (2025-11-25) keeps its arguments, as the runtime validated
+//!   them, until the user answers; the question itself is a short text. So it waits at most
+//!   [`QUESTION_DEADLINE`] (then `CONFIRMATION_TIMEOUT`, and the question is withdrawn with
+//!   `notifications/cancelled`), and only so many may wait at once, per principal and in all,
+//!   counted in calls and in the bytes of their arguments ([`Waiting`]). Past that, a call is
+//!   refused at once (`CAPACITY`, retryable); arguments too large to ever wait are
+//!   `CONFIRMATION_REQUIRED`. The deadline is enforced here because the runtime's approval step
+//!   has none of its own.
+//! - **A question in flight** (2026-07-28) holds nothing: its state travels with the client.
 //! - **Redeemed states** are remembered until they expire, so each is used once. They are kept
 //!   per principal ([`Redeemed`]): when one principal has too many, its oldest record is let
 //!   go and its states as old or older are refused ("call again"). One principal's flood thus
@@ -32,22 +41,46 @@ use std::{
     time::{Duration, Instant},
 };
 
-use carmy_core::{AgentError, Approval, ApprovalRequest, Approver, Fingerprint, Question};
+use carmy_core::{
+    AgentError, Approval, ApprovalRequest, Approver, ErrorCategory, Fingerprint, Grant, Question,
+    codes,
+};
 use rmcp::{
     Peer, RoleServer,
     model::{
-        ClientCapabilities, ClientResult, ElicitResult, InputResponses, ProtocolVersion,
-        RequestStateCodec, RequestStateError, SealOptions, ServerRequest,
+        CancelledNotification, CancelledNotificationParam, ClientCapabilities, ClientResult,
+        ElicitResult, InputResponses, ProtocolVersion, RequestId, RequestStateCodec,
+        RequestStateError, SealOptions, ServerNotification, ServerRequest,
     },
-    service::RequestContext,
+    service::{PeerRequestOptions, RequestContext, ServiceError},
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::mapping::{CONFIRM_INPUT_KEY, approves, confirmation_request};
 
-/// How long a sealed confirmation state stays valid.
+/// How long a sealed confirmation state stays valid (2026-07-28): the user's time to answer,
+/// when nothing waits on the server.
 pub(crate) const STATE_TTL: Duration = Duration::from_secs(5 * 60);
+/// How long a call waits for the user's answer to `elicitation/create` (2025-11-25). A waiting
+/// call holds its arguments and a place among the calls in flight, and clients give up on a
+/// request after about a minute (the TypeScript SDK's default request timeout is 60 s): an
+/// answer later than that would run a call its caller no longer awaits.
+pub(crate) const QUESTION_DEADLINE: Duration = Duration::from_secs(60);
+/// The code of a question the user left unanswered past [`QUESTION_DEADLINE`].
+const CONFIRMATION_TIMEOUT: &str = "CONFIRMATION_TIMEOUT";
+
+/// Calls of one principal that may wait for the user at once (2025-11-25). On stdio the
+/// principal is the session's: a client is seldom asked more than a few questions at a time.
+const MAX_WAITING_PER_PRINCIPAL: usize = 4;
+/// Bytes of arguments the waiting calls of one principal may hold, as [`weight`] counts them;
+/// a call whose arguments weigh more can never wait.
+const MAX_WAITING_BYTES_PER_PRINCIPAL: usize = 16 << 20;
+/// Calls that may wait for their users at once, every principal together.
+const MAX_WAITING: usize = 64;
+/// Bytes of arguments all waiting calls together may hold.
+const MAX_WAITING_BYTES: usize = 64 << 20;
+
 /// Redeemed states remembered per principal; past it, the oldest record is let go.
 const MAX_REDEEMED_PER_PRINCIPAL: usize = 1024;
 /// Redeemed states remembered in all; past it, the principal with the most loses its oldest.
@@ -63,22 +96,25 @@ const VALUE_CHARS: usize = 80;
 /// Longest key in the summary, in characters (keys are data only when the schema declares none).
 const KEY_CHARS: usize = 40;
 
-/// Per-server state of client confirmation: the sealing key and the states already redeemed.
-/// Shared by every clone of the server (every connection), so a state is single-use, and the
-/// bounds hold, across them.
+/// Per-server state of client confirmation: the sealing key, the states already redeemed and
+/// the calls waiting for their users. Shared by every clone of the server (every connection),
+/// so a state is single-use, and the bounds hold, across them.
 pub(crate) struct ClientConfirmation {
     codec: RequestStateCodec,
     ttl: Duration,
+    deadline: Duration,
     /// States carry when they were issued, in milliseconds since this instant: a monotonic
     /// clock, so the order of states and their expiry never depend on the wall clock.
     epoch: Instant,
     redeemed: Mutex<Redeemed>,
+    waiting: Mutex<Waiting>,
 }
 
 impl std::fmt::Debug for ClientConfirmation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientConfirmation")
             .field("ttl", &self.ttl)
+            .field("deadline", &self.deadline)
             .finish_non_exhaustive()
     }
 }
@@ -121,8 +157,10 @@ impl ClientConfirmation {
         Self {
             codec: RequestStateCodec::new_unchecked(key.to_vec()),
             ttl,
+            deadline: QUESTION_DEADLINE,
             epoch: Instant::now(),
             redeemed: Mutex::default(),
+            waiting: Mutex::default(),
         }
     }
 
@@ -203,6 +241,21 @@ impl ClientConfirmation {
             return Err(EXPIRED);
         }
         lock(&self.redeemed).redeem(principal, (sealed.at, sealed.n), now, ttl)
+    }
+
+    /// A place among the calls waiting for their users, for a call of `principal`'s whose
+    /// arguments weigh `bytes`; freed when dropped.
+    fn wait(
+        self: &Arc<Self>,
+        principal: Option<&str>,
+        bytes: usize,
+    ) -> Result<WaitingPlace, Crowded> {
+        lock(&self.waiting).take(principal, bytes)?;
+        Ok(WaitingPlace {
+            confirmation: Arc::clone(self),
+            principal: principal.map(str::to_owned),
+            bytes,
+        })
     }
 }
 
@@ -347,6 +400,141 @@ impl Redeemed {
     }
 }
 
+// --- Calls waiting for their users (2025-11-25) ----------------------------------------------
+
+/// The calls waiting for their users' answers, per principal and in all.
+#[derive(Default)]
+struct Waiting {
+    shares: HashMap<Option<String>, Share>,
+    all: Share,
+}
+
+/// What some waiting calls hold.
+#[derive(Clone, Copy, Debug, Default)]
+struct Share {
+    calls: usize,
+    bytes: usize,
+}
+
+/// Why a call may not wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Crowded {
+    /// Its arguments weigh more than one principal's waiting calls may hold: never.
+    TooLarge { bytes: usize },
+    /// Enough calls wait already: once one is answered.
+    Full,
+}
+
+impl Waiting {
+    fn take(&mut self, principal: Option<&str>, bytes: usize) -> Result<(), Crowded> {
+        if bytes > MAX_WAITING_BYTES_PER_PRINCIPAL {
+            return Err(Crowded::TooLarge { bytes });
+        }
+        let share = self
+            .shares
+            .get(&principal.map(str::to_owned))
+            .copied()
+            .unwrap_or_default();
+        if share.calls >= MAX_WAITING_PER_PRINCIPAL
+            || share.bytes + bytes > MAX_WAITING_BYTES_PER_PRINCIPAL
+            || self.all.calls >= MAX_WAITING
+            || self.all.bytes + bytes > MAX_WAITING_BYTES
+        {
+            return Err(Crowded::Full);
+        }
+        let share = self.shares.entry(principal.map(str::to_owned)).or_default();
+        share.calls += 1;
+        share.bytes += bytes;
+        self.all.calls += 1;
+        self.all.bytes += bytes;
+        Ok(())
+    }
+
+    fn give_back(&mut self, principal: Option<String>, bytes: usize) {
+        if let Some(share) = self.shares.get_mut(&principal) {
+            share.calls -= 1;
+            share.bytes -= bytes;
+            if share.calls == 0 {
+                self.shares.remove(&principal);
+            }
+        }
+        self.all.calls -= 1;
+        self.all.bytes -= bytes;
+    }
+}
+
+/// A call's place among the waiting ones, given back when it is dropped: answered, expired or
+/// cancelled.
+struct WaitingPlace {
+    confirmation: Arc<ClientConfirmation>,
+    principal: Option<String>,
+    bytes: usize,
+}
+
+impl Drop for WaitingPlace {
+    fn drop(&mut self) {
+        lock(&self.confirmation.waiting).give_back(self.principal.take(), self.bytes);
+    }
+}
+
+impl Crowded {
+    fn into_error(self, tool: &str) -> AgentError {
+        match self {
+            Self::TooLarge { bytes } => {
+                let grant = Grant::confirm(tool);
+                AgentError::permission(
+                    codes::CONFIRMATION_REQUIRED,
+                    format!(
+                        "`{tool}` needs confirmation, and these arguments are too large to hold \
+                         while the user is asked (about {} KiB; at most {} KiB): the host must \
+                         grant `{grant}`",
+                        bytes >> 10,
+                        MAX_WAITING_BYTES_PER_PRINCIPAL >> 10
+                    ),
+                )
+                .with_details(json!({
+                    "grant": grant.as_str(),
+                    "argument_bytes": bytes,
+                    "max_argument_bytes": MAX_WAITING_BYTES_PER_PRINCIPAL,
+                }))
+            }
+            Self::Full => AgentError::new(
+                ErrorCategory::Capacity,
+                codes::CAPACITY,
+                format!(
+                    "too many calls are waiting for the user's confirmation (at most \
+                     {MAX_WAITING_PER_PRINCIPAL} and {} MiB of arguments per principal, \
+                     {MAX_WAITING} in all); this call of `{tool}` did not run: call again once \
+                     one is answered",
+                    MAX_WAITING_BYTES_PER_PRINCIPAL >> 20
+                ),
+            )
+            .with_details(json!({
+                "max_waiting_per_principal": MAX_WAITING_PER_PRINCIPAL,
+                "max_waiting": MAX_WAITING,
+            })),
+        }
+    }
+}
+
+/// About what `value` takes in memory once parsed: a value's own bytes per node, its strings,
+/// and a map entry's bookkeeping. An estimate that decides whether a call may wait, not an
+/// account of the allocator; arguments come validated, so no deeper than the runtime allows.
+fn weight(value: &Value) -> usize {
+    const NODE: usize = size_of::<Value>();
+    /// A member's key (a `String`) and its share of a B-tree node.
+    const MEMBER: usize = 48;
+    NODE + match value {
+        Value::String(text) => text.len(),
+        Value::Array(items) => items.iter().map(weight).sum(),
+        Value::Object(members) => members
+            .iter()
+            .map(|(name, member)| MEMBER + name.len() + weight(member))
+            .sum(),
+        _ => 0,
+    }
+}
+
 // --- The approver ------------------------------------------------------------------------------
 
 /// Asks the human in front of the client about one call.
@@ -370,19 +558,22 @@ impl Approver for ClientApproval {
     async fn approve(&self, request: ApprovalRequest<'_>) -> Approval {
         let tool = request.tool().name();
         let principal = request.context().principal();
-        let message = question(&request);
         let answer = match &self.round {
             Round::Legacy { peer } => {
-                let ask = ServerRequest::ElicitRequest(confirmation_request(tool, &message));
-                match peer.send_request(ask).await {
-                    Ok(ClientResult::ElicitResult(answer)) => answer,
-                    other => {
-                        if let Err(error) = other {
-                            tracing::debug!(%error, tool, "the client could not ask for confirmation");
-                        }
-                        // The client could not ask: as if it could not elicit at all.
-                        return Approval::Declined(AgentError::confirmation_required(tool));
+                // The runtime keeps the arguments while the user is asked: only so many may wait.
+                let _place = match self
+                    .confirmation
+                    .wait(principal, weight(request.arguments()))
+                {
+                    Ok(place) => place,
+                    Err(crowded) => {
+                        tracing::debug!(tool, ?crowded, "a call may not wait for its user");
+                        return Approval::Declined(crowded.into_error(tool));
                     }
+                };
+                match self.ask(peer, tool, question(&request)).await {
+                    Ok(answer) => answer,
+                    Err(error) => return Approval::Declined(error),
                 }
             }
             Round::Modern {
@@ -392,7 +583,7 @@ impl Approver for ClientApproval {
                 let binding = binding(tool, request.arguments(), principal);
                 let Some(state) = request_state else {
                     return match self.confirmation.seal(&binding) {
-                        Ok(state) => Approval::Ask(Question::new(message, state)),
+                        Ok(state) => Approval::Ask(Question::new(question(&request), state)),
                         Err(error) => {
                             tracing::error!(%error, "cannot seal a confirmation state");
                             Approval::Declined(AgentError::internal("cannot ask for confirmation"))
@@ -405,7 +596,7 @@ impl Approver for ClientApproval {
                 let answer = input_responses
                     .as_ref()
                     .and_then(|responses| responses.get(CONFIRM_INPUT_KEY))
-                    .and_then(|answer| serde_json::from_value::<ElicitResult>(answer.clone()).ok());
+                    .and_then(|answer| ElicitResult::deserialize(answer).ok());
                 match answer {
                     Some(answer) => answer,
                     None => {
@@ -425,6 +616,94 @@ impl Approver for ClientApproval {
             Approval::Declined(AgentError::confirmation_declined(tool))
         }
     }
+}
+
+impl ClientApproval {
+    /// `elicitation/create`, awaited until the deadline. Past it, or when the call is cancelled
+    /// meanwhile, the question is withdrawn (`notifications/cancelled`), so a late answer
+    /// approves nothing and the client can close its form.
+    async fn ask(
+        &self,
+        peer: &Peer<RoleServer>,
+        tool: &str,
+        message: String,
+    ) -> Result<ElicitResult, AgentError> {
+        let ask = ServerRequest::ElicitRequest(confirmation_request(tool, message));
+        let deadline = self.confirmation.deadline;
+        let sent = peer
+            .send_request_with_option(ask, PeerRequestOptions::with_timeout(deadline))
+            .await;
+        let outcome = match sent {
+            Ok(handle) => {
+                let withdraw = Withdraw(Some((peer.clone(), handle.id.clone())));
+                let outcome = handle.await_response().await;
+                // Answered, expired (rmcp withdrew it) or failed: nothing left to withdraw.
+                withdraw.disarm();
+                outcome
+            }
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(ClientResult::ElicitResult(answer)) => Ok(answer),
+            Err(ServiceError::Timeout { .. }) => {
+                tracing::debug!(tool, ?deadline, "the user did not answer in time");
+                Err(unanswered(tool, deadline))
+            }
+            other => {
+                if let Err(error) = other {
+                    tracing::debug!(%error, tool, "the client could not ask for confirmation");
+                }
+                // The client could not ask: as if it could not elicit at all.
+                Err(AgentError::confirmation_required(tool))
+            }
+        }
+    }
+}
+
+/// Withdraws a question still open when the call stops waiting for it (the client cancelled
+/// the call): rmcp forgets the pending request, and the client is told.
+struct Withdraw(Option<(Peer<RoleServer>, RequestId)>);
+
+impl Withdraw {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.0.take() else {
+            return;
+        };
+        // Dropped inside the runtime's task when the call is cancelled; without a runtime (the
+        // process is ending) there is nobody left to tell.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let withdrawn = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the call was cancelled".to_owned()),
+                );
+                let notification = ServerNotification::CancelledNotification(
+                    CancelledNotification::new(withdrawn),
+                );
+                let _ = peer.send_notification(notification).await;
+            });
+        }
+    }
+}
+
+/// `CONFIRMATION_TIMEOUT`: nobody answered within `deadline`; asking again is worth it.
+fn unanswered(tool: &str, deadline: Duration) -> AgentError {
+    AgentError::new(
+        ErrorCategory::Timeout,
+        CONFIRMATION_TIMEOUT,
+        format!(
+            "the user did not answer within {} s; this call of `{tool}` did not run: call again \
+             to ask again",
+            deadline.as_secs()
+        ),
+    )
+    .with_details(json!({ "tool": tool, "deadline_ms": deadline.as_millis() as u64 }))
 }
 
 /// What a sealed state is bound to: the tool, the digest of its canonical arguments and the
@@ -868,6 +1147,15 @@ mod tests {
     }
 
     #[test]
+    fn weight_counts_what_parsing_makes_of_a_value() {
+        let numbers = json!(vec![0; 1000]);
+        assert!(weight(&numbers) >= 32 * 1000, "{}", weight(&numbers));
+        let text = json!("x".repeat(1 << 20));
+        assert!(weight(&text) >= 1 << 20);
+        assert!(weight(&text) < (1 << 20) + 100);
+    }
+
+    #[test]
     fn bindings_differ_by_every_part() {
         let args = json!({ "order_id": "ord-1" });
         let base = binding("cancel_order", &args, Some("alice"));
@@ -1021,5 +1309,35 @@ mod tests {
             redeemed.redeem(Some("late"), (2_000, 0), 2_000, ttl),
             Ok(())
         );
+    }
+
+    #[test]
+    fn waiting_calls_are_bounded_per_principal_and_in_all() {
+        let confirm = Arc::new(ClientConfirmation::new());
+        let mb = 1 << 20;
+        assert_eq!(
+            confirm.wait(Some("a"), 17 * mb).err(),
+            Some(Crowded::TooLarge { bytes: 17 * mb })
+        );
+        let places: Vec<_> = (0..MAX_WAITING_PER_PRINCIPAL)
+            .map(|_| confirm.wait(Some("a"), mb).expect("room"))
+            .collect();
+        assert_eq!(confirm.wait(Some("a"), mb).err(), Some(Crowded::Full));
+        // Another principal has its own share.
+        let other = confirm.wait(Some("b"), 15 * mb).expect("room");
+        assert_eq!(confirm.wait(Some("b"), 2 * mb).err(), Some(Crowded::Full));
+        drop(places);
+        drop(other);
+        let waiting = lock(&confirm.waiting);
+        assert_eq!((waiting.all.calls, waiting.all.bytes), (0, 0));
+        assert!(waiting.shares.is_empty());
+        drop(waiting);
+        // In all: many principals, one call each.
+        let places: Vec<_> = (0..MAX_WAITING)
+            .map(|p| confirm.wait(Some(&format!("p{p}")), 1).expect("room"))
+            .collect();
+        assert_eq!(confirm.wait(Some("late"), 1).err(), Some(Crowded::Full));
+        drop(places);
+        assert!(confirm.wait(Some("late"), 1).is_ok());
     }
 }

@@ -3,7 +3,12 @@
 //!
 //! - the question names the tool's declared fields, the required ones first, whatever keys a
 //!   client adds, and says how many it left out (row 7);
+//! - the calls that wait for their users (2025-11-25) are bounded per principal, and a cancelled
+//!   call withdraws its question and frees its place (row 6);
 //! - another principal's flood of answered confirmations never refuses yours (row 9).
+//!
+//! The question's deadline is proved over stdio against the real binary
+//! (`examples/shop/tests/attacks_confirm.rs`): it is a minute long.
 
 use std::{
     sync::{
@@ -18,11 +23,12 @@ use carmy_mcp::{CONFIRM_INPUT_KEY, McpServer};
 use rmcp::{
     ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, Peer, RoleClient, ServiceExt,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+        CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
+        CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest,
         ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputResponses,
-        ProtocolVersion,
+        ProtocolVersion, RequestId, ServerResult,
     },
-    service::{RequestContext, RunningService},
+    service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService},
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -55,16 +61,19 @@ impl Tool for DropOrder {
     }
 }
 
-/// A question put to the test's human: its message, and where to answer.
+/// A question put to the test's human: its message, the request's id, and where to answer.
 struct Asked {
     message: String,
+    id: RequestId,
     answer: oneshot::Sender<ElicitResult>,
 }
 
-/// A client whose user answers only when the test says so.
+/// A client whose user answers only when the test says so, and which reports the questions the
+/// server withdraws.
 #[derive(Clone)]
 struct Human {
     asked: mpsc::UnboundedSender<Asked>,
+    withdrawn: mpsc::UnboundedSender<RequestId>,
 }
 
 impl ClientHandler for Human {
@@ -78,22 +87,37 @@ impl ClientHandler for Human {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
             return Err(ErrorData::invalid_params("a form was expected", None));
         };
         let (answer, answered) = oneshot::channel();
-        let _ = self.asked.send(Asked { message, answer });
+        let _ = self.asked.send(Asked {
+            message,
+            id: context.id,
+            answer,
+        });
         answered
             .await
             .map_err(|_| ErrorData::internal_error("the test dropped the question", None))
+    }
+
+    async fn on_cancelled(
+        &self,
+        params: CancelledNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        if let Some(id) = params.request_id {
+            let _ = self.withdrawn.send(id);
+        }
     }
 }
 
 struct Session {
     client: RunningService<RoleClient, Human>,
     asked: mpsc::UnboundedReceiver<Asked>,
+    withdrawn: mpsc::UnboundedReceiver<RequestId>,
 }
 
 impl Session {
@@ -106,6 +130,14 @@ impl Session {
             .await
             .expect("a question within the patience")
             .expect("the client is alive")
+    }
+
+    /// Whether a question arrives within `wait`.
+    async fn question_within(&mut self, wait: Duration) -> Option<Asked> {
+        tokio::time::timeout(wait, self.asked.recv())
+            .await
+            .ok()
+            .flatten()
     }
 }
 
@@ -136,7 +168,11 @@ impl Shop {
             .context(Context::new().with_principal(principal));
         tokio::spawn(server.serve_io(read, write));
         let (asked_tx, asked) = mpsc::unbounded_channel();
-        let human = Human { asked: asked_tx };
+        let (withdrawn_tx, withdrawn) = mpsc::unbounded_channel();
+        let human = Human {
+            asked: asked_tx,
+            withdrawn: withdrawn_tx,
+        };
         let client = if modern {
             human
                 .serve_with_lifecycle(
@@ -150,7 +186,11 @@ impl Shop {
         } else {
             human.serve(client_io).await.expect("initialize")
         };
-        Session { client, asked }
+        Session {
+            client,
+            asked,
+            withdrawn,
+        }
     }
 }
 
@@ -244,6 +284,133 @@ async fn the_question_names_the_declared_target_whatever_keys_are_added() {
     let modern = shop.session("alice", true).await;
     let (message, _) = first_round(&modern.peer(), crowded()).await;
     assert_eq!(message, CROWDED_QUESTION);
+}
+
+// --- Row 6 -------------------------------------------------------------------------------------
+
+/// Sends `drop_order` on `session`, answered in a task.
+fn spawn_call(
+    session: &Session,
+    order: &str,
+) -> tokio::task::JoinHandle<Result<CallToolResult, rmcp::ServiceError>> {
+    let peer = session.peer();
+    let arguments = json!({ "order_id": order });
+    tokio::spawn(async move { peer.call_tool(params(arguments)).await })
+}
+
+#[tokio::test]
+async fn legacy_waiting_calls_are_bounded_per_principal() {
+    let shop = Shop::new();
+    let mut alice = shop.session("alice", false).await;
+    let mut bob = shop.session("bob", false).await;
+
+    // Alice's fifth call may not wait: refused at once, retryable.
+    let calls: Vec<_> = (0..5)
+        .map(|n| spawn_call(&alice, &format!("ord-{n}")))
+        .collect();
+    let mut questions = Vec::new();
+    for _ in 0..4 {
+        questions.push(alice.next_question().await);
+    }
+    assert!(
+        alice
+            .question_within(Duration::from_millis(300))
+            .await
+            .is_none(),
+        "a fifth question"
+    );
+    // Bob has his own share.
+    let bobs = spawn_call(&bob, "ord-b");
+    let bobs_question = bob.next_question().await;
+
+    let mut refused = 0;
+    for question in questions {
+        let _ = question.answer.send(answer(false));
+    }
+    for call in calls {
+        let result = tokio::time::timeout(PATIENCE, call)
+            .await
+            .expect("answered")
+            .expect("joined")
+            .expect("call");
+        match error_code(&result).as_str() {
+            "CONFIRMATION_DECLINED" => {}
+            "CAPACITY" => {
+                let error = &result.meta.as_ref().expect("_meta")["carmy/error"];
+                assert_eq!(error["retryable"], true, "{error}");
+                refused += 1;
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!(refused, 1);
+    let _ = bobs_question.answer.send(answer(true));
+    let result = bobs.await.expect("joined").expect("call");
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(shop.runs.load(Ordering::SeqCst), 1);
+
+    // Answered, the places are free again.
+    let call = spawn_call(&alice, "ord-9");
+    let _ = alice.next_question().await.answer.send(answer(true));
+    let result = call.await.expect("joined").expect("call");
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+}
+
+#[tokio::test]
+async fn legacy_a_cancelled_call_withdraws_its_question_and_frees_its_place() {
+    let shop = Shop::new();
+    let mut alice = shop.session("alice", false).await;
+    let peer = alice.peer();
+    let mut handles = Vec::new();
+    for n in 0..4 {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params(
+            json!({ "order_id": format!("ord-{n}") }),
+        )));
+        handles.push(
+            peer.send_cancellable_request(request, PeerRequestOptions::no_options())
+                .await
+                .expect("sent"),
+        );
+    }
+    let mut questions = Vec::new();
+    for _ in 0..4 {
+        questions.push(alice.next_question().await);
+    }
+
+    // The client gives up on one call: its question is withdrawn.
+    let handle = handles.pop().expect("a call");
+    handle
+        .cancel(Some("changed my mind".into()))
+        .await
+        .expect("cancelled");
+    let withdrawn = tokio::time::timeout(PATIENCE, alice.withdrawn.recv())
+        .await
+        .expect("the question is withdrawn")
+        .expect("the client is alive");
+    assert!(
+        questions.iter().any(|question| question.id == withdrawn),
+        "{withdrawn:?} is none of the questions asked"
+    );
+
+    // Its place is free: another call is asked.
+    let call = spawn_call(&alice, "ord-9");
+    let asked = alice.next_question().await;
+    assert!(asked.message.contains("ord-9"), "{}", asked.message);
+    let _ = asked.answer.send(answer(false));
+    let result = call.await.expect("joined").expect("call");
+    assert_eq!(error_code(&result), "CONFIRMATION_DECLINED");
+    assert_eq!(shop.runs.load(Ordering::SeqCst), 0);
+    for question in questions {
+        let _ = question.answer.send(answer(false));
+    }
+    for handle in handles {
+        match handle.await_response().await.expect("answered") {
+            ServerResult::CallToolResult(result) => {
+                assert_eq!(error_code(&result), "CONFIRMATION_DECLINED");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
 }
 
 // --- Row 9 -------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 //! Confirmation through the client (`shop mcp --confirm-via-client`) under the attacks of issue
-//! 14, rows 7 and 9, replayed against the real binary over stdio:
+//! 14, rows 6, 7 and 9, replayed against the real binary over stdio:
 //!
+//! - a call waiting for the user has a deadline, and the calls that may wait at once are bounded
+//!   in number and in the bytes of their arguments (row 6);
 //! - the question names the tool's declared fields, the required ones first, whatever keys are
 //!   added, and says what it left out (row 7);
 //! - a flood of answered confirmations never makes the server refuse a genuine one (row 9).
@@ -10,14 +12,17 @@
 
 mod common;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::{ConfirmShop, PATIENCE, Wire};
 use serde_json::{Value, json};
 
-/// MiB of resident memory the server may gain under an attack: the allocator's slack, far from
-/// what keeping what the attacker sends would take.
+/// MiB of resident memory the server may gain while calls wait for the user: what the calls
+/// allowed to wait hold (16 MiB of arguments) and the allocator's slack.
 const GROWTH_MIB: u64 = 48;
+
+/// The deadline of a question put to the user on 2025-11-25, plus a margin for a slow machine.
+const DEADLINE: Duration = Duration::from_secs(60);
 
 fn report(attack: &str, before: (u64, u64), after: (u64, u64)) {
     eprintln!(
@@ -138,6 +143,154 @@ fn modern_the_question_names_the_declared_target_whatever_keys_are_added() {
         "{}",
         excerpt(asked)
     );
+    assert_eq!(order_status(&mut shop, 3), "placed");
+}
+
+// --- Row 6: a pending question has a deadline and holds little --------------------------------
+
+/// About 4 MB on the wire (the line limit), about 64 MB once parsed: a number is a byte or two
+/// of JSON and a 32-byte value in memory.
+fn heavy_cancel() -> Value {
+    json!({ "order_id": "ord-1001", "junk": vec![0; 1_990_000] })
+}
+
+#[test]
+fn calls_waiting_for_the_user_are_bounded_in_number_and_bytes() {
+    let mut shop = ConfirmShop::start(Wire::Legacy, &[]);
+    place_order(&mut shop, 1);
+    let before = shop.memory_kib();
+
+    // Eight calls whose arguments take ~64 MB each once parsed, never answered: none may wait.
+    let heavy = heavy_cancel();
+    for id in 10..18 {
+        shop.send_call(id, "cancel_order", &heavy, json!({}));
+    }
+    let answers: Vec<Option<Value>> = (10..18)
+        .map(|id| shop.answer_within(id, Duration::from_secs(10)))
+        .collect();
+    let heavy_done = shop.memory_kib();
+    report(
+        "8 calls with 4 MB arguments (64 MB parsed)",
+        before,
+        heavy_done,
+    );
+    for answer in answers {
+        let answer = answer.expect("a call too large to wait is answered at once");
+        let error = agent_error(&answer);
+        assert_eq!(
+            error["code"],
+            "CONFIRMATION_REQUIRED",
+            "{}",
+            excerpt(&answer)
+        );
+        assert_eq!(error["retryable"], false, "{error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .is_some_and(|message| message.contains("too large")),
+            "{error}"
+        );
+    }
+
+    // Six calls with 3 MB reasons: four wait (16 MiB of arguments), the others are refused
+    // at once with a retryable CAPACITY.
+    let reason = "r".repeat(3_000_000);
+    for id in 20..26 {
+        let arguments = json!({ "order_id": "ord-1001", "reason": reason });
+        shop.send_call(id, "cancel_order", &arguments, json!({}));
+    }
+    let mut questions = Vec::new();
+    while let Some(question) = shop.server_message("elicitation/create", Duration::from_secs(2)) {
+        questions.push(question);
+    }
+    let (mut refusals, mut pending) = (Vec::new(), Vec::new());
+    for id in 20..26 {
+        match shop.answer_within(id, Duration::from_secs(2)) {
+            Some(answer) => refusals.push(answer),
+            None => pending.push(id),
+        }
+    }
+    let waiting = shop.memory_kib();
+    report(
+        &format!("{} calls waiting with 3 MB arguments", questions.len()),
+        before,
+        waiting,
+    );
+    assert_eq!(questions.len(), 4, "four questions are put to the user");
+    assert_eq!(
+        refusals.len(),
+        2,
+        "two calls beyond the bound are refused at once"
+    );
+    for answer in &refusals {
+        let error = agent_error(answer);
+        assert_eq!(error["code"], "CAPACITY", "{error}");
+        assert_eq!(error["retryable"], true, "{error}");
+    }
+    assert!(
+        waiting.0 < before.0 + GROWTH_MIB * 1024,
+        "resident memory grew from {} to {} KiB while calls waited",
+        before.0,
+        waiting.0
+    );
+
+    // Answered, they free their places: the next call is asked.
+    for question in &questions {
+        shop.send(&elicit_answer(question, decline()));
+    }
+    for id in pending {
+        assert_eq!(
+            agent_error(&shop.answer(id))["code"],
+            "CONFIRMATION_DECLINED"
+        );
+    }
+    shop.send_call(
+        30,
+        "cancel_order",
+        &json!({ "order_id": "ord-1001" }),
+        json!({}),
+    );
+    let asked = shop
+        .server_message("elicitation/create", PATIENCE)
+        .expect("asked again once the others were answered");
+    shop.send(&elicit_answer(&asked, approve()));
+    assert_eq!(shop.answer(30)["result"]["isError"], false);
+    assert_eq!(order_status(&mut shop, 31), "cancelled");
+}
+
+#[test]
+fn an_unanswered_question_expires_and_a_late_approval_runs_nothing() {
+    let mut shop = ConfirmShop::start(Wire::Legacy, &[]);
+    place_order(&mut shop, 1);
+    let asked_at = Instant::now();
+    shop.send_call(
+        2,
+        "cancel_order",
+        &json!({ "order_id": "ord-1001" }),
+        json!({}),
+    );
+    let asked = shop
+        .server_message("elicitation/create", PATIENCE)
+        .expect("the user is asked");
+
+    // Nobody answers: past the deadline the call is refused, and the question withdrawn.
+    let answer = shop
+        .answer_within(2, DEADLINE + Duration::from_secs(15))
+        .expect("the call is answered once its question expires");
+    let waited = asked_at.elapsed();
+    let error = agent_error(&answer);
+    assert_eq!(error["code"], "CONFIRMATION_TIMEOUT", "{error}");
+    assert_eq!(error["category"], "timeout", "{error}");
+    assert_eq!(error["retryable"], true, "{error}");
+    assert!(waited >= DEADLINE, "answered after {waited:?}");
+    let withdrawn = shop
+        .server_message("notifications/cancelled", PATIENCE)
+        .expect("the server withdraws its question");
+    assert_eq!(withdrawn["params"]["requestId"], asked["id"], "{withdrawn}");
+    eprintln!("the unanswered question expired after {waited:?}");
+
+    // The approval comes late: it approves nothing.
+    shop.send(&elicit_answer(&asked, approve()));
     assert_eq!(order_status(&mut shop, 3), "placed");
 }
 
