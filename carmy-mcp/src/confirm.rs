@@ -335,15 +335,18 @@ impl Redeemed {
         let window = match principal {
             None => &mut self.anonymous,
             Some(principal) => {
-                if !self.principals.contains_key(principal)
-                    && self.principals.len() >= MAX_REDEEMING_PRINCIPALS
-                {
-                    self.sweep(now, ttl);
+                if !self.principals.contains_key(principal) {
                     if self.principals.len() >= MAX_REDEEMING_PRINCIPALS {
-                        return Err(CROWDED);
+                        self.sweep(now, ttl);
+                        if self.principals.len() >= MAX_REDEEMING_PRINCIPALS {
+                            return Err(CROWDED);
+                        }
                     }
+                    self.principals.insert(principal.into(), Window::default());
                 }
-                self.principals.entry(principal.into()).or_default()
+                self.principals
+                    .get_mut(principal)
+                    .expect("the principal's window was just made")
             }
         };
         let pruned = window.prune(now, ttl);
