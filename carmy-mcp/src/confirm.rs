@@ -16,13 +16,13 @@
 //! What a client can make the server hold, and for how long, is bounded:
 //!
 //! - **A call waiting for its answer** (2025-11-25) keeps its arguments, as the runtime validated
-//!   them, until the user answers; the question itself is a short text. So it waits at most
-//!   [`QUESTION_DEADLINE`] (then `CONFIRMATION_TIMEOUT`, and the question is withdrawn with
-//!   `notifications/cancelled`), and only so many may wait at once, per principal and in all,
-//!   counted in calls and in the bytes of their arguments ([`Waiting`]). Past that, a call is
-//!   refused at once (`CAPACITY`, retryable); arguments too large to ever wait are
-//!   `CONFIRMATION_REQUIRED`. The deadline is enforced here because the runtime's approval step
-//!   has none of its own.
+//!   them, until the user answers; the question itself is a short text. The runtime bounds the
+//!   wait (`Limits::approval_timeout`, then `CONFIRMATION_TIMEOUT`); whenever the call stops
+//!   waiting, at that deadline or cancelled, the question is withdrawn with
+//!   `notifications/cancelled`, so a late answer approves nothing ([`Withdraw`]). Only so many
+//!   calls may wait at once, per principal and in all, counted in calls and in the bytes of
+//!   their arguments ([`Waiting`]): past that, a call is refused at once (`CAPACITY`,
+//!   retryable); arguments too large to ever wait are `CONFIRMATION_REQUIRED`.
 //! - **A question in flight** (2026-07-28) holds nothing: its state travels with the client.
 //! - **Redeemed states** are remembered until they expire, so each is used once. They are kept
 //!   per principal ([`Redeemed`]): when one principal has too many, its oldest record is let
@@ -52,7 +52,7 @@ use rmcp::{
         ElicitResult, InputResponses, ProtocolVersion, RequestId, RequestStateCodec,
         RequestStateError, SealOptions, ServerNotification, ServerRequest,
     },
-    service::{PeerRequestOptions, RequestContext, ServiceError},
+    service::{PeerRequestOptions, RequestContext},
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -62,13 +62,6 @@ use crate::mapping::{CONFIRM_INPUT_KEY, approves, confirmation_request};
 /// How long a sealed confirmation state stays valid (2026-07-28): the user's time to answer,
 /// when nothing waits on the server.
 pub(crate) const STATE_TTL: Duration = Duration::from_secs(5 * 60);
-/// How long a call waits for the user's answer to `elicitation/create` (2025-11-25). A waiting
-/// call holds its arguments and a place among the calls in flight, and clients give up on a
-/// request after about a minute (the TypeScript SDK's default request timeout is 60 s): an
-/// answer later than that would run a call its caller no longer awaits.
-pub(crate) const QUESTION_DEADLINE: Duration = Duration::from_secs(60);
-/// The code of a question the user left unanswered past [`QUESTION_DEADLINE`].
-const CONFIRMATION_TIMEOUT: &str = "CONFIRMATION_TIMEOUT";
 
 /// Calls of one principal that may wait for the user at once (2025-11-25). On stdio the
 /// principal is the session's: a client is seldom asked more than a few questions at a time.
@@ -102,7 +95,6 @@ const KEY_CHARS: usize = 40;
 pub(crate) struct ClientConfirmation {
     codec: RequestStateCodec,
     ttl: Duration,
-    deadline: Duration,
     /// States carry when they were issued, in milliseconds since this instant: a monotonic
     /// clock, so the order of states and their expiry never depend on the wall clock.
     epoch: Instant,
@@ -114,7 +106,6 @@ impl std::fmt::Debug for ClientConfirmation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientConfirmation")
             .field("ttl", &self.ttl)
-            .field("deadline", &self.deadline)
             .finish_non_exhaustive()
     }
 }
@@ -157,7 +148,6 @@ impl ClientConfirmation {
         Self {
             codec: RequestStateCodec::new_unchecked(key.to_vec()),
             ttl,
-            deadline: QUESTION_DEADLINE,
             epoch: Instant::now(),
             redeemed: Mutex::default(),
             waiting: Mutex::default(),
@@ -622,9 +612,10 @@ impl Approver for ClientApproval {
 }
 
 impl ClientApproval {
-    /// `elicitation/create`, awaited until the deadline. Past it, or when the call is cancelled
-    /// meanwhile, the question is withdrawn (`notifications/cancelled`), so a late answer
-    /// approves nothing and the client can close its form.
+    /// `elicitation/create`, awaited as long as the runtime waits. When it stops waiting (its
+    /// approval deadline, or the call cancelled), this future is dropped and the question is
+    /// withdrawn (`notifications/cancelled`), so a late answer approves nothing and the client
+    /// can close its form.
     async fn ask(
         &self,
         peer: &Peer<RoleServer>,
@@ -632,15 +623,14 @@ impl ClientApproval {
         message: String,
     ) -> Result<ElicitResult, AgentError> {
         let ask = ServerRequest::ElicitRequest(confirmation_request(tool, message));
-        let deadline = self.confirmation.deadline;
         let sent = peer
-            .send_request_with_option(ask, PeerRequestOptions::with_timeout(deadline))
+            .send_request_with_option(ask, PeerRequestOptions::no_options())
             .await;
         let outcome = match sent {
             Ok(handle) => {
                 let withdraw = Withdraw(Some((peer.clone(), handle.id.clone())));
                 let outcome = handle.await_response().await;
-                // Answered, expired (rmcp withdrew it) or failed: nothing left to withdraw.
+                // Answered, or failed: nothing left to withdraw.
                 withdraw.disarm();
                 outcome
             }
@@ -648,10 +638,6 @@ impl ClientApproval {
         };
         match outcome {
             Ok(ClientResult::ElicitResult(answer)) => Ok(answer),
-            Err(ServiceError::Timeout { .. }) => {
-                tracing::debug!(tool, ?deadline, "the user did not answer in time");
-                Err(unanswered(tool, deadline))
-            }
             other => {
                 if let Err(error) = other {
                     tracing::debug!(%error, tool, "the client could not ask for confirmation");
@@ -663,8 +649,9 @@ impl ClientApproval {
     }
 }
 
-/// Withdraws a question still open when the call stops waiting for it (the client cancelled
-/// the call): rmcp forgets the pending request, and the client is told.
+/// Withdraws a question still open when the call stops waiting for it (the runtime's approval
+/// deadline passed, or the call was cancelled): rmcp forgets the pending request, and the
+/// client is told.
 struct Withdraw(Option<(Peer<RoleServer>, RequestId)>);
 
 impl Withdraw {
@@ -678,13 +665,13 @@ impl Drop for Withdraw {
         let Some((peer, id)) = self.0.take() else {
             return;
         };
-        // Dropped inside the runtime's task when the call is cancelled; without a runtime (the
+        // Dropped inside the call's task when the runtime stops waiting; without a runtime (the
         // process is ending) there is nobody left to tell.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let withdrawn = CancelledNotificationParam::new(
                     Some(id),
-                    Some("the call was cancelled".to_owned()),
+                    Some("the call no longer waits for this answer".to_owned()),
                 );
                 let notification = ServerNotification::CancelledNotification(
                     CancelledNotification::new(withdrawn),
@@ -693,20 +680,6 @@ impl Drop for Withdraw {
             });
         }
     }
-}
-
-/// `CONFIRMATION_TIMEOUT`: nobody answered within `deadline`; asking again is worth it.
-fn unanswered(tool: &str, deadline: Duration) -> AgentError {
-    AgentError::new(
-        ErrorCategory::Timeout,
-        CONFIRMATION_TIMEOUT,
-        format!(
-            "the user did not answer within {} s; this call of `{tool}` did not run: call again \
-             to ask again",
-            deadline.as_secs()
-        ),
-    )
-    .with_details(json!({ "tool": tool, "deadline_ms": deadline.as_millis() as u64 }))
 }
 
 /// What a sealed state is bound to: the tool, the digest of its canonical arguments and the

@@ -3,12 +3,13 @@
 //!
 //! - the question names the tool's declared fields, the required ones first, whatever keys a
 //!   client adds, and says how many it left out (row 7);
-//! - the calls that wait for their users (2025-11-25) are bounded per principal, and a cancelled
-//!   call withdraws its question and frees its place (row 6);
+//! - the calls that wait for their users (2025-11-25) are bounded per principal, and a call that
+//!   stops waiting (the runtime's approval deadline, or cancelled) withdraws its question and
+//!   frees its place (row 6);
 //! - another principal's flood of answered confirmations never refuses yours (row 9).
 //!
-//! The question's deadline is proved over stdio against the real binary
-//! (`examples/shop/tests/attacks_confirm.rs`): it is a minute long.
+//! The same deadline at its default (two minutes) is proved over stdio against the real binary
+//! (`examples/shop/tests/attacks_confirm.rs`).
 
 use std::{
     sync::{
@@ -18,7 +19,7 @@ use std::{
     time::Duration,
 };
 
-use carmy_core::{AgentError, Carmy, Context, Effect, Invocation, Tool, ToolSpec};
+use carmy_core::{AgentError, Carmy, Context, Effect, Invocation, Limits, Tool, ToolSpec};
 use carmy_mcp::{CONFIRM_INPUT_KEY, McpServer};
 use rmcp::{
     ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, Peer, RoleClient, ServiceExt,
@@ -149,9 +150,14 @@ struct Shop {
 
 impl Shop {
     fn new() -> Self {
+        Self::with_limits(Limits::default())
+    }
+
+    fn with_limits(limits: Limits) -> Self {
         let runs = Arc::new(AtomicU64::new(0));
         let runtime = Carmy::new()
             .tool(DropOrder(Arc::clone(&runs)))
+            .limits(limits)
             .build()
             .expect("catalog");
         let server = McpServer::new(runtime).confirm_via_client(true);
@@ -411,6 +417,39 @@ async fn legacy_a_cancelled_call_withdraws_its_question_and_frees_its_place() {
             other => panic!("unexpected {other:?}"),
         }
     }
+}
+
+#[tokio::test]
+async fn legacy_past_the_approval_deadline_the_question_is_withdrawn_and_a_late_answer_runs_nothing()
+ {
+    let deadline = Duration::from_millis(300);
+    let shop = Shop::with_limits(Limits::default().with_approval_timeout(deadline));
+    let mut alice = shop.session("alice", false).await;
+    let call = spawn_call(&alice, "ord-1");
+    let asked = alice.next_question().await;
+
+    // Nobody answers: the call ends, and the client is told the question is withdrawn.
+    let result = tokio::time::timeout(PATIENCE, call)
+        .await
+        .expect("answered past the deadline")
+        .expect("joined")
+        .expect("call");
+    assert_eq!(error_code(&result), "CONFIRMATION_TIMEOUT");
+    let withdrawn = tokio::time::timeout(PATIENCE, alice.withdrawn.recv())
+        .await
+        .expect("the question is withdrawn")
+        .expect("the client is alive");
+    assert_eq!(withdrawn, asked.id);
+
+    // The answer comes late: nothing runs, and the place it held is free.
+    let _ = asked.answer.send(answer(true));
+    let call = spawn_call(&alice, "ord-2");
+    let asked = alice.next_question().await;
+    assert!(asked.message.contains("ord-2"), "{}", asked.message);
+    let _ = asked.answer.send(answer(false));
+    let result = call.await.expect("joined").expect("call");
+    assert_eq!(error_code(&result), "CONFIRMATION_DECLINED");
+    assert_eq!(shop.runs.load(Ordering::SeqCst), 0);
 }
 
 // --- Row 9 -------------------------------------------------------------------------------------
