@@ -12,8 +12,9 @@ pub const CONFIRM_INPUT_KEY: &str = "carmy/confirm";
 pub const CONFIRM_FIELD: &str = "approve";
 
 /// The elicitation asking the human `message` about one call of `tool`: a form of one
-/// boolean, [`CONFIRM_FIELD`], `false` by default.
-pub(crate) fn confirmation_request(tool: &str, message: &str) -> ElicitRequest {
+/// boolean, [`CONFIRM_FIELD`], `false` by default. The message is taken as is: the question
+/// is the approver's, short and bounded.
+pub(crate) fn confirmation_request(tool: &str, message: impl Into<String>) -> ElicitRequest {
     let schema: ElicitationSchema = serde_json::from_value(json!({
         "type": "object",
         "properties": {
@@ -29,7 +30,7 @@ pub(crate) fn confirmation_request(tool: &str, message: &str) -> ElicitRequest {
     .expect("a boolean property is a valid elicitation schema");
     ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message: message.to_owned(),
+        message: message.into(),
         requested_schema: schema,
     })
 }

@@ -86,6 +86,22 @@ async def test_declined_call_does_not_run(mode, action, approve):
         assert await order_status(client, order["order_id"]) == "placed"
 
 
+async def test_question_names_the_declared_target_whatever_keys_are_added(mode):
+    # Keys the tool does not declare, named to sort before `order_id`, each long enough to fill
+    # a summary: the question still names the order, and says what it left out.
+    human = Human("decline", None)
+    async with shop(mode, elicitation_callback=human) as client:
+        order = await placed_order(client)
+        args = {"order_id": order["order_id"], **{f"a{n:02}": "x" * 100 for n in range(40)}}
+        refused = await client.call_tool("cancel_order", args)
+        agent_error(refused, "CONFIRMATION_DECLINED", status="rejected")
+        assert human.asked == [
+            f'Allow `cancel_order` (destructive) with {{order_id: "{order["order_id"]}"}}? '
+            "Not shown: 40 keys the tool does not declare."
+        ]
+        assert await order_status(client, order["order_id"]) == "placed"
+
+
 async def test_client_without_elicitation_gets_confirmation_required(mode):
     async with shop(mode) as client:
         order = await placed_order(client)

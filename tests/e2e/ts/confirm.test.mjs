@@ -104,6 +104,22 @@ for (const [name, open] of [
       });
     }
 
+    it('the question names the declared target whatever keys are added', TIMEOUT, async () => {
+      // Keys the tool does not declare, named to sort before `order_id`, each long enough to fill a
+      // summary: the question still names the order, and says what it left out.
+      const user = human('decline', undefined);
+      await session(open, user, [], async (s) => {
+        const order = await placeOrder(s);
+        const args = { order_id: order.order_id };
+        for (let n = 0; n < 40; n++) args[`a${String(n).padStart(2, '0')}`] = 'x'.repeat(100);
+        agentError(await s.call('cancel_order', args), 'CONFIRMATION_DECLINED', 'rejected');
+        assert.deepEqual(user.asked, [
+          `Allow \`cancel_order\` (destructive) with {order_id: "${order.order_id}"}? Not shown: 40 keys the tool does not declare.`,
+        ]);
+        assert.equal(await orderStatus(s, order.order_id), 'placed');
+      });
+    });
+
     it('a client without elicitation gets CONFIRMATION_REQUIRED', TIMEOUT, async () => {
       await session(open, undefined, [], async (s) => {
         const order = await placeOrder(s);
