@@ -32,17 +32,50 @@ pub(super) const LINE_BYTES: usize = 4096;
 /// which an agent's bad call is not.
 const DEFAULT_FILTER: &str = "warn,rmcp::service=error";
 
-/// Logs to stderr, so stdout stays clean for the protocol; `RUST_LOG` filters.
+/// Logs to stderr, so stdout stays clean for the protocol; `RUST_LOG` filters. With `mcp`,
+/// the events of a request also go to its client when it asked for them (`logging/setLevel`),
+/// through [`carmy_mcp::ClientLogLayer`], whatever `RUST_LOG` says: each layer filters alone.
 pub(super) fn init() {
+    use tracing_subscriber::prelude::*;
+
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_FILTER));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .fmt_fields(CappedFields)
         .event_format(SafeLine(format::format()))
-        .try_init();
+        .with_filter(filter);
+    let registry = tracing_subscriber::registry().with(stderr);
+    #[cfg(feature = "mcp")]
+    let registry = registry.with(carmy_mcp::ClientLogLayer.with_filter(for_clients()));
+    let _ = registry.try_init();
+}
+
+/// What a client may be sent: events (spans never reach it, so none is kept for it), from
+/// every crate but the ones that serve the protocol, whose lines speak of the wire rather than
+/// of the request, and would cost each request their formatting.
+#[cfg(feature = "mcp")]
+fn for_clients<S>() -> impl tracing_subscriber::layer::Filter<S> {
+    use tracing::level_filters::LevelFilter;
+    use tracing_subscriber::filter::{FilterExt, Targets, filter_fn};
+
+    let targets = Targets::new()
+        .with_default(LevelFilter::DEBUG)
+        .with_targets(
+            [
+                "rmcp",
+                "hyper",
+                "hyper_util",
+                "h2",
+                "tower",
+                "axum",
+                "tokio",
+                "mio",
+            ]
+            .map(|target| (target, LevelFilter::OFF)),
+        );
+    targets.and(filter_fn(|metadata| metadata.is_event()))
 }
 
 /// Formats fields as `tracing_subscriber`'s default does (`message name=value ...`), each cut

@@ -136,6 +136,7 @@ pub async fn place_order(
     };
     books.next_order += 1;
     books.orders.insert(order.order_id.clone(), order.clone());
+    tracing::info!(order_id = %order.order_id, total_cents, "order placed");
     Ok(order)
 }
 
@@ -214,6 +215,7 @@ pub async fn cancel_order(
     for line in lines {
         *books.stock.entry(line.product_id).or_default() += line.quantity;
     }
+    tracing::info!(order_id = %input.order_id, refunded_cents, "order cancelled");
     Ok(Cancellation {
         order_id: input.order_id,
         status: OrderStatus::Cancelled,

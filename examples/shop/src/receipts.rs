@@ -41,5 +41,6 @@ pub async fn send_receipt(input: ReceiptInput, store: State<Store>) -> Result<Re
     };
     // The outbox stands in for a mail API.
     books.outbox.push(receipt.clone());
+    tracing::info!(message_id = %receipt.message_id, order_id = %receipt.order_id, "receipt sent");
     Ok(receipt)
 }

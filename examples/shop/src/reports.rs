@@ -60,5 +60,10 @@ pub async fn sales_report(
             crate::orders::OrderStatus::Cancelled => report.cancelled += 1,
         }
     }
+    tracing::info!(
+        orders = report.orders,
+        cancelled = report.cancelled,
+        "sales report computed"
+    );
     Ok(report)
 }
