@@ -84,8 +84,9 @@ pub use prompt::{
 };
 pub use question::Question;
 pub use resource::{
-    Body, Content, Contents, IntoContents, MAX_URI_LEN, Resource, ResourceEntry, ResourceSpec,
-    TemplateError, UriTemplate,
+    Body, ChangeSink, Content, Contents, IntoContents, MAX_URI_LEN, ProvidedResource,
+    ProviderEntry, Resource, ResourceChanges, ResourceEntry, ResourceProvider, ResourceSpec,
+    ResourceWatch, TemplateError, UriTemplate, Watching,
 };
 pub use runtime::{
     CompleteRequest, CompletionTarget, ReadRequest, RenderRequest, Request, Runtime,
