@@ -88,6 +88,10 @@ pub use resource::{
     ProviderEntry, Resource, ResourceChanges, ResourceEntry, ResourceProvider, ResourceSpec,
     ResourceWatch, TemplateError, UriTemplate, Watching,
 };
+// Serving a directory's files as resources (feature `fs`): `Directory`, its limits and its
+// error codes.
+#[cfg(feature = "fs")]
+pub use resource::{Directory, directory};
 pub use runtime::{
     CompleteRequest, CompletionTarget, ReadRequest, RenderRequest, Request, Runtime,
 };

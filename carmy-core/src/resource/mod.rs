@@ -12,6 +12,8 @@
 //! report changes through [`ResourceChanges`] to whoever watches ([`ChangeSink`]).
 
 mod contents;
+#[cfg(feature = "fs")]
+pub mod directory;
 mod entry;
 pub(crate) mod provider;
 pub(crate) mod register;
@@ -21,6 +23,8 @@ pub(crate) mod watch;
 use std::{future::Future, time::Duration};
 
 pub use contents::{Body, Content, Contents, IntoContents};
+#[cfg(feature = "fs")]
+pub use directory::Directory;
 pub use entry::ResourceEntry;
 pub use provider::{ProvidedResource, ProviderEntry, ResourceProvider};
 pub use template::{TemplateError, UriTemplate};
