@@ -12,7 +12,8 @@ use std::{
 };
 
 use carmy_core::{
-    Body, Carmy, ChangeSink, Directory, ExecutionStatus, ReadRequest, Runtime, directory::codes,
+    Body, Carmy, ChangeSink, Directory, ErrorCategory, ExecutionStatus, ReadRequest, Runtime,
+    directory::codes,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -360,6 +361,31 @@ async fn nothing_outside_the_root_is_ever_read() {
         .await;
     assert_eq!(fine.status, ExecutionStatus::Succeeded);
     assert_eq!(runtime.running_executions(), 0);
+}
+
+#[tokio::test]
+async fn a_check_accepts_what_a_read_would_and_refuses_the_rest_as_not_found() {
+    let (_base, root) = tree();
+    let (runtime, directory) = serve(&root);
+    let root = directory.root().to_str().unwrap().to_owned();
+    let never = CancellationToken::new();
+    for relative in ["returns.md", "policies/data.json", "big.txt", "latest.md"] {
+        let uri = directory.uri_of(relative).unwrap();
+        let checked = runtime.check_resource(&uri, &never).await;
+        assert!(checked.is_ok(), "{uri}: {checked:?}");
+    }
+    for uri in crafted(&root).into_iter().chain([
+        format!("file://{root}/missing.md"),
+        "shop://nothing".to_owned(),
+    ]) {
+        let error = runtime.check_resource(&uri, &never).await.unwrap_err();
+        assert_eq!(
+            error.category(),
+            ErrorCategory::NotFound,
+            "{uri:?}: {error:?}"
+        );
+        assert!(!error.message().contains("TOP SECRET"), "{uri:?}");
+    }
 }
 
 #[tokio::test]

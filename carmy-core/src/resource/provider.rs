@@ -165,6 +165,15 @@ pub trait ResourceProvider: Send + Sync + 'static {
         invocation: Invocation,
     ) -> impl Future<Output = Result<Contents, AgentError>> + Send;
 
+    /// Whether `uri`, which [`claims`](Self::claims) accepted, names something it serves now,
+    /// found without reading it: `Ok`, or the error its read would give. Adapters ask before
+    /// following a URI (a subscription), so that a client follows only what could be read. By
+    /// default every claimed URI is accepted.
+    fn check(&self, uri: &str) -> impl Future<Output = Result<(), AgentError>> + Send {
+        let _ = uri;
+        std::future::ready(Ok(()))
+    }
+
     /// The deadline of each read and each list, replacing the runtime's default.
     fn timeout(&self) -> Option<Duration> {
         None
@@ -196,6 +205,7 @@ pub(crate) trait ErasedProvider: Send + Sync + 'static {
     fn claims(&self, uri: &str) -> bool;
     fn list(&self) -> ProviderFuture<'_, Vec<ProvidedResource>>;
     fn read<'a>(&'a self, uri: &'a str, invocation: Invocation) -> ProviderFuture<'a, Contents>;
+    fn check<'a>(&'a self, uri: &'a str) -> ProviderFuture<'a, ()>;
     fn timeout(&self) -> Option<Duration>;
     fn reports_changes(&self) -> bool;
     fn watch(&self, changes: ResourceChanges) -> Result<Watching, AgentError>;
@@ -216,6 +226,10 @@ impl<P: ResourceProvider> ErasedProvider for P {
 
     fn read<'a>(&'a self, uri: &'a str, invocation: Invocation) -> ProviderFuture<'a, Contents> {
         Box::pin(ResourceProvider::read(self, uri, invocation))
+    }
+
+    fn check<'a>(&'a self, uri: &'a str) -> ProviderFuture<'a, ()> {
+        Box::pin(ResourceProvider::check(self, uri))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -276,6 +276,34 @@ impl Runtime {
         Ok(all)
     }
 
+    /// Whether `uri` names a resource this runtime serves, found without reading it: one of the
+    /// catalog's (a fixed URI, or one a template matches), or one a provider claims and its
+    /// [`check`](crate::ResourceProvider::check) accepts, under the provider's deadline and
+    /// `cancellation`, its panics caught. Otherwise the error a read would give: not found for a
+    /// URI nobody claims. Not recorded: nobody's code runs on anyone's behalf.
+    pub async fn check_resource(
+        &self,
+        uri: &str,
+        cancellation: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let catalog = self.catalog();
+        if catalog.resolve_resource(uri).is_some() {
+            return Ok(());
+        }
+        let Some(provider) = catalog.resolve_provider(uri) else {
+            return Err(AgentError::resource_not_found(&excerpt(uri, MAX_URI_ECHO)));
+        };
+        let _capacity = self.inner.capacity.try_admit()?;
+        let (_, checked) = guarded(
+            provider.provider.check(uri),
+            provider.timeout(),
+            cancellation,
+            "resource provider",
+        )
+        .await;
+        checked
+    }
+
     /// Reports the providers' changes to `sink` until the returned [`ResourceWatch`] is
     /// dropped. The first watch starts every provider's own
     /// ([`ResourceProvider::watch`](crate::ResourceProvider::watch)); dropping the last stops

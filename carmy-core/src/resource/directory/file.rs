@@ -15,7 +15,7 @@ use crate::{
 };
 
 /// How much of a URI an error message quotes.
-const MAX_ECHO: usize = 256;
+pub(super) const MAX_ECHO: usize = 256;
 
 /// The contents of the file that `segments` (checked by `uri::locate`) name under the root.
 pub(super) fn read(
@@ -24,27 +24,7 @@ pub(super) fn read(
     segments: &[String],
 ) -> Result<Contents, AgentError> {
     let echo = excerpt(uri, MAX_ECHO);
-    let not_found = || AgentError::resource_not_found(&echo);
-    let candidate: PathBuf = segments
-        .iter()
-        .fold(settings.root.clone(), |path, segment| path.join(segment));
-    // Every symbolic link on the way resolved: what the path really is.
-    let canonical = fs::canonicalize(&candidate).map_err(|error| io_error(&echo, &error))?;
-    let Ok(relative) = canonical.strip_prefix(&settings.root) else {
-        return Err(AgentError::not_found(
-            codes::OUTSIDE_ROOT,
-            format!("`{echo}` leads outside the served directory (through a symbolic link)"),
-        )
-        .with_details(serde_json::json!({ "uri": echo })));
-    };
-    if !settings.hidden && is_hidden(relative) {
-        return Err(not_found());
-    }
-    // Checked before opening: opening a FIFO would wait for a writer.
-    let metadata = fs::metadata(&canonical).map_err(|error| io_error(&echo, &error))?;
-    if !metadata.is_file() {
-        return Err(not_found());
-    }
+    let (canonical, metadata) = find(settings, &echo, segments)?;
     let too_large = |size: u64| {
         AgentError::validation(
             codes::FILE_TOO_LARGE,
@@ -76,6 +56,38 @@ pub(super) fn read(
         .and_then(|name| name.to_str())
         .unwrap_or_default();
     Ok(content(mime::of(name), bytes).into())
+}
+
+/// The file that `segments` (checked by `uri::locate`) name under the root, resolved to its
+/// canonical path, with its metadata; or why it cannot be served (a symbolic link leading
+/// outside, a hidden name, no such file, not a plain file). Nothing is opened.
+pub(super) fn find(
+    settings: &Settings,
+    echo: &str,
+    segments: &[String],
+) -> Result<(PathBuf, fs::Metadata), AgentError> {
+    let not_found = || AgentError::resource_not_found(echo);
+    let candidate: PathBuf = segments
+        .iter()
+        .fold(settings.root.clone(), |path, segment| path.join(segment));
+    // Every symbolic link on the way resolved: what the path really is.
+    let canonical = fs::canonicalize(&candidate).map_err(|error| io_error(echo, &error))?;
+    let Ok(relative) = canonical.strip_prefix(&settings.root) else {
+        return Err(AgentError::not_found(
+            codes::OUTSIDE_ROOT,
+            format!("`{echo}` leads outside the served directory (through a symbolic link)"),
+        )
+        .with_details(serde_json::json!({ "uri": echo })));
+    };
+    if !settings.hidden && is_hidden(relative) {
+        return Err(not_found());
+    }
+    // Checked before opening: opening a FIFO would wait for a writer.
+    let metadata = fs::metadata(&canonical).map_err(|error| io_error(echo, &error))?;
+    if !metadata.is_file() {
+        return Err(not_found());
+    }
+    Ok((canonical, metadata))
 }
 
 /// Text when the type is text (or unknown) and the bytes are UTF-8; bytes otherwise.

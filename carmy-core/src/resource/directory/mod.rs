@@ -14,7 +14,7 @@ use std::{
 };
 
 use super::{Contents, ProvidedResource, ResourceChanges, ResourceProvider, Watching};
-use crate::{error::AgentError, tool::Invocation};
+use crate::{error::AgentError, excerpt::excerpt, tool::Invocation};
 
 /// The largest file read by default: 4 MiB (a blob travels base64-encoded, a third larger).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -30,7 +30,9 @@ const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(200);
 pub mod codes {
     /// The URI is not one the directory serves, whatever is on disk: another scheme or host,
     /// `.` or `..` segments (raw or percent-encoded), backslashes, NUL bytes, empty segments,
-    /// a query or fragment, a bad escape or a path that is not UTF-8.
+    /// a query or fragment, a bad escape or a path that is not UTF-8. Its category is "not
+    /// found": such a URI names no resource here, and it is answered as any other that names
+    /// none (MCP's "resource not found"), telling nothing of what is on disk.
     pub const INVALID_FILE_URI: &str = "INVALID_FILE_URI";
     /// The path is outside the served directory, or a symbolic link inside it leads outside.
     pub const OUTSIDE_ROOT: &str = "OUTSIDE_ROOT";
@@ -220,6 +222,16 @@ impl ResourceProvider for Directory {
         let segments = uri::locate(&self.settings.root_text, uri, self.settings.hidden)?;
         let (settings, uri) = (Arc::clone(&self.settings), uri.to_owned());
         blocking(move || file::read(&settings, &uri, &segments)).await
+    }
+
+    async fn check(&self, uri: &str) -> Result<(), AgentError> {
+        // The same walls as a read, without opening the file.
+        let segments = uri::locate(&self.settings.root_text, uri, self.settings.hidden)?;
+        let (settings, echo) = (Arc::clone(&self.settings), uri.to_owned());
+        blocking(move || {
+            file::find(&settings, &excerpt(&echo, file::MAX_ECHO), &segments).map(|_| ())
+        })
+        .await
     }
 
     fn reports_changes(&self) -> bool {

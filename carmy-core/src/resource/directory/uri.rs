@@ -61,7 +61,7 @@ pub(super) fn claims(root: &str, uri: &str) -> bool {
 /// names nothing that may be served. `hidden`: whether names starting with `.` are served.
 pub(super) fn locate(root: &str, uri: &str, hidden: bool) -> Result<Vec<String>, AgentError> {
     let invalid = |reason: &str| {
-        AgentError::validation(
+        AgentError::not_found(
             codes::INVALID_FILE_URI,
             format!(
                 "`{}` is not a file this server serves: {reason}",
