@@ -12,7 +12,10 @@ use crate::{
     idempotency::{DynStore, IdempotencyStore, MemoryStore},
     limits::Limits,
     prompt::{self, Prompt, register::RegisteredPrompt},
-    resource::{self, Resource, register::RegisteredResource},
+    resource::{
+        self, ProviderEntry, Resource, ResourceProvider, provider::ErasedProvider,
+        register::RegisteredResource,
+    },
     runtime::Runtime,
     schema::{self, Direction, SchemaProfile, schema_for},
     state::{Requirements, StateMap},
@@ -40,6 +43,7 @@ use crate::{
 pub struct Carmy {
     tools: Vec<Registered>,
     resources: Vec<RegisteredResource>,
+    providers: Vec<Arc<dyn ErasedProvider>>,
     prompts: Vec<RegisteredPrompt>,
     states: StateMap,
     store: Option<Arc<dyn DynStore>>,
@@ -68,6 +72,7 @@ impl Carmy {
         Self {
             tools: Vec::new(),
             resources: Vec::new(),
+            providers: Vec::new(),
             prompts: Vec::new(),
             states: StateMap::default(),
             store: None,
@@ -94,6 +99,14 @@ impl Carmy {
     /// calls do ([`Runtime::read`]).
     pub fn resource<R: Resource>(mut self, resource: R) -> Self {
         self.resources.push(RegisteredResource::new(resource));
+        self
+    }
+
+    /// Registers a resource provider: resources not known until asked (the files of a
+    /// directory). Its URIs are asked of it after the catalog's own resources, and of the
+    /// providers in the order registered; reads go through the runtime like calls do.
+    pub fn resource_provider<P: ResourceProvider>(mut self, provider: P) -> Self {
+        self.providers.push(Arc::new(provider));
         self
     }
 
@@ -225,6 +238,25 @@ impl Carmy {
             &mut problems,
         );
 
+        // A provider's name is what its reads are recorded under: unique among resources.
+        let mut names: std::collections::HashSet<&str> =
+            resources.iter().map(|resource| resource.name()).collect();
+        let providers = self
+            .providers
+            .into_iter()
+            .map(|provider| {
+                if !names.insert(provider.name()) {
+                    problems.push(BuildProblem::DuplicateResourceName {
+                        name: provider.name().into(),
+                    });
+                }
+                ProviderEntry {
+                    timeout: provider.timeout().unwrap_or(self.limits.default_timeout),
+                    provider,
+                }
+            })
+            .collect();
+
         let prompts = prompt::register::build(
             self.prompts,
             &self.states,
@@ -240,7 +272,7 @@ impl Carmy {
             .store
             .unwrap_or_else(|| Arc::new(MemoryStore::default()));
         Ok(Runtime::new(
-            Catalog::new(entries, resources, prompts),
+            Catalog::new(entries, resources, providers, prompts),
             Arc::new(self.states),
             store,
             self.admissions,

@@ -12,7 +12,7 @@ use crate::{
     error::AgentError,
     excerpt::excerpt,
     prompt::PromptEntry,
-    resource::{MAX_URI_LEN, ResourceEntry},
+    resource::{MAX_URI_LEN, ProviderEntry, ResourceEntry, watch::Hub},
     schema,
     tool::ToolSpec,
 };
@@ -31,13 +31,17 @@ pub(crate) fn is_valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
-/// The tools and resources of a runtime, in registration order.
+/// The tools, resources, resource providers and prompts of a runtime, in registration order.
 pub struct Catalog {
     entries: Vec<ToolEntry>,
     by_name: HashMap<&'static str, usize>,
     resources: Vec<ResourceEntry>,
     /// Resources at a fixed URI, by URI.
     fixed: HashMap<&'static str, usize>,
+    providers: Vec<ProviderEntry>,
+    /// Who listens to the providers' changes. Built with the providers, whose watches it starts
+    /// and stops, so it lives beside them.
+    pub(crate) watchers: Arc<Hub>,
     prompts: Vec<PromptEntry>,
 }
 
@@ -45,6 +49,7 @@ impl Catalog {
     pub(crate) fn new(
         entries: Vec<ToolEntry>,
         resources: Vec<ResourceEntry>,
+        providers: Vec<ProviderEntry>,
         prompts: Vec<PromptEntry>,
     ) -> Self {
         let by_name = entries
@@ -58,11 +63,20 @@ impl Catalog {
             .filter(|(_, resource)| !resource.is_template())
             .map(|(index, resource)| (resource.uri(), index))
             .collect();
+        let watchers = Hub::new(
+            providers
+                .iter()
+                .filter(|entry| entry.reports_changes())
+                .map(|entry| Arc::clone(&entry.provider))
+                .collect(),
+        );
         Self {
             entries,
             by_name,
             resources,
             fixed,
+            providers,
+            watchers,
             prompts,
         }
     }
@@ -100,6 +114,27 @@ impl Catalog {
             .iter()
             .filter(|resource| resource.is_template())
             .find_map(|resource| Some((resource, resource.template().matches(uri)?)))
+    }
+
+    /// Every resource provider, in registration order.
+    pub fn providers(&self) -> std::slice::Iter<'_, ProviderEntry> {
+        self.providers.iter()
+    }
+
+    /// The provider that answers `uri`: the first, in registration order, that claims it. Asked
+    /// only for URIs [`resolve_resource`](Self::resolve_resource) does not match (the catalog's
+    /// own resources come first). A URI longer than [`MAX_URI_LEN`](crate::MAX_URI_LEN) is
+    /// nobody's.
+    pub fn resolve_provider(&self, uri: &str) -> Option<&ProviderEntry> {
+        if uri.len() > MAX_URI_LEN {
+            return None;
+        }
+        self.providers.iter().find(|provider| provider.claims(uri))
+    }
+
+    /// Whether any provider reports changes (adapters offer subscriptions then).
+    pub fn reports_resource_changes(&self) -> bool {
+        self.watchers.reports_changes()
     }
 
     /// The tool named exactly `name` (names are case-sensitive).

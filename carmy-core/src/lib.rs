@@ -84,9 +84,14 @@ pub use prompt::{
 };
 pub use question::Question;
 pub use resource::{
-    Body, Content, Contents, IntoContents, MAX_URI_LEN, Resource, ResourceEntry, ResourceSpec,
-    TemplateError, UriTemplate,
+    Body, ChangeSink, Content, Contents, IntoContents, MAX_URI_LEN, ProvidedResource,
+    ProviderEntry, Resource, ResourceChanges, ResourceEntry, ResourceProvider, ResourceSpec,
+    ResourceWatch, TemplateError, UriTemplate, Watching,
 };
+// Serving a directory's files as resources (feature `fs`): `Directory`, its limits and its
+// error codes.
+#[cfg(feature = "fs")]
+pub use resource::{Directory, directory};
 pub use runtime::{
     CompleteRequest, CompletionTarget, ReadRequest, RenderRequest, Request, Runtime,
 };

@@ -18,6 +18,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::{
     confirm::ClientConfirmation,
+    handler::Subscriptions,
     mapping::{Listing, PromptListing, ResourceListing},
     transport::{DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
 };
@@ -77,13 +78,19 @@ impl McpServer {
         let resources = Arc::new(ResourceListing::new(runtime.catalog().resources()));
         let mut capabilities = ServerCapabilities::builder().enable_tools().build();
         let prompts = Arc::new(PromptListing::new(runtime.catalog().prompts()));
-        if !resources.is_empty() {
-            capabilities.resources = Some(ResourcesCapability::default());
+        let catalog = runtime.catalog();
+        if !resources.is_empty() || catalog.providers().next().is_some() {
+            let mut resources = ResourcesCapability::default();
+            // Subscriptions and list changes are offered when a provider reports changes.
+            if catalog.reports_resource_changes() {
+                resources.subscribe = Some(true);
+                resources.list_changed = Some(true);
+            }
+            capabilities.resources = Some(resources);
         }
         if !prompts.is_empty() {
             capabilities.prompts = Some(PromptsCapability::default());
         }
-        let catalog = runtime.catalog();
         let completes = catalog
             .prompts()
             .any(|prompt| !prompt.completes().is_empty())
@@ -229,6 +236,8 @@ impl McpServer {
 pub(crate) struct SessionState {
     /// The least severe log level it wants (`logging/setLevel`); nothing until it says.
     log_level: std::sync::Mutex<Option<LoggingLevel>>,
+    /// The resources it follows; dropped with the session, which stops telling it.
+    pub(crate) subscriptions: Subscriptions,
 }
 
 impl SessionState {

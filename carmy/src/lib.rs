@@ -14,7 +14,16 @@ pub use carmy_core::{
     ResourceSpec, Role, Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolInput,
     ToolOutput, ToolSpec, UriTemplate, codes, schema, testing,
 };
+// Resources not known at build time, and their changes.
+pub use carmy_core::{
+    ChangeSink, ProvidedResource, ProviderEntry, ResourceChanges, ResourceProvider, ResourceWatch,
+    Watching,
+};
 pub use carmy_macros::{resource, tool};
+
+/// A directory's files as resources (feature `fs`): [`Directory`], its limits and error codes.
+#[cfg(feature = "fs")]
+pub use carmy_core::{Directory, directory};
 
 #[doc(hidden)]
 pub use carmy_core::__private;

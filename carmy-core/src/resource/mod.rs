@@ -6,17 +6,29 @@
 //! resolved by URI, their variables checked against the input's schema, admitted under the same
 //! capacity, run under a deadline and the request's cancellation with panics contained, and
 //! recorded with an execution id and a status.
+//!
+//! Resources not known when the runtime is built come from a [`ResourceProvider`] (the files of
+//! a directory: `Directory`, feature `fs`), asked after the catalog's own resources; providers
+//! report changes through [`ResourceChanges`] to whoever watches ([`ChangeSink`]).
 
 mod contents;
+#[cfg(feature = "fs")]
+pub mod directory;
 mod entry;
+pub(crate) mod provider;
 pub(crate) mod register;
 mod template;
+pub(crate) mod watch;
 
 use std::{future::Future, time::Duration};
 
 pub use contents::{Body, Content, Contents, IntoContents};
+#[cfg(feature = "fs")]
+pub use directory::Directory;
 pub use entry::ResourceEntry;
+pub use provider::{ProvidedResource, ProviderEntry, ResourceProvider};
 pub use template::{TemplateError, UriTemplate};
+pub use watch::{ChangeSink, ResourceChanges, ResourceWatch, Watching};
 
 use crate::{
     completion::{CompletionRequest, Completions},

@@ -1,5 +1,7 @@
 //! Reads: a URI resolved to a resource, its variables checked against the resource's input,
-//! admitted under the runtime's capacity, run under the guard, recorded.
+//! admitted under the runtime's capacity, run under the guard, recorded. A URI the catalog's
+//! resources do not match goes to the first provider that claims it, through the same steps;
+//! providers' lists and changes are reached from here too.
 
 use std::sync::Arc;
 
@@ -13,7 +15,7 @@ use crate::{
     excerpt::excerpt,
     execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind},
     progress::ProgressReporter,
-    resource::Contents,
+    resource::{ChangeSink, Contents, ProvidedResource, ProviderEntry, ResourceWatch},
     tool::Invocation,
 };
 
@@ -65,8 +67,10 @@ impl ReadRequest {
 }
 
 impl Runtime {
-    /// Reads the resource `request` names: the fixed URI, or the first template that matches.
-    /// A URI that names no resource is `RESOURCE_NOT_FOUND` with [`OutcomeKind::Unroutable`];
+    /// Reads the resource `request` names: the fixed URI, or the first template that matches,
+    /// or else the first [provider](crate::ResourceProvider) that claims it (recorded under the
+    /// provider's name). A URI that names no resource is `RESOURCE_NOT_FOUND` with
+    /// [`OutcomeKind::Unroutable`];
     /// variables that do not fit the resource's input are `INVALID_ARGUMENTS`. The read runs
     /// under its deadline and the request's cancellation, its panics caught, and is recorded
     /// like a call ([`Runtime::execution`]).
@@ -132,6 +136,11 @@ impl Inner {
     ) -> Ending<'_, Contents> {
         // Resolve.
         let Some((entry, bound)) = self.catalog.resolve_resource(&begun.named) else {
+            if let Some(provider) = self.catalog.resolve_provider(&begun.named) {
+                return self
+                    .read_provided(provider, begun, context, cancellation)
+                    .await;
+            }
             return Ending {
                 target: None,
                 status: ExecutionStatus::Rejected,
@@ -189,5 +198,123 @@ impl Inner {
             kind: OutcomeKind::Result,
             running: Some(running),
         }
+    }
+}
+
+impl Inner {
+    /// A read a provider answers: admitted, run under the guard and recorded like any other.
+    /// The provider checks the URI itself (it claimed it cheaply; refusing is its read's job).
+    async fn read_provided<'a>(
+        &'a self,
+        provider: &'a ProviderEntry,
+        begun: &Begun,
+        context: &Context,
+        cancellation: &CancellationToken,
+    ) -> Ending<'a, Contents> {
+        // Admit: reads share the runtime's capacity with calls.
+        let _capacity = match self.capacity.try_admit() {
+            Ok(permit) => permit,
+            Err(error) => {
+                return Ending::stopped(Some(provider.name()), ExecutionStatus::Rejected, error);
+            }
+        };
+        let running = self.history.start(
+            begun.id.clone(),
+            ExecutionKind::Read,
+            provider.name(),
+            begun.started_at,
+        );
+        let token = cancellation.child_token();
+        let invocation = Invocation::new(
+            context.for_execution(
+                begun.id.clone(),
+                token.clone(),
+                ProgressReporter::disabled(),
+            ),
+            Arc::clone(&self.states),
+        );
+        let (status, result) = guarded(
+            provider.provider.read(&begun.named, invocation),
+            provider.timeout(),
+            cancellation,
+            "resource provider",
+        )
+        .await;
+        token.cancel();
+        Ending {
+            target: Some(provider.name()),
+            status,
+            result,
+            kind: OutcomeKind::Result,
+            running: Some(running),
+        }
+    }
+}
+
+impl Runtime {
+    /// What every [provider](crate::ResourceProvider) serves now: their lists one after the
+    /// other, in registration order. Each list is admitted under the runtime's capacity and
+    /// runs under the provider's deadline and `cancellation`, its panics caught; the first
+    /// failure fails the whole (a partial list would look complete). Not recorded: a list is no
+    /// execution of anyone's code on anyone's behalf.
+    pub async fn list_provided(
+        &self,
+        cancellation: &CancellationToken,
+    ) -> Result<Vec<ProvidedResource>, AgentError> {
+        let mut all = Vec::new();
+        for provider in self.catalog().providers() {
+            let _capacity = self.inner.capacity.try_admit()?;
+            let (_, listed) = guarded(
+                provider.provider.list(),
+                provider.timeout(),
+                cancellation,
+                "resource provider",
+            )
+            .await;
+            all.extend(listed?);
+        }
+        Ok(all)
+    }
+
+    /// Whether `uri` names a resource this runtime serves, found without reading it: one of the
+    /// catalog's (a fixed URI, or one a template matches), or one a provider claims and its
+    /// [`check`](crate::ResourceProvider::check) accepts, under the provider's deadline and
+    /// `cancellation`, its panics caught. Otherwise the error a read would give: not found for a
+    /// URI nobody claims. Not recorded: nobody's code runs on anyone's behalf.
+    pub async fn check_resource(
+        &self,
+        uri: &str,
+        cancellation: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let catalog = self.catalog();
+        if catalog.resolve_resource(uri).is_some() {
+            return Ok(());
+        }
+        let Some(provider) = catalog.resolve_provider(uri) else {
+            return Err(AgentError::resource_not_found(&excerpt(uri, MAX_URI_ECHO)));
+        };
+        let _capacity = self.inner.capacity.try_admit()?;
+        let (_, checked) = guarded(
+            provider.provider.check(uri),
+            provider.timeout(),
+            cancellation,
+            "resource provider",
+        )
+        .await;
+        checked
+    }
+
+    /// Reports the providers' changes to `sink` until the returned [`ResourceWatch`] is
+    /// dropped. The first watch starts every provider's own
+    /// ([`ResourceProvider::watch`](crate::ResourceProvider::watch)); dropping the last stops
+    /// them, so nothing watches when nobody listens. Fails when a provider cannot watch (the
+    /// system's watch limit): nothing is watched then.
+    pub fn watch_resources(&self, sink: Arc<dyn ChangeSink>) -> Result<ResourceWatch, AgentError> {
+        self.catalog().watchers.register(sink)
+    }
+
+    /// How many sinks are watching the providers' changes now.
+    pub fn resource_watches(&self) -> usize {
+        self.catalog().watchers.watchers()
     }
 }

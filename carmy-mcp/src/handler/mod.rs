@@ -10,7 +10,10 @@ mod progress;
 mod prompts;
 mod requests;
 mod resources;
+mod subscriptions;
 mod tools;
+
+pub(crate) use subscriptions::Subscriptions;
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
@@ -19,9 +22,10 @@ use rmcp::{
         CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
         ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
         LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-        ReadResourceResponse, ServerConfig, SetLevelRequestParams, Tool,
+        ReadResourceResponse, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+        SubscriptionFilter, Tool, UnsubscribeRequestParams,
     },
-    service::{NotificationContext, RequestContext},
+    service::{NotificationContext, RequestContext, SubscriptionContext},
 };
 
 use crate::{logging::with_client_log, server::McpServer};
@@ -82,9 +86,9 @@ impl ServerHandler for McpServer {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        resources::list(self, request.as_ref())
+        resources::list(self, request.as_ref(), &context).await
     }
 
     async fn list_resource_templates(
@@ -102,6 +106,43 @@ impl ServerHandler for McpServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let (peer, level) = (context.peer.clone(), self.log_level(&context));
         with_client_log(&peer, level, resources::read(self, params, context)).await
+    }
+
+    // rmcp marks these legacy (2026-07-28 replaced them with `subscriptions/listen`); it
+    // routes them on older sessions only, and both are served.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        params: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        subscriptions::subscribe(self, &params, &context).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        params: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        subscriptions::unsubscribe(self, &params);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        subscriptions::accepted_filter(self, requested)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        subscriptions::listen(self, context).await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // The older lifecycle: list changes are told to every initialized session.
+        subscriptions::start_legacy(self, &context.peer);
     }
 
     async fn list_prompts(

@@ -1,5 +1,5 @@
-//! `resources/list`, `resources/templates/list`, `resources/read`: the catalog's resources,
-//! read through the runtime.
+//! `resources/list`, `resources/templates/list`, `resources/read`: the catalog's resources and
+//! its providers', read through the runtime.
 
 use carmy_core::ReadRequest;
 use rmcp::{
@@ -17,11 +17,19 @@ fn cursor(request: Option<&PaginatedRequestParams>) -> Option<&str> {
     request.and_then(|request| request.cursor.as_deref())
 }
 
-pub(super) fn list(
+pub(super) async fn list(
     server: &McpServer,
     request: Option<&PaginatedRequestParams>,
+    context: &RequestContext<RoleServer>,
 ) -> Result<ListResourcesResult, ErrorData> {
-    server.resources.resources(cursor(request))
+    if server.runtime.catalog().providers().next().is_none() {
+        // Only the catalog's own: computed once.
+        return server.resources.resources(cursor(request));
+    }
+    // Providers list what they serve now, stopped as a call would be.
+    let scope = CallScope::of(&server.context, context);
+    let provided = server.runtime.list_provided(&scope.cancellation).await;
+    server.resources.resources_with(provided, cursor(request))
 }
 
 pub(super) fn templates(

@@ -18,7 +18,7 @@ pub use confirmation::{CONFIRM_FIELD, CONFIRM_INPUT_KEY};
 pub(crate) use confirmation::{approves, confirmation_request};
 pub(crate) use outcome::call_response;
 pub(crate) use prompts::{PromptListing, get_result};
-pub(crate) use resources::{ResourceListing, read_result};
+pub(crate) use resources::{ResourceListing, read_error, read_result};
 pub(crate) use tools::Listing;
 
 /// `Tool._meta`: the declared effect (`none`, `read`, `write`, `destructive`, `external_write`).

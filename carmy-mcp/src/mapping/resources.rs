@@ -2,7 +2,10 @@
 //! `Resource`s and `ResourceTemplate`s, reads as `ReadResourceResult`s or JSON-RPC errors.
 
 use base64::Engine as _;
-use carmy_core::{AgentError, Body, Contents, ErrorCategory, Outcome, OutcomeKind, ResourceEntry};
+use carmy_core::{
+    AgentError, Body, Contents, ErrorCategory, Outcome, OutcomeKind, ProvidedResource,
+    ResourceEntry,
+};
 use rmcp::model::{
     CacheScope, ErrorCode, ErrorData, ListResourceTemplatesResult, ListResourcesResult,
     ProtocolVersion, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
@@ -12,6 +15,10 @@ use super::page::{self, Page};
 
 /// How long clients may keep a list of resources (the catalog never changes while serving).
 const LISTS_TTL_MS: u64 = 60_000;
+
+/// How long clients may keep a list that holds providers' resources: not at all, since files
+/// come and go (a client that listens hears of it; one that does not must ask again).
+const PROVIDED_TTL_MS: u64 = 0;
 
 /// The catalog's resources as MCP sees them, built once.
 #[derive(Debug, Default)]
@@ -48,6 +55,38 @@ impl ResourceListing {
         Ok(result)
     }
 
+    /// One page of the fixed resources followed by `provided` (the providers' resources, in
+    /// their order), from `cursor`; or the providers' failure: `-32602` for a bad request,
+    /// `-32603` otherwise, with the `{"error": {...}}` envelope. The cursor is a position in
+    /// the whole: a list that changed between two pages may repeat or skip an item, which the
+    /// list-changed notification tells a listening client.
+    pub(crate) fn resources_with(
+        &self,
+        provided: Result<Vec<ProvidedResource>, AgentError>,
+        cursor: Option<&str>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let provided = provided.map_err(|error| {
+            let code = if error.category() == ErrorCategory::Validation {
+                ErrorCode::INVALID_PARAMS
+            } else {
+                ErrorCode::INTERNAL_ERROR
+            };
+            error_data(code, &error)
+        })?;
+        let all: Vec<Resource> = self
+            .resources
+            .iter()
+            .cloned()
+            .chain(provided.iter().map(provided_resource))
+            .collect();
+        let Page { items, next } = page::of(&all, cursor)?;
+        let mut result = ListResourcesResult::with_all_items(items)
+            .with_ttl_ms(PROVIDED_TTL_MS)
+            .with_cache_scope(CacheScope::Private);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
     /// One page of the templates, from `cursor`.
     pub(crate) fn templates(
         &self,
@@ -72,6 +111,24 @@ fn resource(entry: &ResourceEntry) -> Resource {
     }
     if let Some(mime_type) = entry.mime_type() {
         resource = resource.with_mime_type(mime_type);
+    }
+    resource
+}
+
+/// A provider's resource as MCP's: what the provider said, its size included.
+fn provided_resource(provided: &ProvidedResource) -> Resource {
+    let mut resource = Resource::new(provided.uri(), provided.name());
+    if let Some(title) = provided.title_text() {
+        resource = resource.with_title(title);
+    }
+    if let Some(description) = provided.description_text() {
+        resource = resource.with_description(description);
+    }
+    if let Some(mime_type) = provided.mime_type_of() {
+        resource = resource.with_mime_type(mime_type);
+    }
+    if let Some(size) = provided.size_bytes() {
+        resource = resource.with_size(size);
     }
     resource
 }
@@ -111,8 +168,18 @@ pub(crate) fn read_result(
         }
         Err(error) => error,
     };
-    let not_found =
-        outcome.kind == OutcomeKind::Unroutable || error.category() == ErrorCategory::NotFound;
+    let unroutable = outcome.kind == OutcomeKind::Unroutable;
+    Err(read_error(&error, unroutable, version))
+}
+
+/// A read's failure (or a check's: the same answer for the same URI) as a JSON-RPC error, by
+/// the rules of [`read_result`].
+pub(crate) fn read_error(
+    error: &AgentError,
+    unroutable: bool,
+    version: Option<&ProtocolVersion>,
+) -> ErrorData {
+    let not_found = unroutable || error.category() == ErrorCategory::NotFound;
     let code = if not_found {
         match version {
             Some(version) if *version >= ProtocolVersion::V_2026_07_28 => ErrorCode::INVALID_PARAMS,
@@ -123,7 +190,7 @@ pub(crate) fn read_result(
     } else {
         ErrorCode::INTERNAL_ERROR
     };
-    Err(error_data(code, &error))
+    error_data(code, error)
 }
 
 fn error_data(code: ErrorCode, error: &AgentError) -> ErrorData {

@@ -1,0 +1,164 @@
+//! Reading one file: the second wall (symbolic links resolved, and where they lead checked),
+//! the size limit, then text or bytes.
+
+use std::{
+    fs::{self, File},
+    io::{self, Read},
+    path::{Component, Path, PathBuf},
+};
+
+use super::{Settings, codes, mime};
+use crate::{
+    error::AgentError,
+    excerpt::excerpt,
+    resource::{Content, Contents},
+};
+
+/// How much of a URI an error message quotes.
+pub(super) const MAX_ECHO: usize = 256;
+
+/// The contents of the file that `segments` (checked by `uri::locate`) name under the root.
+pub(super) fn read(
+    settings: &Settings,
+    uri: &str,
+    segments: &[String],
+) -> Result<Contents, AgentError> {
+    let echo = excerpt(uri, MAX_ECHO);
+    let (canonical, metadata) = find(settings, &echo, segments)?;
+    let too_large = |size: u64| {
+        AgentError::validation(
+            codes::FILE_TOO_LARGE,
+            format!(
+                "`{echo}` is {size} bytes; this server reads files of at most {} bytes",
+                settings.max_file_bytes
+            ),
+        )
+        .with_details(serde_json::json!({
+            "uri": echo,
+            "size": size,
+            "max_file_bytes": settings.max_file_bytes,
+        }))
+    };
+    if metadata.len() > settings.max_file_bytes {
+        return Err(too_large(metadata.len()));
+    }
+    let file = File::open(&canonical).map_err(|error| io_error(&echo, &error))?;
+    // The file may have grown since: never read past the limit.
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.take(settings.max_file_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| io_error(&echo, &error))?;
+    if bytes.len() as u64 > settings.max_file_bytes {
+        return Err(too_large(bytes.len() as u64));
+    }
+    let name = canonical
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default();
+    Ok(content(mime::of(name), bytes).into())
+}
+
+/// The file that `segments` (checked by `uri::locate`) name under the root, resolved to its
+/// canonical path, with its metadata; or why it cannot be served (a symbolic link leading
+/// outside, a hidden name, no such file, not a plain file). Nothing is opened.
+pub(super) fn find(
+    settings: &Settings,
+    echo: &str,
+    segments: &[String],
+) -> Result<(PathBuf, fs::Metadata), AgentError> {
+    let not_found = || AgentError::resource_not_found(echo);
+    let candidate: PathBuf = segments
+        .iter()
+        .fold(settings.root.clone(), |path, segment| path.join(segment));
+    // Every symbolic link on the way resolved: what the path really is.
+    let canonical = fs::canonicalize(&candidate).map_err(|error| io_error(echo, &error))?;
+    let Ok(relative) = canonical.strip_prefix(&settings.root) else {
+        return Err(AgentError::not_found(
+            codes::OUTSIDE_ROOT,
+            format!("`{echo}` leads outside the served directory (through a symbolic link)"),
+        )
+        .with_details(serde_json::json!({ "uri": echo })));
+    };
+    if !settings.hidden && is_hidden(relative) {
+        return Err(not_found());
+    }
+    // Checked before opening: opening a FIFO would wait for a writer.
+    let metadata = fs::metadata(&canonical).map_err(|error| io_error(echo, &error))?;
+    if !metadata.is_file() {
+        return Err(not_found());
+    }
+    Ok((canonical, metadata))
+}
+
+/// Text when the type is text (or unknown) and the bytes are UTF-8; bytes otherwise.
+fn content(mime: Option<&'static str>, bytes: Vec<u8>) -> Content {
+    match mime {
+        Some(mime) if mime::is_text(mime) => match String::from_utf8(bytes) {
+            Ok(text) => Content::text(text),
+            Err(error) => Content::blob(error.into_bytes()),
+        }
+        .mime_type(mime),
+        Some(mime) => Content::blob(bytes).mime_type(mime),
+        // Unknown: sniffed. UTF-8 without NUL bytes reads as text.
+        None if !bytes.contains(&0) => match String::from_utf8(bytes) {
+            Ok(text) => Content::text(text).mime_type("text/plain"),
+            Err(error) => Content::blob(error.into_bytes()).mime_type("application/octet-stream"),
+        },
+        None => Content::blob(bytes).mime_type("application/octet-stream"),
+    }
+}
+
+/// Whether a path below the root has a component whose name starts with `.`.
+pub(super) fn is_hidden(relative: &Path) -> bool {
+    relative.components().any(|component| match component {
+        Component::Normal(name) => name.as_encoded_bytes().starts_with(b"."),
+        _ => false,
+    })
+}
+
+fn io_error(echo: &str, error: &io::Error) -> AgentError {
+    match error.kind() {
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => {
+            AgentError::resource_not_found(echo)
+        }
+        io::ErrorKind::PermissionDenied => AgentError::permission(
+            codes::FILE_UNREADABLE,
+            format!("`{echo}` cannot be read: permission denied"),
+        ),
+        _ => AgentError::unavailable(
+            codes::FILE_UNREADABLE,
+            format!("`{echo}` cannot be read: {error}"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::Body;
+
+    #[test]
+    fn text_is_text_only_when_its_type_and_bytes_say_so() {
+        let text = content(Some("text/markdown"), b"# Hi".to_vec());
+        assert_eq!(
+            (text.body(), text.mime_type_of()),
+            (&Body::Text("# Hi".into()), Some("text/markdown"))
+        );
+        let latin1 = content(Some("text/plain"), vec![0xe9]);
+        assert_eq!(latin1.body(), &Body::Blob(vec![0xe9]));
+        let png = content(Some("image/png"), b"plain ascii".to_vec());
+        assert_eq!(png.body(), &Body::Blob(b"plain ascii".to_vec()));
+        let unknown = content(None, b"make all".to_vec());
+        assert_eq!(
+            (unknown.body(), unknown.mime_type_of()),
+            (&Body::Text("make all".into()), Some("text/plain"))
+        );
+        let binary = content(None, vec![0, 1, 2]);
+        assert_eq!(
+            (binary.body(), binary.mime_type_of()),
+            (&Body::Blob(vec![0, 1, 2]), Some("application/octet-stream"))
+        );
+        assert!(is_hidden(Path::new("a/.git/config")));
+        assert!(!is_hidden(Path::new("a/b.md")));
+    }
+}
