@@ -14,7 +14,7 @@ pub use carmy_core::{
     ResourceSpec, Role, Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolInput,
     ToolOutput, ToolSpec, UriTemplate, codes, schema, testing,
 };
-pub use carmy_macros::{resource, tool};
+pub use carmy_macros::{prompt, resource, tool};
 
 #[doc(hidden)]
 pub use carmy_core::__private;
@@ -53,5 +53,5 @@ pub struct ReadmeDoctests;
 /// The names a tool or resource module needs: `use carmy::prelude::*;`.
 pub mod prelude {
     pub use carmy_core::{AgentError, Carmy, Context, Effect, NoInput, State};
-    pub use carmy_macros::{resource, tool};
+    pub use carmy_macros::{prompt, resource, tool};
 }
