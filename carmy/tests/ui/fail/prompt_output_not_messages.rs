@@ -1,4 +1,10 @@
-// A serde type is a tool's output, not a prompt's: a prompt returns messages.
+// A prompt returns Carmy's messages: a type of one's own, even one named `Message` (a serde
+// type, as a tool would return), is not one.
+//
+// The name is also what keeps this `.stderr` stable: rustc prints a type by its bare name only
+// while no other crate in the build has one of that name, and `cargo test --workspace` brings
+// in crates with a `Message` that `cargo test -p carmy` does not. With one here, Carmy's is
+// always `carmy::Message`.
 use carmy::prelude::*;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -7,13 +13,13 @@ struct Review {
 }
 
 #[derive(serde::Serialize)]
-struct Summary {
-    order_id: String,
+struct Message {
+    text: String,
 }
 
 #[prompt]
-async fn review_order(input: Review) -> Result<Summary, AgentError> {
-    Ok(Summary { order_id: input.order_id })
+async fn review_order(input: Review) -> Result<Message, AgentError> {
+    Ok(Message { text: format!("Review order {}.", input.order_id) })
 }
 
 fn main() {
