@@ -44,7 +44,9 @@ use syn::{LitStr, spanned::Spanned};
 
 use crate::{
     args::Common,
+    completion,
     function::{Arguments, Function},
+    prompt::PromptDef,
     resource::ResourceDef,
     signature::Param,
     tool::ToolDef,
@@ -81,6 +83,7 @@ pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
             spec_type: "ToolSpec",
             method: "run",
             spec,
+            items: None,
         },
     )
 }
@@ -109,23 +112,51 @@ pub(crate) fn resource(resource: &ResourceDef) -> TokenStream {
             spec_type: "ResourceSpec",
             method: "read",
             spec,
+            items: completion::items(args.complete.as_ref()),
+        },
+    )
+}
+
+/// A prompt: `impl Prompt` with a `PromptSpec`, `render`, and the completion it declares.
+pub(crate) fn prompt(prompt: &PromptDef) -> TokenStream {
+    let private = private();
+    let args = &prompt.args;
+    let name = name(prompt);
+    let mut spec = quote!(#private::PromptSpec::new(#name));
+    if let Some(title) = &args.common.title {
+        spec.extend(quote!(.title(#title)));
+    }
+    if let Some(description) = &prompt.description {
+        spec.extend(quote!(.description(#description)));
+    }
+    spec.extend(timeout(&args.common));
+    function(
+        prompt,
+        &Component {
+            trait_name: "Prompt",
+            spec_type: "PromptSpec",
+            method: "render",
+            spec,
+            items: completion::items(args.complete.as_ref()),
         },
     )
 }
 
 /// Inside the `const _` block, `__carmy` names the runtime's `__private` module: the paths stay
 /// absolute and the expansion stays short.
-fn private() -> TokenStream {
+pub(crate) fn private() -> TokenStream {
     quote!(__carmy)
 }
 
 /// What the function becomes: `impl __carmy::<trait_name>`, with `const SPEC: <spec_type> =
-/// <spec>` and `async fn <method>`.
+/// <spec>`, `async fn <method>` and any other `items`.
 struct Component {
     trait_name: &'static str,
     spec_type: &'static str,
     method: &'static str,
     spec: TokenStream,
+    /// Completion (`COMPLETES`, `complete`), for what declares it.
+    items: Option<TokenStream>,
 }
 
 /// The name in the spec: `name = "..."` as written, or the function's.
@@ -264,6 +295,7 @@ fn component_impl<A>(function: &Function<A>, component: &Component) -> TokenStre
     let spec_type = format_ident!("{}", component.spec_type);
     let method = format_ident!("{}", component.method);
     let spec = &component.spec;
+    let items = &component.items;
     let input_type = match signature.input() {
         Some(ty) => quote!(#ty),
         None => quote!(#private::NoInput),
@@ -326,6 +358,8 @@ fn component_impl<A>(function: &Function<A>, component: &Component) -> TokenStre
                 let __carmy_result = (*#ident)(#(#args),*).await;
                 #into_agent_result
             }
+
+            #items
         }
     }
 }
@@ -335,7 +369,7 @@ fn component_impl<A>(function: &Function<A>, component: &Component) -> TokenStre
 /// `__carmy_` locals keep working when the tool is written inside a `macro_rules!`. Apart from
 /// the tool's name (items are not hygienic), never pass the user's tokens through this: their
 /// hygiene (`$crate`, locals) must stay theirs.
-fn at(span: Span, tokens: TokenStream) -> TokenStream {
+pub(crate) fn at(span: Span, tokens: TokenStream) -> TokenStream {
     let span = Span::call_site().located_at(span);
     tokens
         .into_iter()

@@ -1,8 +1,9 @@
-//! The `#[tool]` and `#[resource]` attributes of [Carmy](https://docs.rs/carmy). Use them
-//! through the `carmy` crate (`carmy::tool`, `carmy::resource` or `carmy::prelude::*`); this
-//! crate's paths are not part of the API.
+//! The `#[tool]`, `#[resource]` and `#[prompt]` attributes of [Carmy](https://docs.rs/carmy).
+//! Use them through the `carmy` crate (`carmy::tool`, `carmy::resource`, `carmy::prompt` or
+//! `carmy::prelude::*`); this crate's paths are not part of the API.
 
 mod args;
+mod completion;
 mod description;
 mod errors;
 mod expand;
@@ -12,6 +13,7 @@ mod item;
 mod kind;
 mod mime;
 mod name;
+mod prompt;
 mod resource;
 mod signature;
 #[cfg(test)]
@@ -25,7 +27,7 @@ mod uri_template;
 
 use proc_macro::TokenStream;
 
-use crate::{function::Function, resource::ResourceArgs, tool::ToolArgs};
+use crate::{function::Function, prompt::PromptArgs, resource::ResourceArgs, tool::ToolArgs};
 
 /// Turns an `async fn` into a Carmy tool with a declared side effect.
 ///
@@ -232,6 +234,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// | `title` | a display name | none |
 /// | `description` | what the resource holds, for the model | the doc comment |
 /// | `mime_type` | `type/subtype`, with optional parameters: `"application/json"`, `"text/plain; charset=utf-8"` | none |
+/// | `complete` | `complete(variable = completer, ...)`: the `async fn` that suggests values for each variable of the template (see [`#[prompt]`](macro@prompt)) | nothing completes |
 /// | `timeout` | a duration: `"500ms"`, `"30s"`, `"2m"` | the runtime's default |
 /// | `crate` | the path to the `carmy` crate, e.g. `"::my_carmy"` | `::carmy` |
 ///
@@ -317,6 +320,94 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
     match Function::<ResourceArgs>::new(args.into(), item.clone()) {
         Ok(resource) => expand::resource(&resource),
         Err(failure) => fallback::expansion(item, failure, expand::resource),
+    }
+    .into()
+}
+
+/// Turns an `async fn` into a Carmy prompt: messages a client offers its user.
+///
+/// ```
+/// use carmy::prelude::*;
+/// use carmy::{Completions, Message, Messages};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Review {
+///     /// The order to review.
+///     order_id: String,
+///     /// What to look at first.
+///     focus: Option<String>,
+/// }
+///
+/// async fn order_ids(typed: &str) -> Result<Completions, AgentError> {
+///     Ok(Completions::starting_with(typed, ["ord-1001", "ord-1002"]))
+/// }
+///
+/// /// Review an order.
+/// #[prompt(title = "Review an order", complete(order_id = order_ids))]
+/// async fn review_order(input: Review) -> Result<Messages, AgentError> {
+///     let focus = input.focus.unwrap_or_else(|| "anything unusual".into());
+///     Ok(Messages::new()
+///         .with(Message::user(format!("Review order {} for {focus}.", input.order_id)))
+///         .with(Message::assistant("Looking at it.")))
+/// }
+///
+/// let runtime = Carmy::new().prompt(review_order).build().unwrap();
+/// let prompt = runtime.catalog().prompt("review_order").unwrap();
+/// let arguments: Vec<_> = prompt.arguments().iter().map(|a| (a.name(), a.required())).collect();
+/// assert_eq!(arguments, [("order_id", true), ("focus", false)]);
+/// assert_eq!(prompt.completes(), ["order_id"]);
+/// ```
+///
+/// # Attribute keys
+///
+/// | key | value | default |
+/// |---|---|---|
+/// | `name` | 1–128 characters of `A-Z a-z 0-9 _ - .`, unique among prompts | the function's name |
+/// | `title` | a display name | none |
+/// | `description` | what the prompt is for | the doc comment |
+/// | `complete` | `complete(argument = completer, ...)`: the `async fn` that suggests each argument's values | nothing completes |
+/// | `timeout` | a duration: `"500ms"`, `"30s"`, `"2m"` | the runtime's default |
+/// | `crate` | the path to the `carmy` crate, e.g. `"::my_carmy"` | `::carmy` |
+///
+/// Mistakes are compile errors that point at the offending tokens, all reported at once.
+///
+/// # Arguments and parameters
+///
+/// The arguments are the fields of the input (at most one, deriving `Deserialize` and
+/// `JsonSchema`), in declared order, each a `String` (required) or an `Option<String>`, described
+/// by its doc comment. The macro never reads the input's fields: a field that is not a string,
+/// or a name in `complete(...)` that is no field, is refused by `build()`, which names the
+/// prompt. A prompt without an input takes no argument. As for [`#[tool]`](macro@tool), a
+/// `&Context` and any number of `State<T>` may be taken too, in any order.
+///
+/// # Completion
+///
+/// `complete(order_id = order_ids, ...)` is also a key of [`#[resource]`](macro@resource),
+/// where it names variables of the template. A completer is a path to an `async fn` taking what
+/// the user typed (`&str`) or the whole `carmy::CompletionRequest<'_>`, and returning
+/// `Result<Completions, E>` or `Result<Vec<String>, E>` with `E: Into<AgentError>`; one of
+/// another shape is a compile error on its path. At most 100 values are kept, the rest counted.
+///
+/// # Return type
+///
+/// `Result<T, E>` with `E: Into<AgentError>`, where `T` is `carmy::Messages`, one
+/// `carmy::Message`, a `Vec<Message>` or a `String` (one user message). A message is from the
+/// user or the assistant, and holds text, an image or an embedded resource.
+///
+/// # What it generates
+///
+/// What `#[tool]` generates, with `carmy::Prompt` in place of `carmy::Tool` (`render` in place
+/// of `run`), and for `complete(...)` the prompt's `COMPLETES` and a `complete` that calls each
+/// completer through `__private::complete_with`. The full, formatted expansions are in
+/// `carmy-macros/tests/expand` (`prompt*.rs`).
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    match Function::<PromptArgs>::new(args.into(), item.clone()) {
+        Ok(prompt) => expand::prompt(&prompt),
+        Err(failure) => fallback::expansion(item, failure, expand::prompt),
     }
     .into()
 }

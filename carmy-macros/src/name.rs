@@ -1,8 +1,8 @@
 //! The rule for names: 1 to 128 characters of `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`.
 //!
-//! It is MCP's rule for tool names. MCP sets none for resource names, but a resource's name is
-//! what the catalog keeps unique and what execution records carry as their target, so resources
-//! follow the same rule.
+//! It is MCP's rule for tool names. MCP sets none for resource and prompt names, but their name
+//! is what the catalog keeps unique and what execution records carry as their target (and a
+//! prompt's is what a client shows as a slash command), so they follow the same rule.
 
 use crate::kind::Kind;
 
@@ -16,6 +16,10 @@ pub(crate) fn rule(kind: Kind) -> &'static str {
         }
         Kind::Resource => {
             "resource names, like MCP tool names, are 1 to 128 characters of `A-Z`, `a-z`, \
+             `0-9`, `_`, `-` and `.`"
+        }
+        Kind::Prompt => {
+            "prompt names, like MCP tool names, are 1 to 128 characters of `A-Z`, `a-z`, \
              `0-9`, `_`, `-` and `.`"
         }
     }

@@ -5,13 +5,14 @@
 //! The macro knows the template's variables but never the input's fields (it does not read
 //! types): that they match, each field a string, is checked by `build()`. What it can see
 //! without a type is whether there is an input at all, which must be exactly when the URI has
-//! variables.
+//! variables, and whether each name in `complete(...)` is one of those variables.
 
 use proc_macro2::{Span, TokenStream};
 use syn::{LitStr, Meta};
 
 use crate::{
     args::{self, Common},
+    completion::Complete,
     errors::Errors,
     function::{Arguments, Function},
     kind::Kind,
@@ -30,6 +31,7 @@ const KEYS: &[&str] = &[
     "title",
     "description",
     "mime_type",
+    "complete",
     "timeout",
     "crate",
 ];
@@ -42,6 +44,8 @@ pub(crate) struct ResourceArgs {
     pub(crate) variables: Vec<String>,
     /// Already checked to be `type/subtype`.
     pub(crate) mime_type: Option<LitStr>,
+    /// `complete(variable = completer, ...)`, each name a variable of the template, once.
+    pub(crate) complete: Option<Complete>,
     /// `name`, `title`, `description`, `timeout`, `crate`.
     pub(crate) common: Common,
 }
@@ -53,12 +57,18 @@ impl Arguments for ResourceArgs {
         let mut errors = Errors::default();
         let mut uri = None;
         let mut mime_type = None;
+        let mut complete = None;
         let mut common = Common::default();
         let seen = args::read(tokens, KEYS, &mut errors, |key, meta| match key {
             "uri" => parse_uri(meta).map(|value| uri = Some(value)),
             "mime_type" => parse_mime_type(meta).map(|value| mime_type = Some(value)),
+            "complete" => Complete::parse(meta, Kind::Resource).map(|value| complete = Some(value)),
             shared => common.read(Kind::Resource, shared, meta),
         })?;
+        // Only against a template that was read: a wrong `uri` has already been reported.
+        if let (Some((uri, variables)), Some(complete)) = (&uri, &complete) {
+            errors.extend(check_completed(uri, variables, complete));
+        }
         // A `uri` that was present but wrong has already been reported.
         if !seen.contains(&"uri") {
             errors.push(syn::Error::new(
@@ -75,6 +85,7 @@ impl Arguments for ResourceArgs {
             uri,
             variables,
             mime_type,
+            complete,
             common,
         })
     }
@@ -85,6 +96,7 @@ impl Arguments for ResourceArgs {
             uri: LitStr::new("", Span::call_site()),
             variables: Vec::new(),
             mime_type: None,
+            complete: None,
             common,
         })
     }
@@ -121,6 +133,34 @@ impl Arguments for ResourceArgs {
             _ => Ok(()),
         }
     }
+}
+
+/// Each name in `complete(...)` is a variable of the template.
+fn check_completed(uri: &LitStr, variables: &[String], complete: &Complete) -> syn::Result<()> {
+    let uri = uri.value();
+    if variables.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &complete.list,
+            format!(
+                "`{uri}` is a fixed URI: it has no variable, so nothing to complete; remove \
+                 `complete(...)`, or make the URI a template such as `shop://products/{{id}}`"
+            ),
+        ));
+    }
+    let mut errors = Errors::default();
+    for name in complete.names() {
+        let value = name.value();
+        if !variables.contains(&value) {
+            errors.push(syn::Error::new(
+                name.span(),
+                format!(
+                    "`{value}` is not a variable of `{uri}`; expected one of {}",
+                    args::expected(variables.iter().map(String::as_str))
+                ),
+            ));
+        }
+    }
+    errors.finish()
 }
 
 /// `uri = "..."`: the template and its variables.
@@ -243,7 +283,7 @@ mod tests {
             errors(r#"uri = "shop://p/{id}", effect = "read""#, PRODUCT),
             [(
                 "unknown key `effect`; expected one of `uri`, `name`, `title`, `description`, \
-                 `mime_type`, `timeout`, `crate`"
+                 `mime_type`, `complete`, `timeout`, `crate`"
                     .to_owned(),
                 "effect".to_owned()
             )]
@@ -353,6 +393,73 @@ mod tests {
                 "a resource must return `Result<T, E>` with `E: Into<AgentError>`, where `T` \
                  is `String` (text), `Vec<u8>` (bytes), `Content` or `Contents`",
             ]
+        );
+    }
+
+    #[test]
+    fn completed_names_are_variables_of_the_template() {
+        let args =
+            r#"uri = "shop://orders/{order}/lines/{line}", complete(line = lines, order = orders)"#;
+        let resource = checked(args, PRODUCT);
+        let names: Vec<_> = resource
+            .args
+            .complete
+            .as_ref()
+            .unwrap()
+            .names()
+            .map(LitStr::value)
+            .collect();
+        assert_eq!(names, ["line", "order"]);
+
+        assert_eq!(
+            errors(
+                r#"uri = "shop://orders/{order}/lines/{line}", complete(order = orders, id = ids, "sku" = skus)"#,
+                PRODUCT
+            ),
+            [
+                (
+                    "`id` is not a variable of `shop://orders/{order}/lines/{line}`; expected one \
+                     of `order`, `line`"
+                        .to_owned(),
+                    "id".to_owned()
+                ),
+                (
+                    "`sku` is not a variable of `shop://orders/{order}/lines/{line}`; expected \
+                     one of `order`, `line`"
+                        .to_owned(),
+                    r#""sku""#.to_owned()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fixed_uri_completes_nothing() {
+        assert_eq!(
+            errors(
+                r#"uri = "shop://policies/returns", complete(id = ids, x = xs)"#,
+                RETURNS
+            ),
+            [(
+                "`shop://policies/returns` is a fixed URI: it has no variable, so nothing to \
+                 complete; remove `complete(...)`, or make the URI a template such as \
+                 `shop://products/{id}`"
+                    .to_owned(),
+                "complete(id = ids, x = xs)".to_owned()
+            )]
+        );
+        // A wrong URI is reported alone.
+        let errors = errors(r#"uri = "shop://{+p}", complete(id = ids)"#, PRODUCT);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].0.starts_with("invalid URI template"));
+    }
+
+    #[test]
+    fn complete_mistakes_speak_of_variables() {
+        assert_eq!(
+            errors(r#"uri = "shop://p/{id}", complete()"#, PRODUCT)[0].0,
+            "`complete()` names no variable; name one and its completer, e.g. \
+             `complete(id = product_ids)`, or remove `complete()`"
         );
     }
 

@@ -1,16 +1,16 @@
 //! Snapshot tests of the expansion, formatted as `cargo expand` shows it.
 //!
-//! Each `tests/expand/NAME.rs` holds one `#[tool(..)]` or `#[resource(..)]` function (and, for
-//! the reader, the items it uses); `NAME.expanded.rs` beside it is what the macro turns the
-//! function into, formatted by prettyplease. The test fails when the expansion changes. Regenerate with
-//! `CARMY_EXPAND=overwrite cargo test -p carmy-macros snapshots`, then read the diff as you would
-//! a `.stderr` file: the expansion is documentation.
+//! Each `tests/expand/NAME.rs` holds one `#[tool(..)]`, `#[resource(..)]` or `#[prompt(..)]`
+//! function (and, for the reader, the items it uses); `NAME.expanded.rs` beside it is what the
+//! macro turns the function into, formatted by prettyplease. The test fails when the expansion
+//! changes. Regenerate with `CARMY_EXPAND=overwrite cargo test -p carmy-macros snapshots`, then
+//! read the diff as you would a `.stderr` file: the expansion is documentation.
 
 use std::{fs, path::Path};
 
 use quote::ToTokens;
 
-use crate::{expand, resource::ResourceDef, tool::ToolDef};
+use crate::{expand, prompt::PromptDef, resource::ResourceDef, tool::ToolDef};
 
 /// The annotated function of `source`, expanded and formatted, after the attribute's name.
 fn expand_file(source: &str) -> (&'static str, String) {
@@ -24,7 +24,7 @@ fn expand_file(source: &str) -> (&'static str, String) {
                     .enumerate()
                     .find_map(|(index, attr)| {
                         let last = &attr.path().segments.last()?.ident;
-                        ["tool", "resource"]
+                        ["tool", "resource", "prompt"]
                             .into_iter()
                             .find(|name| last == name)
                             .map(|name| (index, name))
@@ -40,19 +40,28 @@ fn expand_file(source: &str) -> (&'static str, String) {
     });
     let (attribute, args, item) = functions
         .next()
-        .expect("a `#[tool(..)]` or `#[resource(..)]`");
+        .expect("a `#[tool(..)]`, `#[resource(..)]` or `#[prompt(..)]`");
     assert!(
         functions.next().is_none(),
         "one annotated function per case"
     );
 
-    let tokens = if attribute == "tool" {
-        let tool = ToolDef::new(args, item).unwrap_or_else(|failure| panic!("{}", failure.error));
-        expand::tool(&tool)
-    } else {
-        let resource =
-            ResourceDef::new(args, item).unwrap_or_else(|failure| panic!("{}", failure.error));
-        expand::resource(&resource)
+    let tokens = match attribute {
+        "tool" => {
+            let tool =
+                ToolDef::new(args, item).unwrap_or_else(|failure| panic!("{}", failure.error));
+            expand::tool(&tool)
+        }
+        "resource" => {
+            let resource =
+                ResourceDef::new(args, item).unwrap_or_else(|failure| panic!("{}", failure.error));
+            expand::resource(&resource)
+        }
+        _ => {
+            let prompt =
+                PromptDef::new(args, item).unwrap_or_else(|failure| panic!("{}", failure.error));
+            expand::prompt(&prompt)
+        }
     };
     let expanded: syn::File = syn::parse2(tokens).expect("the expansion parses");
     (attribute, prettyplease::unparse(&expanded))

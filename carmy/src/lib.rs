@@ -19,7 +19,7 @@ pub use carmy_core::{
     ChangeSink, ProvidedResource, ProviderEntry, ResourceChanges, ResourceProvider, ResourceWatch,
     Watching,
 };
-pub use carmy_macros::{resource, tool};
+pub use carmy_macros::{prompt, resource, tool};
 
 /// A directory's files as resources (feature `fs`): [`Directory`], its limits and error codes.
 #[cfg(feature = "fs")]
@@ -62,5 +62,5 @@ pub struct ReadmeDoctests;
 /// The names a tool or resource module needs: `use carmy::prelude::*;`.
 pub mod prelude {
     pub use carmy_core::{AgentError, Carmy, Context, Effect, NoInput, State};
-    pub use carmy_macros::{resource, tool};
+    pub use carmy_macros::{prompt, resource, tool};
 }

@@ -59,7 +59,7 @@ use crate::{
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a Carmy prompt",
     label = "not a prompt",
-    note = "implement `Prompt` for `{Self}`: an input type whose string fields are the arguments, an output (`Messages`, `Message`, `Vec<Message>`, `String`), a `PromptSpec` and `async fn render`"
+    note = "annotate an `async fn` with `#[carmy::prompt]` and pass the function's name, or implement `Prompt` by hand: an input type whose string fields are the arguments, an output (`Messages`, `Message`, `Vec<Message>`, `String`), a `PromptSpec` and `async fn render`"
 )]
 pub trait Prompt: Send + Sync + 'static {
     /// The arguments, decoded from a JSON object of strings after validation against this

@@ -1,0 +1,22 @@
+// A completer takes one parameter; the context and the other arguments are in the request.
+use carmy::prelude::*;
+use carmy::Completions;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Review {
+    order_id: String,
+}
+
+async fn order_ids(typed: &str, ctx: &Context) -> Result<Completions, AgentError> {
+    let _ = ctx;
+    Ok(Completions::starting_with(typed, ["ord-1001"]))
+}
+
+#[prompt(complete(order_id = order_ids))]
+async fn review_order(input: Review) -> Result<String, AgentError> {
+    Ok(format!("Review order {}.", input.order_id))
+}
+
+fn main() {
+    let _ = Carmy::new().prompt(review_order).build();
+}

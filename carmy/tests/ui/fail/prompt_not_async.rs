@@ -1,0 +1,8 @@
+use carmy::prelude::*;
+
+#[prompt]
+fn greet() -> Result<String, AgentError> {
+    Ok("Say hello.".into())
+}
+
+fn main() {}
