@@ -6,7 +6,10 @@
 
 use std::collections::HashMap;
 
-use crate::context::Context;
+use crate::{
+    context::Context,
+    state::{State, StateMap},
+};
 
 /// The most values one answer carries (MCP's bound); the rest are counted in
 /// [`Completions::total`].
@@ -19,6 +22,7 @@ pub struct CompletionRequest<'a> {
     pub(crate) value: &'a str,
     pub(crate) arguments: &'a HashMap<String, String>,
     pub(crate) context: &'a Context,
+    pub(crate) states: &'a StateMap,
 }
 
 impl<'a> CompletionRequest<'a> {
@@ -40,6 +44,14 @@ impl<'a> CompletionRequest<'a> {
     /// The host's trusted context for the request.
     pub fn context(&self) -> &'a Context {
         self.context
+    }
+
+    /// A shared value registered with [`Carmy::state`](crate::Carmy::state), for a completer
+    /// that suggests from what the server holds (the ids of its products, say). `None` when no
+    /// `T` is registered: a tool's `State<T>` is checked by `build()`, a completer asks when it
+    /// runs.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        self.states.get::<T>()
     }
 }
 

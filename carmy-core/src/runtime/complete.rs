@@ -201,6 +201,7 @@ impl Inner {
             value: &request.value,
             arguments: &request.arguments,
             context: &request.context,
+            states: &self.states,
         };
         let suggested = match target.complete {
             Complete::Prompt(prompt) => prompt.prompt.complete(asked),

@@ -1,5 +1,6 @@
 //! The shop: a small in-memory store whose tools cover every effect Carmy knows, with its
-//! products and orders also readable as resources (see [`resources`]).
+//! products and orders also readable as resources (see [`resources`]), a prompt for helping a
+//! customer with an order ([`prompts`]), and ids completed as the user types ([`completion`]).
 //!
 //! | tool | effect | notes |
 //! |---|---|---|
@@ -13,8 +14,10 @@
 //! | `sales_report` | read, idempotent | slow; reports progress and honours cancellation |
 
 pub mod catalog;
+pub mod completion;
 pub mod delivery;
 pub mod orders;
+pub mod prompts;
 pub mod receipts;
 pub mod reports;
 pub mod resources;
@@ -44,6 +47,7 @@ pub fn runtime_with(store: Store) -> Result<Runtime, BuildError> {
         .resource(resources::catalog)
         .resource(resources::product)
         .resource(resources::order)
+        .prompt(prompts::order_help)
         .state(store)
         .build()
 }

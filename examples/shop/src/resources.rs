@@ -12,6 +12,7 @@ use carmy::{AgentError, Content, State, resource};
 use crate::{
     Store,
     catalog::{GetProductInput, product_details},
+    completion::{order_ids, product_ids},
     orders::{OrderRef, order_not_found},
 };
 
@@ -29,6 +30,7 @@ pub async fn catalog(store: State<Store>) -> Result<Content, AgentError> {
 #[resource(
     uri = "shop://products/{id}",
     title = "Product",
+    complete(id = product_ids),
     mime_type = "application/json"
 )]
 pub async fn product(input: GetProductInput, store: State<Store>) -> Result<Content, AgentError> {
@@ -39,6 +41,7 @@ pub async fn product(input: GetProductInput, store: State<Store>) -> Result<Cont
 #[resource(
     uri = "shop://orders/{order_id}",
     title = "Order",
+    complete(order_id = order_ids),
     mime_type = "application/json"
 )]
 pub async fn order(input: OrderRef, store: State<Store>) -> Result<Content, AgentError> {

@@ -1,0 +1,31 @@
+//! Completion: the ids a user is typing, suggested from what the shop holds now. Named in
+//! `complete(...)` by the `order_help` prompt ([`crate::prompts`]) and by the
+//! `shop://products/{id}` and `shop://orders/{order_id}` templates ([`crate::resources`]).
+
+use carmy::{AgentError, CompletionRequest, Completions};
+
+use crate::Store;
+
+/// The ids of the orders placed so far that start with what the user typed, oldest first.
+pub async fn order_ids(request: CompletionRequest<'_>) -> Result<Completions, AgentError> {
+    let Some(store) = request.state::<Store>() else {
+        return Ok(Completions::none());
+    };
+    let books = store.books();
+    Ok(Completions::starting_with(
+        request.value(),
+        books.orders.keys().map(String::as_str),
+    ))
+}
+
+/// The ids of the products in the catalog that start with what the user typed, in catalog
+/// order.
+pub async fn product_ids(request: CompletionRequest<'_>) -> Result<Completions, AgentError> {
+    let Some(store) = request.state::<Store>() else {
+        return Ok(Completions::none());
+    };
+    Ok(Completions::starting_with(
+        request.value(),
+        store.products().iter().map(|product| product.id.as_str()),
+    ))
+}

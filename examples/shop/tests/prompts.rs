@@ -1,0 +1,129 @@
+//! The shop's prompt and its completions, through the real runtime, in process.
+
+use carmy::{
+    Body, CompleteRequest, CompletionTarget, MessageContent, RenderRequest, Role, testing::TestHost,
+};
+use serde_json::{Value, json};
+use shop::Store;
+
+fn host() -> TestHost {
+    TestHost::new(shop::runtime_with(Store::new()).unwrap())
+}
+
+/// Places an order of one `product_id` and returns it.
+async fn place(host: &TestHost, product_id: &str) -> Value {
+    host.call(
+        "place_order",
+        json!({
+            "lines": [{ "product_id": product_id, "quantity": 1 }],
+            "ship_to": {
+                "name": "Ada Lovelace", "street": "12 St James's Square",
+                "city": "London", "postal_code": "SW1Y 4JH", "country": "GB"
+            }
+        }),
+    )
+    .await
+    .unwrap_output()
+}
+
+#[tokio::test]
+async fn order_help_embeds_the_order_and_the_issue() {
+    let host = host();
+    let order = place(&host, "sku-002").await;
+    let id = order["order_id"].as_str().unwrap();
+    let outcome = host
+        .runtime()
+        .render(
+            RenderRequest::new("order_help")
+                .argument("order_id", id)
+                .argument("issue", "It has not arrived."),
+        )
+        .await;
+    let messages = outcome.result.unwrap();
+    assert_eq!(
+        messages.description_of(),
+        Some(&*format!("Help with order {id}"))
+    );
+    let [embedded, question] = messages.iter().collect::<Vec<_>>()[..] else {
+        panic!("two messages: {messages:?}");
+    };
+    assert_eq!(embedded.role(), Role::User);
+    let MessageContent::Resource(content) = embedded.content() else {
+        panic!("the order is embedded: {embedded:?}");
+    };
+    assert_eq!(content.uri_of(), Some(&*format!("shop://orders/{id}")));
+    assert_eq!(content.mime_type_of(), Some("application/json"));
+    let Body::Text(text) = content.body() else {
+        panic!("JSON is text");
+    };
+    assert_eq!(serde_json::from_str::<Value>(text).unwrap(), order);
+    let MessageContent::Text(text) = question.content() else {
+        panic!("the question is text: {question:?}");
+    };
+    assert!(
+        text.contains(id) && text.contains("It has not arrived."),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn order_help_refuses_a_missing_or_unknown_order() {
+    let host = host();
+    let missing = host
+        .runtime()
+        .render(RenderRequest::new("order_help"))
+        .await;
+    let error = missing.result.unwrap_err();
+    assert_eq!(error.code(), "INVALID_ARGUMENTS");
+    assert!(error.message().contains("order_id"), "{}", error.message());
+    let unknown = host
+        .runtime()
+        .render(RenderRequest::new("order_help").argument("order_id", "ord-9999"))
+        .await;
+    assert_eq!(unknown.result.unwrap_err().code(), "ORDER_NOT_FOUND");
+}
+
+#[tokio::test]
+async fn order_ids_are_completed_from_the_orders_placed() {
+    let host = host();
+    let complete = |target: CompletionTarget, argument: &str, typed: &str| {
+        let request = CompleteRequest::new(target, argument, typed);
+        async { host.runtime().complete(request).await.result.unwrap() }
+    };
+    let prompt = || CompletionTarget::Prompt("order_help".into());
+    assert!(complete(prompt(), "order_id", "").await.values().is_empty());
+    let first = place(&host, "sku-001").await["order_id"].clone();
+    let second = place(&host, "sku-002").await["order_id"].clone();
+    let all = complete(prompt(), "order_id", "ord-").await;
+    assert_eq!(
+        all.values(),
+        [first.as_str().unwrap(), second.as_str().unwrap()]
+    );
+    let one = complete(prompt(), "order_id", second.as_str().unwrap()).await;
+    assert_eq!(one.values(), [second.as_str().unwrap()]);
+    // The order template completes the same ids.
+    let template = CompletionTarget::Resource("shop://orders/{order_id}".into());
+    assert_eq!(
+        complete(template, "order_id", "ord-").await.values(),
+        all.values()
+    );
+}
+
+#[tokio::test]
+async fn product_ids_are_completed_in_catalog_order() {
+    let host = host();
+    let template = || CompletionTarget::Resource("shop://products/{id}".into());
+    let request = CompleteRequest::new(template(), "id", "sku-00");
+    let completions = host.runtime().complete(request).await.result.unwrap();
+    let expected: Vec<String> = Store::new()
+        .products()
+        .iter()
+        .map(|product| product.id.clone())
+        .filter(|id| id.starts_with("sku-00"))
+        .collect();
+    assert_eq!(completions.values(), expected);
+    assert!(expected.len() > 1);
+    let none = CompleteRequest::new(template(), "id", "nothing");
+    let none = host.runtime().complete(none).await.result.unwrap();
+    assert_eq!((none.values().len(), none.total()), (0, 0));
+}
