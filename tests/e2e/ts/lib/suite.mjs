@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { TOOLS, agentError, carmyMeta, checkTool, ok, orderArgs, requestId, sleep } from './expect.mjs';
+import { loggingTests } from './logging.mjs';
+import { promptTests } from './prompts.mjs';
 import { resourceTests } from './resources.mjs';
 import { withSession } from './session.mjs';
 
@@ -186,5 +188,7 @@ export function shopSuite(name, { protocolVersion, exposesTtl, open }) {
     });
 
     resourceTests(test, protocolVersion);
+    promptTests(test);
+    loggingTests(test, protocolVersion);
   });
 }
