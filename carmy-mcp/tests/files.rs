@@ -425,6 +425,36 @@ async fn on_2026_07_28_a_listen_stream_hears_what_it_asked_for() {
 }
 
 #[tokio::test]
+async fn on_2026_07_28_an_edit_right_after_the_acknowledgment_is_told() {
+    let (_base, root) = tree();
+    let (runtime, directory) = serve(&root);
+    let returns = directory.uri_of("returns.md").unwrap();
+    let Session { client, .. } = session(Lifecycle::Discover, &runtime).await;
+    let filter = SubscriptionFilter::builder()
+        .resource_subscriptions([returns.clone()])
+        .build();
+    let mut stream = client.peer().listen(filter).await.expect("listen");
+    // No waiting for the server: the acknowledgment is the client's cue that it is followed.
+    std::fs::write(root.join("returns.md"), "# Returns\nWithin 90 days.").unwrap();
+    let notification = timeout(PATIENCE, stream.next())
+        .await
+        .expect("a notification in time")
+        .expect("the stream");
+    match notification {
+        Some(ServerNotification::ResourceUpdatedNotification(n)) => {
+            assert_eq!(n.params.uri, returns);
+        }
+        other => panic!("{other:?}"),
+    }
+    stream.cancel().await.expect("cancel");
+    until("the stream to stop watching", || {
+        runtime.resource_watches() == 0
+    })
+    .await;
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
 async fn subscriptions_are_bounded_per_session() {
     let (_base, root) = tree();
     for n in 0..101 {

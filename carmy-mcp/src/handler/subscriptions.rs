@@ -20,7 +20,7 @@
 //! by its open streams) and [`MAX_LISTENS`] open streams; past that it is refused.
 
 use std::{
-    collections::BTreeSet,
+    collections::{BTreeSet, VecDeque},
     sync::{Arc, Mutex, MutexGuard},
 };
 
@@ -80,6 +80,17 @@ impl Interest {
         }
     }
 
+    /// Follows only `uris` (and list changes if `list`) from now on, and forgets what changed
+    /// elsewhere.
+    fn narrow(&self, uris: &[String], list: bool) {
+        let mut state = lock(&self.state);
+        state.list &= list;
+        state.list_changed &= list;
+        state.uris.retain(|uri| uris.contains(uri));
+        let Followed { uris, updated, .. } = &mut *state;
+        updated.retain(|uri| uris.contains(uri));
+    }
+
     /// What changed since the last call: whether the list did, and which URIs.
     fn take(&self) -> (bool, BTreeSet<String>) {
         let mut state = lock(&self.state);
@@ -117,6 +128,18 @@ pub(crate) struct Subscriptions {
     forwarding: Mutex<Option<Forwarding>>,
     /// The open streams, and how many URIs they follow.
     listening: Mutex<Listening>,
+    /// Watches started as streams were acknowledged, each waiting for its stream to begin.
+    armed: Mutex<VecDeque<Armed>>,
+}
+
+/// A stream's watch, started when its filter was accepted: rmcp acknowledges a stream before
+/// it runs it, and a client may change a file as soon as it reads the acknowledgment, so the
+/// watch must already be in place. [`listen`] takes it up.
+#[derive(Debug)]
+struct Armed {
+    accepted: SubscriptionFilter,
+    interest: Arc<Interest>,
+    watch: ResourceWatch,
 }
 
 #[derive(Debug, Default)]
@@ -138,6 +161,7 @@ impl Default for Subscriptions {
             legacy: Arc::new(Interest::new([], true)),
             forwarding: Mutex::default(),
             listening: Mutex::default(),
+            armed: Mutex::default(),
         }
     }
 }
@@ -282,7 +306,8 @@ pub(super) fn accepted_filter(
         return None;
     }
     let mut accepted = SubscriptionFilter::builder();
-    if requested.resources_list_changed == Some(true) {
+    let list = requested.resources_list_changed == Some(true);
+    if list {
         accepted = accepted.resources_list_changed();
     }
     let room = server
@@ -298,10 +323,58 @@ pub(super) fn accepted_filter(
             uris.insert(uri.clone());
         }
     }
+    let interest = Arc::new(Interest::new(uris.iter().cloned(), list));
     if !uris.is_empty() {
         accepted = accepted.resource_subscriptions(uris);
     }
-    Some(accepted.build())
+    let accepted = accepted.build();
+    arm(server, &accepted, interest);
+    Some(accepted)
+}
+
+/// Starts watching for the stream whose filter was just accepted, before rmcp acknowledges it.
+/// Without a watch now, [`listen`] starts one itself.
+fn arm(server: &McpServer, accepted: &SubscriptionFilter, interest: Arc<Interest>) {
+    let Ok(watch) = server
+        .runtime
+        .watch_resources(Arc::clone(&interest) as Arc<dyn ChangeSink>)
+    else {
+        return;
+    };
+    let mut armed = lock(&server.session.subscriptions.armed);
+    // A stream rmcp accepted but never ran (its request failed) leaves its watch here: the
+    // oldest go first, so the session holds no more than it may have streams.
+    if armed.len() >= MAX_LISTENS {
+        armed.pop_front();
+    }
+    armed.push_back(Armed {
+        accepted: accepted.clone(),
+        interest,
+        watch,
+    });
+}
+
+/// The watch armed for a stream with this filter, if any: the oldest whose filter covers it
+/// (rmcp runs streams in the order it accepts them, and may accept less than the handler did,
+/// never more).
+fn take_armed(server: &McpServer, accepted: &SubscriptionFilter) -> Option<Armed> {
+    let covers = |armed: &Armed| {
+        let followed = armed
+            .accepted
+            .resource_subscriptions
+            .as_deref()
+            .unwrap_or_default();
+        (accepted.resources_list_changed != Some(true)
+            || armed.accepted.resources_list_changed == Some(true))
+            && accepted
+                .resource_subscriptions
+                .iter()
+                .flatten()
+                .all(|uri| followed.contains(uri))
+    };
+    let mut armed = lock(&server.session.subscriptions.armed);
+    let position = armed.iter().position(covers)?;
+    armed.remove(position)
 }
 
 /// One open stream's share of the session's room, given back when it ends.
@@ -355,13 +428,23 @@ pub(super) async fn listen(
             uris: uris.len(),
         }
     };
-    let interest = Arc::new(Interest::new(uris, wants_list));
-    let _watch = server
-        .runtime
-        .watch_resources(Arc::clone(&interest) as Arc<dyn ChangeSink>)
-        .map_err(|error| {
-            ErrorData::internal_error(error.message().to_owned(), Some(error.to_envelope()))
-        })?;
+    let (interest, _watch) = match take_armed(server, &accepted) {
+        Some(armed) => {
+            // What changed meanwhile is kept, for the URIs that passed the check.
+            armed.interest.narrow(&uris, wants_list);
+            (armed.interest, armed.watch)
+        }
+        None => {
+            let interest = Arc::new(Interest::new(uris, wants_list));
+            let watch = server
+                .runtime
+                .watch_resources(Arc::clone(&interest) as Arc<dyn ChangeSink>)
+                .map_err(|error| {
+                    ErrorData::internal_error(error.message().to_owned(), Some(error.to_envelope()))
+                })?;
+            (interest, watch)
+        }
+    };
     let sink = context.sink();
     loop {
         tokio::select! {
