@@ -23,6 +23,8 @@
 //! carries only the command's output (the protocol, for `mcp`).
 
 mod commands;
+#[cfg(feature = "fs")]
+mod files;
 mod logging;
 mod network;
 mod render;
@@ -37,7 +39,7 @@ use carmy_core::{Context, Runtime};
 #[derive(Debug)]
 #[must_use]
 pub struct Cli {
-    runtime: Runtime,
+    served: Served,
     context: Context,
     name: &'static str,
     version: &'static str,
@@ -48,8 +50,27 @@ impl Cli {
     /// A command line for `runtime`, named after the binary and with carmy's version until
     /// [`name`](Cli::name) and [`version`](Cli::version) say otherwise.
     pub fn new(runtime: Runtime) -> Self {
+        Self::serving(Served::Runtime(runtime))
+    }
+
+    /// A command line for the runtime `carmy` builds once it has added the files under a
+    /// directory as resources (a [`Directory`](carmy_core::Directory)): the one given with
+    /// `--resource-root DIR` (on `mcp`, `http` and `unix`), or else `default_root`, the
+    /// binary's own documents, if it is there.
+    #[cfg(feature = "fs")]
+    pub fn with_files(
+        carmy: carmy_core::Carmy,
+        default_root: impl Into<std::path::PathBuf>,
+    ) -> Self {
+        Self::serving(Served::Files {
+            carmy: Box::new(carmy),
+            default_root: default_root.into(),
+        })
+    }
+
+    fn serving(served: Served) -> Self {
         Self {
-            runtime,
+            served,
             context: Context::new(),
             name: "carmy",
             version: env!("CARGO_PKG_VERSION"),
@@ -170,11 +191,22 @@ impl Cli {
         logging::init();
         let (subcommand, sub) = matches.subcommand().expect("a subcommand is required");
         let context = host_context(self.context.clone(), sub);
+        let runtime = match self.served {
+            Served::Runtime(runtime) => runtime,
+            #[cfg(feature = "fs")]
+            Served::Files {
+                carmy,
+                default_root,
+            } => match files::build(*carmy, &default_root, sub) {
+                Ok(runtime) => runtime,
+                Err(status) => return status,
+            },
+        };
         match subcommand {
             "mcp" => {
                 let confirm_via_client = sub.get_flag("confirm-via-client");
                 commands::mcp(
-                    self.runtime,
+                    runtime,
                     context,
                     self.name,
                     self.version,
@@ -183,14 +215,14 @@ impl Cli {
                 .await
             }
             #[cfg(feature = "http")]
-            "http" => network::http(self.runtime, context, self.name, self.version, sub).await,
+            "http" => network::http(runtime, context, self.name, self.version, sub).await,
             #[cfg(all(feature = "mcp", unix))]
-            "unix" => network::unix(self.runtime, context, self.name, self.version, sub).await,
-            "tools" => commands::tools(&self.runtime, sub.get_flag("json")),
-            "schema" => commands::schema(&self.runtime, string(sub, "tool")),
+            "unix" => network::unix(runtime, context, self.name, self.version, sub).await,
+            "tools" => commands::tools(&runtime, sub.get_flag("json")),
+            "schema" => commands::schema(&runtime, string(sub, "tool")),
             "call" => {
                 commands::call(
-                    &self.runtime,
+                    &runtime,
                     context,
                     string(sub, "tool"),
                     string(sub, "arguments"),
@@ -260,8 +292,26 @@ impl Cli {
             .subcommands([mcp, tools, schema, call]);
         #[cfg(feature = "mcp")]
         let command = command.subcommands(network::commands(grants));
+        #[cfg(feature = "fs")]
+        let command = match self.served {
+            Served::Files { .. } => files::add_arg(command),
+            Served::Runtime(_) => command,
+        };
         command
     }
+}
+
+/// What the command line serves: a runtime, or one it builds once it has read the flags that
+/// shape it.
+#[derive(Debug)]
+enum Served {
+    Runtime(Runtime),
+    #[cfg(feature = "fs")]
+    Files {
+        /// Boxed: a builder is large beside a runtime, which is a handle.
+        carmy: Box<carmy_core::Carmy>,
+        default_root: std::path::PathBuf,
+    },
 }
 
 fn string<'a>(matches: &'a ArgMatches, id: &str) -> &'a str {

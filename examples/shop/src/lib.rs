@@ -27,6 +27,10 @@ use carmy::{BuildError, Carmy, Runtime};
 
 pub use store::Store;
 
+/// The directory of the shop's policy documents (returns, shipping, privacy), served as
+/// `file://` resources by `shop mcp|http|unix` unless `--resource-root` names another.
+pub const POLICIES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies");
+
 /// The shop's tools and resources over a fresh store.
 pub fn runtime() -> Result<Runtime, BuildError> {
     runtime_with(Store::new())
@@ -34,6 +38,12 @@ pub fn runtime() -> Result<Runtime, BuildError> {
 
 /// The shop's tools and resources over `store` (tests pass their own to look inside).
 pub fn runtime_with(store: Store) -> Result<Runtime, BuildError> {
+    shop(store).build()
+}
+
+/// The shop, not built yet: its tools, resources and prompt over `store`. The binary adds the
+/// policy documents (see [`POLICIES`]) before building it.
+pub fn shop(store: Store) -> Carmy {
     Carmy::new()
         .tool(catalog::search_products)
         .tool(catalog::get_product)
@@ -49,5 +59,4 @@ pub fn runtime_with(store: Store) -> Result<Runtime, BuildError> {
         .resource(resources::order)
         .prompt(prompts::order_help)
         .state(store)
-        .build()
 }

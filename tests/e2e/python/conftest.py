@@ -56,14 +56,16 @@ Connect = Callable[..., AbstractAsyncContextManager[Client]]
 def connect(mode: str) -> Connect:
     """`async with connect() as client`: a fresh server process and a connected client.
 
-    `grants` become `--grant` options of `shop mcp` (host grants); other keyword arguments go to
-    `mcp.Client` (callbacks, ...).
+    `grants` become `--grant` options of `shop mcp` (host grants), `args` more of its arguments;
+    other keyword arguments go to `mcp.Client` (callbacks, ...).
     """
     binary = shop_bin()
 
     @asynccontextmanager
-    async def _connect(*, grants: tuple[str, ...] = (), **client_options: Any) -> AsyncIterator[Client]:
-        args = ["mcp"]
+    async def _connect(
+        *, grants: tuple[str, ...] = (), args: tuple[str, ...] = (), **client_options: Any
+    ) -> AsyncIterator[Client]:
+        args = ["mcp", *args]
         for grant in grants:
             args += ["--grant", grant]
         server = StdioServerParameters(command=str(binary), args=args)

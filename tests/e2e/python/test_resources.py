@@ -33,10 +33,18 @@ def only_json(result: Any, uri: str) -> Any:
 async def test_resources_and_templates_are_listed(connect):
     async with connect() as client:
         listing = await client.list_resources()
-        assert [(str(r.uri), r.name, r.title, r.mime_type) for r in listing.resources] == [
-            ("shop://catalog", "catalog", "Catalog", "application/json")
+        catalog, *policies = listing.resources
+        assert (str(catalog.uri), catalog.name, catalog.title, catalog.mime_type) == (
+            "shop://catalog", "catalog", "Catalog", "application/json"
+        )
+        assert catalog.description.startswith("Every product the shop sells")
+        # The policy documents, served from the shop's `policies/` directory.
+        assert [(p.name, p.mime_type) for p in policies] == [
+            (name, "text/markdown") for name in ("privacy.md", "returns.md", "shipping.md")
         ]
-        assert listing.resources[0].description.startswith("Every product the shop sells")
+        for policy in policies:
+            assert str(policy.uri).startswith("file:///")
+            assert str(policy.uri).endswith(f"/examples/shop/policies/{policy.name}")
         assert listing.next_cursor is None
         templates = await client.list_resource_templates()
         assert sorted((t.uri_template, t.name, t.mime_type) for t in templates.resource_templates) == [

@@ -28,11 +28,20 @@ export function resourceTests(test, protocolVersion) {
 
   test('resources/list and resources/templates/list name the shop\'s pages', async (session) => {
     const { resources, nextCursor } = await session.client.listResources();
+    const [catalog, ...policies] = resources;
     assert.deepEqual(
-      resources.map(({ uri, name, title, mimeType }) => ({ uri, name, title, mimeType })),
-      [{ uri: 'shop://catalog', name: 'catalog', title: 'Catalog', mimeType: 'application/json' }],
+      { uri: catalog.uri, name: catalog.name, title: catalog.title, mimeType: catalog.mimeType },
+      { uri: 'shop://catalog', name: 'catalog', title: 'Catalog', mimeType: 'application/json' },
     );
-    assert.match(resources[0].description, /^Every product the shop sells/);
+    assert.match(catalog.description, /^Every product the shop sells/);
+    // The policy documents, served from the shop's `policies/` directory.
+    assert.deepEqual(
+      policies.map(({ name, mimeType }) => ({ name, mimeType })),
+      ['privacy.md', 'returns.md', 'shipping.md'].map((name) => ({ name, mimeType: 'text/markdown' })),
+    );
+    for (const { uri, name } of policies) {
+      assert.ok(uri.startsWith('file:///') && uri.endsWith(`/examples/shop/policies/${name}`), uri);
+    }
     assert.equal(nextCursor, undefined);
     const { resourceTemplates } = await session.client.listResourceTemplates();
     assert.deepEqual(
