@@ -428,7 +428,7 @@ pub(super) async fn listen(
             uris: uris.len(),
         }
     };
-    let (interest, _watch) = match take_armed(server, &accepted) {
+    let (interest, _watch) = match take_armed(server, accepted) {
         Some(armed) => {
             // What changed meanwhile is kept, for the URIs that passed the check.
             armed.interest.narrow(&uris, wants_list);
