@@ -9,8 +9,8 @@ import { collectStderr, serverParams, tap } from './lib/session.mjs';
 import { shopSuite } from './lib/suite.mjs';
 
 function opener(mode) {
-  return async function open({ grants = [] } = {}) {
-    const transport = new StdioClientTransport(serverParams(grants));
+  return async function open({ grants = [], args = [] } = {}) {
+    const transport = new StdioClientTransport(serverParams(grants, args));
     const wire = tap(transport);
     const stderr = collectStderr(transport);
     const client = new Client(

@@ -6,8 +6,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { collectStderr, serverParams, tap } from './lib/session.mjs';
 import { shopSuite } from './lib/suite.mjs';
 
-async function open({ grants = [] } = {}) {
-  const transport = new StdioClientTransport(serverParams(grants));
+async function open({ grants = [], args = [] } = {}) {
+  const transport = new StdioClientTransport(serverParams(grants, args));
   const wire = tap(transport);
   const stderr = collectStderr(transport);
   const client = new Client({ name: 'carmy-e2e', version: '0.1.0' }, { capabilities: {} });

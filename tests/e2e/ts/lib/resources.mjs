@@ -2,8 +2,17 @@
 // `resources/templates/list` and `resources/read`, on the session `shopSuite` opens.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
-import { ADDRESS, ok } from './expect.mjs';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { ADDRESS, ok, sleep } from './expect.mjs';
+
+/** How long an edit may take to be told (the server debounces for 200 ms). */
+const NOTICE_MS = 10_000;
 
 /** MCP's "resource not found": its own code up to 2025-11-25, invalid params from 2026-07-28. */
 const NOT_FOUND = { '2025-11-25': -32002, '2026-07-28': -32602 };
@@ -79,4 +88,36 @@ export function resourceTests(test, protocolVersion) {
     }
     onlyJson(await read(session, 'shop://catalog'), 'shop://catalog');
   });
+
+  // A directory of the test's own, served with `--resource-root`: an edit made as soon as the
+  // client follows the file is told to it (2025-11-25: `resources/subscribe`; 2026-07-28: a
+  // `subscriptions/listen` stream, whose acknowledgment the v2 client awaits).
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'carmy-e2e-files-')));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  let files = 0;
+  test('an edit of a file the client follows is told to it', async (session) => {
+    const name = `faq-${files++}.md`;
+    writeFileSync(join(dir, name), '# FAQ\n');
+    const uri = `file://${dir}/${name}`;
+    const told = [];
+    const keep = (notification) => told.push(notification.params.uri);
+    const { client } = session;
+    if (client instanceof V1Client) client.setNotificationHandler(ResourceUpdatedNotificationSchema, keep);
+    else client.setNotificationHandler('notifications/resources/updated', keep);
+    const subscription = protocolVersion === '2026-07-28'
+      ? await client.listen({ resourceSubscriptions: [uri] })
+      : await client.subscribeResource({ uri });
+    if (protocolVersion === '2026-07-28') {
+      assert.deepEqual(subscription.honoredFilter.resourceSubscriptions, [uri]);
+    }
+    writeFileSync(join(dir, name), '# FAQ\n\nNew answers.\n');
+    const deadline = Date.now() + NOTICE_MS;
+    while (!told.includes(uri)) {
+      assert.ok(Date.now() < deadline, `no notifications/resources/updated for ${uri}`);
+      await sleep(50);
+    }
+    const { contents: [content] } = await read(session, uri);
+    assert.equal(content.text, '# FAQ\n\nNew answers.\n');
+    if (protocolVersion === '2026-07-28') await subscription.close();
+  }, { args: ['--resource-root', dir] });
 }

@@ -15,8 +15,8 @@ export function shopBin() {
   return path;
 }
 
-export function serverParams(grants = []) {
-  return { command: shopBin(), args: ['mcp', ...grants.flatMap((grant) => ['--grant', grant])], stderr: 'pipe' };
+export function serverParams(grants = [], args = []) {
+  return { command: shopBin(), args: ['mcp', ...grants.flatMap((grant) => ['--grant', grant]), ...args], stderr: 'pipe' };
 }
 
 /**
