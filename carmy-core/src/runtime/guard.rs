@@ -2,12 +2,74 @@
 //! request's cancellation, panics caught. Whatever happens, the code's future is dropped by
 //! the time this returns.
 
-use std::{panic::AssertUnwindSafe, time::Duration};
+use std::{panic::AssertUnwindSafe, sync::Arc, time::Duration};
 
 use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::{error::AgentError, execution::ExecutionStatus};
+use super::{Begun, Ending, Inner};
+use crate::{
+    context::Context,
+    error::AgentError,
+    execution::{ExecutionKind, ExecutionStatus, OutcomeKind},
+    progress::ProgressReporter,
+    tool::Invocation,
+};
+
+/// What runs, for [`Inner::run_admitted`]: its kind of execution, its name in the record, its
+/// deadline, and what the log calls it if it panics.
+pub(super) struct Work {
+    pub(super) kind: ExecutionKind,
+    pub(super) target: &'static str,
+    pub(super) timeout: Duration,
+    pub(super) what: &'static str,
+}
+
+impl Inner {
+    /// The last steps of a read or a render, once its input is checked: admitted under the
+    /// runtime's capacity (shared with calls), recorded as running, `code` handed an invocation
+    /// of its own (whose token is cancelled when it ends) and run under the guard.
+    pub(super) async fn run_admitted<'a, T, F>(
+        &'a self,
+        work: Work,
+        begun: &Begun,
+        context: &Context,
+        cancellation: &CancellationToken,
+        code: impl FnOnce(Invocation) -> F,
+    ) -> Ending<'a, T>
+    where
+        F: Future<Output = Result<T, AgentError>>,
+    {
+        let _capacity = match self.capacity.try_admit() {
+            Ok(permit) => permit,
+            Err(error) => {
+                return Ending::stopped(Some(work.target), ExecutionStatus::Rejected, error);
+            }
+        };
+        let running =
+            self.history
+                .start(begun.id.clone(), work.kind, work.target, begun.started_at);
+        let token = cancellation.child_token();
+        let invocation = Invocation::new(
+            context.for_execution(
+                begun.id.clone(),
+                token.clone(),
+                ProgressReporter::disabled(),
+            ),
+            Arc::clone(&self.states),
+        );
+        let (status, result) =
+            guarded(code(invocation), work.timeout, cancellation, work.what).await;
+        token.cancel();
+        Ending {
+            target: Some(work.target),
+            status,
+            result,
+            kind: OutcomeKind::Result,
+            running: Some(running),
+        }
+    }
+}
 
 /// Runs `work` until it ends, `timeout` passes or `cancellation` fires; `what` names it in the
 /// log when it panics.

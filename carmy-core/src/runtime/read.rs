@@ -8,15 +8,16 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, field};
 
-use super::{Begun, Ending, Inner, Runtime, guard::guarded};
+use super::{
+    Begun, Ending, Inner, Runtime,
+    guard::{Work, guarded},
+};
 use crate::{
     context::Context,
     error::AgentError,
     excerpt::excerpt,
     execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind},
-    progress::ProgressReporter,
     resource::{ChangeSink, Contents, ProvidedResource, ProviderEntry, ResourceWatch},
-    tool::Invocation,
 };
 
 /// How much of a URI a log line or a record keeps.
@@ -162,42 +163,19 @@ impl Inner {
             Ok(prepared) => prepared,
             Err(error) => return rejected(error),
         };
-        // Admit: reads share the runtime's capacity with calls.
-        let _capacity = match self.capacity.try_admit() {
-            Ok(permit) => permit,
-            Err(error) => return rejected(error),
-        };
-        // Run.
-        let running = self.history.start(
-            begun.id.clone(),
-            ExecutionKind::Read,
-            entry.name(),
-            begun.started_at,
-        );
-        let token = cancellation.child_token();
-        let invocation = Invocation::new(
-            context.for_execution(
-                begun.id.clone(),
-                token.clone(),
-                ProgressReporter::disabled(),
-            ),
-            Arc::clone(&self.states),
-        );
-        let (status, result) = guarded(
-            prepared(invocation),
-            entry.timeout(),
+        self.run_admitted(
+            Work {
+                kind: ExecutionKind::Read,
+                target: entry.name(),
+                timeout: entry.timeout(),
+                what: "resource",
+            },
+            begun,
+            context,
             cancellation,
-            "resource",
+            prepared,
         )
-        .await;
-        token.cancel();
-        Ending {
-            target: Some(entry.name()),
-            status,
-            result,
-            kind: OutcomeKind::Result,
-            running: Some(running),
-        }
+        .await
     }
 }
 
@@ -211,43 +189,19 @@ impl Inner {
         context: &Context,
         cancellation: &CancellationToken,
     ) -> Ending<'a, Contents> {
-        // Admit: reads share the runtime's capacity with calls.
-        let _capacity = match self.capacity.try_admit() {
-            Ok(permit) => permit,
-            Err(error) => {
-                return Ending::stopped(Some(provider.name()), ExecutionStatus::Rejected, error);
-            }
-        };
-        let running = self.history.start(
-            begun.id.clone(),
-            ExecutionKind::Read,
-            provider.name(),
-            begun.started_at,
-        );
-        let token = cancellation.child_token();
-        let invocation = Invocation::new(
-            context.for_execution(
-                begun.id.clone(),
-                token.clone(),
-                ProgressReporter::disabled(),
-            ),
-            Arc::clone(&self.states),
-        );
-        let (status, result) = guarded(
-            provider.provider.read(&begun.named, invocation),
-            provider.timeout(),
+        self.run_admitted(
+            Work {
+                kind: ExecutionKind::Read,
+                target: provider.name(),
+                timeout: provider.timeout(),
+                what: "resource provider",
+            },
+            begun,
+            context,
             cancellation,
-            "resource provider",
+            |invocation| provider.provider.read(&begun.named, invocation),
         )
-        .await;
-        token.cancel();
-        Ending {
-            target: Some(provider.name()),
-            status,
-            result,
-            kind: OutcomeKind::Result,
-            running: Some(running),
-        }
+        .await
     }
 }
 

@@ -7,16 +7,14 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, field};
 
-use super::{Begun, Ending, Inner, Runtime, guard::guarded};
+use super::{Begun, Ending, Inner, Runtime, guard::Work};
 use crate::{
     catalog::MAX_TOOL_NAME_LEN,
     context::Context,
     error::AgentError,
     excerpt::excerpt,
     execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind},
-    progress::ProgressReporter,
     prompt::Messages,
-    tool::Invocation,
 };
 
 /// One render: a prompt's name, its arguments, and what the host knows about it.
@@ -144,41 +142,18 @@ impl Inner {
             Ok(prepared) => prepared,
             Err(error) => return rejected(error),
         };
-        // Admit: renders share the runtime's capacity with calls.
-        let _capacity = match self.capacity.try_admit() {
-            Ok(permit) => permit,
-            Err(error) => return rejected(error),
-        };
-        // Run.
-        let running = self.history.start(
-            begun.id.clone(),
-            ExecutionKind::Render,
-            entry.name(),
-            begun.started_at,
-        );
-        let token = cancellation.child_token();
-        let invocation = Invocation::new(
-            context.for_execution(
-                begun.id.clone(),
-                token.clone(),
-                ProgressReporter::disabled(),
-            ),
-            Arc::clone(&self.states),
-        );
-        let (status, result) = guarded(
-            prepared(invocation),
-            entry.timeout(),
+        self.run_admitted(
+            Work {
+                kind: ExecutionKind::Render,
+                target: entry.name(),
+                timeout: entry.timeout(),
+                what: "prompt",
+            },
+            begun,
+            context,
             cancellation,
-            "prompt",
+            prepared,
         )
-        .await;
-        token.cancel();
-        Ending {
-            target: Some(entry.name()),
-            status,
-            result,
-            kind: OutcomeKind::Result,
-            running: Some(running),
-        }
+        .await
     }
 }
