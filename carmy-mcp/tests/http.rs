@@ -319,10 +319,45 @@ async fn forbidden_host_or_origin_gets_403() {
     )
     .await;
     assert_eq!(cross_origin.status, 403, "{}", cross_origin.body);
+    // A foreign page on a loopback-looking name is foreign all the same.
+    let lookalike = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &auth),
+            ("Origin", "http://127.0.0.1.evil.example"),
+        ],
+        &body,
+    )
+    .await;
+    assert_eq!(lookalike.status, 403, "{}", lookalike.body);
     assert_eq!(served.order_runs.load(Ordering::SeqCst), 0);
+
+    // A page served from loopback, on any port, may call a loopback server by default: local
+    // browser-based clients do.
+    for origin in [
+        format!("http://127.0.0.1:{}", served.addr.port()),
+        "http://localhost:6274".to_owned(),
+        "http://[::1]:3000".to_owned(),
+    ] {
+        let local = exchange(
+            served.addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Authorization", &auth),
+                ("Host", &format!("127.0.0.1:{}", served.addr.port())),
+                ("Origin", &origin),
+            ],
+            &body,
+        )
+        .await;
+        assert_eq!(local.status, 200, "{origin}: {}", local.body);
+    }
     served.shutdown().await;
 
-    // An allowed origin passes.
+    // Configured origins replace the loopback ones.
     let served = serve(|http| {
         http.stateless(true)
             .allowed_origins(["https://app.example"])
@@ -337,6 +372,18 @@ async fn forbidden_host_or_origin_gets_403() {
     )
     .await;
     assert_eq!(allowed.status, 200, "{}", allowed.body);
+    let loopback = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &auth),
+            ("Origin", "http://localhost:6274"),
+        ],
+        &body,
+    )
+    .await;
+    assert_eq!(loopback.status, 403, "{}", loopback.body);
     served.shutdown().await;
 }
 
@@ -1100,5 +1147,64 @@ async fn a_request_head_over_64_kib_is_refused() {
     let _ = tokio::time::timeout(PATIENCE, stream.read_to_end(&mut raw)).await;
     let text = String::from_utf8_lossy(&raw);
     assert!(text.starts_with("HTTP/1.1 431"), "{text}");
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn methods_a_revision_lacks_are_not_found_404_and_the_rest_are_served() {
+    let served = serve(|http| http.stateless(true)).await;
+    let auth = bearer(ALICE);
+    let modern = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let post = |id: u64, method: &'static str, params: Value| {
+        let auth = auth.clone();
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        async move {
+            exchange(
+                served.addr,
+                "POST",
+                "/mcp",
+                &[
+                    ("Authorization", &auth),
+                    ("MCP-Protocol-Version", "2026-07-28"),
+                    ("Mcp-Method", method),
+                ],
+                &body.to_string(),
+            )
+            .await
+        }
+    };
+    // 2026-07-28 removed these: not found, whatever their params, with the request's id.
+    for (id, method) in [
+        (11, "initialize"),
+        (12, "ping"),
+        (13, "logging/setLevel"),
+        (14, "resources/subscribe"),
+        (15, "resources/unsubscribe"),
+        (16, "no/such/method"),
+    ] {
+        let answer = post(id, method, json!({ "_meta": modern })).await;
+        assert_eq!(answer.status, 404, "{method}: {}", answer.body);
+        let [message] = &answer.messages()[..] else {
+            panic!("{method}: one message expected: {}", answer.body)
+        };
+        assert_eq!(message["id"], id, "{method}: {message}");
+        assert_eq!(message["error"]["code"], -32601, "{method}: {message}");
+    }
+    // What it kept is served, and bad params of a kept method stay invalid params.
+    let listed = post(20, "tools/list", json!({ "_meta": modern })).await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert!(
+        listed.messages()[0]["result"]["tools"].is_array(),
+        "{}",
+        listed.body
+    );
+    let bad = post(21, "resources/read", json!({ "_meta": modern, "uri": 7 })).await;
+    let [message] = &bad.messages()[..] else {
+        panic!("one message expected: {}", bad.body)
+    };
+    assert_eq!(message["error"]["code"], -32602, "{message}");
     served.shutdown().await;
 }

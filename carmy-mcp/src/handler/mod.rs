@@ -196,8 +196,11 @@ impl ServerHandler for McpServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(requests::unparsed(request))
+        Err(requests::unparsed(
+            request,
+            context.protocol_version().as_ref(),
+        ))
     }
 }

@@ -1,52 +1,82 @@
 //! Requests rmcp could not parse, and the params of `tools/call` that Carmy reads itself: each
 //! answered with an error a client author can act on.
 
-use rmcp::model::{CallToolRequestParams, CustomRequest, ErrorCode, ErrorData, RequestMetaObject};
+use rmcp::model::{
+    CallToolRequestParams, CustomRequest, ErrorCode, ErrorData, ProtocolVersion, RequestMetaObject,
+};
 use serde_json::{Value, json};
 
 use crate::mapping::META_REQUEST_ID;
 
 /// The answer to a request rmcp handed over unparsed: rmcp does so with any request it could
 /// not parse, including standard methods with bad params; left alone it would answer those
-/// `-32601` with the method as the message.
-pub(super) fn unparsed(request: CustomRequest) -> ErrorData {
+/// `-32601` with the method as the message. A method the negotiated revision does not have
+/// (`initialize` on 2026-07-28, `server/discover` before it) is not found (`-32601`, which
+/// streamable HTTP answers `404`), whatever its params.
+pub(super) fn unparsed(request: CustomRequest, version: Option<&ProtocolVersion>) -> ErrorData {
     let CustomRequest { method, params, .. } = request;
-    if method == "tools/call" {
-        return call_params_error(params.as_ref());
-    }
-    if STANDARD_METHODS.contains(&method.as_str()) {
-        return ErrorData::invalid_params(
-            format!("invalid params for `{method}`"),
+    let stateless = version.is_some_and(|version| *version >= ProtocolVersion::V_2026_07_28);
+    let known = STANDARD_METHODS
+        .iter()
+        .find(|(name, _)| *name == method)
+        .is_some_and(|(_, revisions)| revisions.has(stateless));
+    if !known {
+        return ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: `{method}`"),
             Some(json!({ "method": method })),
         );
     }
-    ErrorData::new(
-        ErrorCode::METHOD_NOT_FOUND,
-        format!("method not found: `{method}`"),
+    if method == "tools/call" {
+        return call_params_error(params.as_ref());
+    }
+    ErrorData::invalid_params(
+        format!("invalid params for `{method}`"),
         Some(json!({ "method": method })),
     )
 }
 
-/// Client request methods rmcp knows; one of these in `on_custom_request` had params it could
-/// not parse.
-const STANDARD_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "server/discover",
-    "completion/complete",
-    "logging/setLevel",
-    "prompts/get",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "subscriptions/listen",
-    "tools/list",
-    "tasks/get",
-    "tasks/update",
-    "tasks/cancel",
+/// Which revisions have a method.
+#[derive(Clone, Copy)]
+enum Revisions {
+    Every,
+    /// Removed by 2026-07-28, which has no session to initialize, ping or set a level for.
+    UpTo2025,
+    /// Added by 2026-07-28.
+    From2026,
+}
+
+impl Revisions {
+    fn has(self, stateless: bool) -> bool {
+        match self {
+            Revisions::Every => true,
+            Revisions::UpTo2025 => !stateless,
+            Revisions::From2026 => stateless,
+        }
+    }
+}
+
+/// Client request methods rmcp knows, and the revisions that have them; one of these in
+/// `on_custom_request` had params it could not parse.
+const STANDARD_METHODS: &[(&str, Revisions)] = &[
+    ("initialize", Revisions::UpTo2025),
+    ("ping", Revisions::UpTo2025),
+    ("server/discover", Revisions::From2026),
+    ("completion/complete", Revisions::Every),
+    ("logging/setLevel", Revisions::UpTo2025),
+    ("prompts/get", Revisions::Every),
+    ("prompts/list", Revisions::Every),
+    ("resources/list", Revisions::Every),
+    ("resources/templates/list", Revisions::Every),
+    ("resources/read", Revisions::Every),
+    ("resources/subscribe", Revisions::UpTo2025),
+    ("resources/unsubscribe", Revisions::UpTo2025),
+    ("subscriptions/listen", Revisions::From2026),
+    ("tools/call", Revisions::Every),
+    ("tools/list", Revisions::Every),
+    ("tasks/get", Revisions::Every),
+    ("tasks/update", Revisions::Every),
+    ("tasks/cancel", Revisions::Every),
 ];
 
 /// `_meta["carmy/request_id"]`: absent, or a non-empty string.

@@ -108,7 +108,7 @@ fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
                 .long("allow-origin")
                 .value_name("ORIGIN")
                 .action(ArgAction::Append)
-                .help("Accept browser requests from this Origin (default: none)"),
+                .help("Accept browser requests from this Origin, instead of loopback pages (http://localhost:*, http://127.0.0.1:*, http://[::1]:*)"),
         )
         .arg(
             Arg::new("stateless")

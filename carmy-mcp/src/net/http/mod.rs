@@ -72,8 +72,20 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 /// byte (an honest one arrives in one packet).
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The browser origins [`HttpServer`] accepts by default: pages served from a loopback address,
+/// on any port. A page there runs on the same machine as the server, as local browser-based
+/// clients do; a page of any other origin (the DNS-rebinding and cross-site attacks) is refused.
+pub const LOOPBACK_ORIGINS: &[&str] = &[
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
 /// An [`McpServer`] served over MCP's streamable HTTP transport, with secure defaults:
-/// loopback `Host` names only, any `Origin` header refused, 4 MiB bodies, a 120 s deadline per
+/// loopback `Host` names only, browser `Origin`s only from loopback pages, 4 MiB bodies, a 120 s deadline per
 /// request, stateful sessions (256 at most, 32 per principal, each usable by its principal
 /// only, closed after 2 minutes idle), 512 connections at most with 10 s for each request head,
 /// and no authentication (so it refuses to serve on a non-loopback address until given an
@@ -133,7 +145,10 @@ impl HttpServer {
             server,
             authenticator: None,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-            allowed_origins: Vec::new(),
+            allowed_origins: LOOPBACK_ORIGINS
+                .iter()
+                .map(|&origin| origin.into())
+                .collect(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             grace_period: DEFAULT_GRACE_PERIOD,
@@ -166,9 +181,12 @@ impl HttpServer {
         self
     }
 
-    /// Browser origins allowed to call (`https://app.example.com`, `http://localhost:*`). None by
-    /// default: requests carrying any `Origin` header are refused `403`; clients outside a
-    /// browser send none.
+    /// Browser origins allowed to call (`https://app.example.com`, `http://localhost:*`),
+    /// replacing the default: pages served from a loopback address, on any port
+    /// ([`LOOPBACK_ORIGINS`]), as local browser-based clients (the MCP Inspector) are. Requests
+    /// from any other `Origin` are refused `403`, so a foreign page cannot drive a local
+    /// server; clients outside a browser send no `Origin` at all. An empty list refuses every
+    /// `Origin`.
     pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_origins = origins.into_iter().map(Into::into).collect();
         self
