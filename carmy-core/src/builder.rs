@@ -1,6 +1,6 @@
 //! `Carmy`: register tools and shared state, then `build()` a validated runtime.
 
-use std::{collections::HashMap, fmt, sync::Arc};
+use std::{any::TypeId, collections::HashMap, fmt, sync::Arc};
 
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -8,6 +8,7 @@ use tokio::sync::Semaphore;
 use crate::{
     admission::{Admission, DynAdmission},
     catalog::{Catalog, ToolEntry, is_valid_tool_name},
+    content::ToolContent,
     erased::{Erased, ErasedTool},
     idempotency::{DynStore, IdempotencyStore, MemoryStore},
     limits::Limits,
@@ -50,6 +51,7 @@ pub struct Carmy {
     admissions: Vec<Arc<dyn DynAdmission>>,
     limits: Limits,
     profile: SchemaProfile,
+    reports_resource_changes: bool,
 }
 
 struct Registered {
@@ -57,6 +59,8 @@ struct Registered {
     requirements: Requirements,
     tool: Arc<dyn ErasedTool>,
     schemas: fn(SchemaProfile) -> (Value, Value),
+    /// The tool returns [`ToolContent`] rather than JSON data.
+    returns_content: bool,
 }
 
 fn schemas_of<T: Tool>(profile: SchemaProfile) -> (Value, Value) {
@@ -79,7 +83,16 @@ impl Carmy {
             admissions: Vec::new(),
             limits: Limits::default(),
             profile: SchemaProfile::default(),
+            reports_resource_changes: false,
         }
+    }
+
+    /// Says the application reports changes of its own resources, through
+    /// [`Runtime::resource_changes`]: adapters then offer subscriptions (resource providers
+    /// that watch, such as a `Directory`, say so themselves).
+    pub fn reports_resource_changes(mut self) -> Self {
+        self.reports_resource_changes = true;
+        self
     }
 
     /// Registers a tool: the name of a `#[tool]` function, or a hand-written [`Tool`].
@@ -91,6 +104,7 @@ impl Carmy {
             requirements,
             tool: Arc::new(Erased(tool)),
             schemas: schemas_of::<T>,
+            returns_content: TypeId::of::<T::Output>() == TypeId::of::<ToolContent>(),
         });
         self
     }
@@ -226,6 +240,7 @@ impl Carmy {
                 output_schema: Arc::new(output_schema),
                 input_validator,
                 output_validator,
+                returns_content: registered.returns_content,
                 tool: registered.tool,
             });
         }
@@ -272,7 +287,13 @@ impl Carmy {
             .store
             .unwrap_or_else(|| Arc::new(MemoryStore::default()));
         Ok(Runtime::new(
-            Catalog::new(entries, resources, providers, prompts),
+            Catalog::new(
+                entries,
+                resources,
+                providers,
+                prompts,
+                self.reports_resource_changes,
+            ),
             Arc::new(self.states),
             store,
             self.admissions,

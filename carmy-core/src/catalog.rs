@@ -51,6 +51,7 @@ impl Catalog {
         resources: Vec<ResourceEntry>,
         providers: Vec<ProviderEntry>,
         prompts: Vec<PromptEntry>,
+        reports_own_changes: bool,
     ) -> Self {
         let by_name = entries
             .iter()
@@ -69,6 +70,7 @@ impl Catalog {
                 .filter(|entry| entry.reports_changes())
                 .map(|entry| Arc::clone(&entry.provider))
                 .collect(),
+            reports_own_changes,
         );
         Self {
             entries,
@@ -132,7 +134,8 @@ impl Catalog {
         self.providers.iter().find(|provider| provider.claims(uri))
     }
 
-    /// Whether any provider reports changes (adapters offer subscriptions then).
+    /// Whether changes are reported, by the application or a provider (adapters offer
+    /// subscriptions then).
     pub fn reports_resource_changes(&self) -> bool {
         self.watchers.reports_changes()
     }
@@ -185,6 +188,7 @@ pub struct ToolEntry {
     /// Whether `schema::drop_optional_nulls` can change arguments / results; computed once.
     pub(crate) input_drops_nulls: bool,
     pub(crate) output_drops_nulls: bool,
+    pub(crate) returns_content: bool,
     pub(crate) tool: Arc<dyn ErasedTool>,
     /// One permit for tools whose executions must not overlap.
     pub(crate) serial: Option<Arc<Semaphore>>,
@@ -234,6 +238,13 @@ impl ToolEntry {
     /// The input schema, exactly as published and as used to validate arguments.
     pub fn input_schema(&self) -> &Arc<Value> {
         &self.input_schema
+    }
+
+    /// Whether the tool returns [`ToolContent`](crate::ToolContent) (text, images, audio,
+    /// embedded resources) rather than JSON data; its output is then the content's JSON form,
+    /// and it has no output schema to publish.
+    pub fn returns_content(&self) -> bool {
+        self.returns_content
     }
 
     /// The output schema, as published and as used to check results.

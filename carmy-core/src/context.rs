@@ -9,7 +9,14 @@ use std::{
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{execution::ExecutionId, grant::Grant, progress::ProgressReporter};
+use crate::{
+    ask::{Answers, Ask, AskKind, Asked, Asks, CallAsker, InputAnswer, Root, Sampled},
+    error::AgentError,
+    execution::ExecutionId,
+    grant::Grant,
+    progress::ProgressReporter,
+    runtime::Suspension,
+};
 
 /// What the host knows and trusts about a call: the principal, the grants it holds and any typed
 /// extensions. Tool arguments and protocol metadata can never add to it; only the host builds
@@ -45,6 +52,15 @@ struct ExecutionScope {
     id: ExecutionId,
     cancellation: CancellationToken,
     progress: ProgressReporter,
+    asking: Option<Asking>,
+}
+
+/// Who answers the execution's questions, and where it stops to wait for answers that come on
+/// the caller's next try.
+#[derive(Clone)]
+pub(crate) struct Asking {
+    pub(crate) asker: CallAsker,
+    pub(crate) suspension: Arc<Suspension>,
 }
 
 impl Context {
@@ -160,11 +176,94 @@ impl Context {
         }
     }
 
+    /// Whether the caller's host can answer questions of `kind` ([`Context::ask`]): a tool
+    /// asks only what it can, or does without.
+    pub fn can_ask(&self, kind: AskKind) -> bool {
+        self.asking()
+            .is_some_and(|asking| asking.asker.0.can_ask(kind))
+    }
+
+    /// Asks the caller's host `asks`, together, and returns the answers. Over a protocol that
+    /// answers on the caller's next try, the execution ends here, waiting for input, and the
+    /// tool runs again from the start with the answers: ask before having effects (see
+    /// [`Asker`](crate::Asker)). Fails with `CANNOT_ASK` when the host cannot answer one of
+    /// them.
+    ///
+    /// ```no_run
+    /// # async fn demo(ctx: &carmy_core::Context) -> Result<(), carmy_core::AgentError> {
+    /// use carmy_core::{Ask, Asks};
+    /// use serde_json::json;
+    ///
+    /// let form = json!({ "type": "object", "properties": { "name": { "type": "string" } } });
+    /// let answers = ctx
+    ///     .ask(Asks::new()
+    ///         .with("name", Ask::input("What is your name?", form))
+    ///         .with("greeting", Ask::sample("Write a one-line greeting", 50)))
+    ///     .await?;
+    /// let name = answers.input("name")?.content;
+    /// let greeting = answers.sample("greeting")?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn ask(&self, asks: Asks) -> Result<Answers, AgentError> {
+        let Some(asking) = self.asking() else {
+            let kind = asks
+                .iter()
+                .next()
+                .map_or("input", |(_, ask)| ask.kind().as_str());
+            return Err(AgentError::cannot_ask(kind));
+        };
+        if let Some((_, ask)) = asks
+            .iter()
+            .find(|(_, ask)| !asking.asker.0.can_ask(ask.kind()))
+        {
+            return Err(AgentError::cannot_ask(ask.kind().as_str()));
+        }
+        match asking.asker.0.ask_boxed(&asks).await {
+            Asked::Answered(answers) => Ok(answers),
+            Asked::Refused(error) => Err(error),
+            Asked::Later(pending) => {
+                // The runtime ends the execution now; this future is dropped, never resumed.
+                asking.suspension.suspend(pending);
+                std::future::pending().await
+            }
+        }
+    }
+
+    /// Puts a form to the human ([`Ask::input`]) under `key`.
+    pub async fn ask_input(
+        &self,
+        key: &str,
+        message: impl Into<String>,
+        schema: serde_json::Value,
+    ) -> Result<InputAnswer, AgentError> {
+        let answers = self
+            .ask(Asks::new().with(key, Ask::input(message, schema)))
+            .await?;
+        answers.input(key)
+    }
+
+    /// Asks the host's model ([`Ask::Sample`]) under `key`.
+    pub async fn sample(&self, key: &str, ask: Ask) -> Result<Sampled, AgentError> {
+        let answers = self.ask(Asks::new().with(key, ask)).await?;
+        answers.sample(key)
+    }
+
+    /// Asks for the roots the user shared ([`Ask::Roots`]) under `key`.
+    pub async fn roots(&self, key: &str) -> Result<Vec<Root>, AgentError> {
+        let answers = self.ask(Asks::new().with(key, Ask::Roots)).await?;
+        answers.roots(key)
+    }
+
+    fn asking(&self) -> Option<&Asking> {
+        self.execution.as_ref()?.asking.as_ref()
+    }
+
     pub(crate) fn for_execution(
         &self,
         id: ExecutionId,
         cancellation: CancellationToken,
         progress: ProgressReporter,
+        asking: Option<Asking>,
     ) -> Self {
         Self {
             host: Arc::clone(&self.host),
@@ -172,6 +271,7 @@ impl Context {
                 id,
                 cancellation,
                 progress,
+                asking,
             }),
         }
     }

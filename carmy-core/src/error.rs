@@ -85,6 +85,13 @@ pub mod codes {
     pub const OUTCOME_NOT_KEPT: &str = "OUTCOME_NOT_KEPT";
     /// Something failed inside the server.
     pub const INTERNAL: &str = "INTERNAL";
+    /// The tool asked the caller's host a question (a form, the model, the roots), which it
+    /// answers on its next try.
+    pub const INPUT_REQUIRED: &str = "INPUT_REQUIRED";
+    /// The tool asked the caller's host something it cannot answer (no form, no model).
+    pub const CANNOT_ASK: &str = "CANNOT_ASK";
+    /// The host's answer to a tool's question is not of the kind asked.
+    pub const INVALID_ANSWER: &str = "INVALID_ANSWER";
 }
 
 /// An error an agent can act on: a stable `code`, a human `message`, a `category`, whether
@@ -261,6 +268,26 @@ impl AgentError {
             format!("`{tool}` needs confirmation: the host must grant `{grant}`"),
         )
         .with_details(serde_json::json!({ "grant": grant.as_str() }))
+    }
+
+    /// `INPUT_REQUIRED`: the tool asked questions its caller answers on its next try.
+    pub(crate) fn input_required(tool: &str) -> Self {
+        Self::new(
+            ErrorCategory::Validation,
+            codes::INPUT_REQUIRED,
+            format!("`{tool}` asked for input: call again with the answers"),
+        )
+    }
+
+    /// `CANNOT_ASK`: the caller's host cannot answer a question of `kind`. For adapters, and
+    /// the runtime when no adapter asks.
+    pub fn cannot_ask(kind: &str) -> Self {
+        Self::new(
+            ErrorCategory::Validation,
+            codes::CANNOT_ASK,
+            format!("the tool needs to ask its caller's host ({kind}), which cannot answer that"),
+        )
+        .with_details(serde_json::json!({ "ask": kind }))
     }
 
     pub(crate) fn confirmation_asked(tool: &str) -> Self {

@@ -11,7 +11,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{error::AgentError, question::Question};
+use crate::{ask::Pending, error::AgentError, question::Question};
 
 /// A unique id for one execution, e.g. `exec_5f0c...`. Replays carry the id of the execution
 /// they replay.
@@ -128,8 +128,9 @@ pub enum ExecutionStatus {
     Panicked,
     /// The outcome of an earlier execution with the same request id, replayed.
     Replayed,
-    /// The tool needs confirmation and the human was asked; the call did not run. Calling
-    /// again with the answer is a new execution.
+    /// The caller must answer first: the tool needs confirmation and the human was asked (the
+    /// tool did not run), or the tool asked questions and was stopped there. Calling again with
+    /// the answers is a new execution.
     InputRequired,
     /// Nobody can say how it ended: the process running it stopped answering for it (its claim
     /// on the request id expired). Its effects, if any, are unknown.
@@ -204,6 +205,10 @@ pub enum OutcomeKind {
     /// with the answer. `result` holds a `CONFIRMATION_REQUIRED` error for callers that
     /// cannot ask.
     InputRequired(Question),
+    /// The tool asked its caller's host questions that it answers on its next try (see
+    /// [`Asker`](crate::Asker)): deliver them; `result` holds an `INPUT_REQUIRED` error for
+    /// callers that cannot answer.
+    AwaitingInput(Pending),
 }
 
 impl<T> Outcome<T> {

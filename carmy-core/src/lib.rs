@@ -34,9 +34,11 @@
 
 mod admission;
 mod approval;
+mod ask;
 mod builder;
 mod catalog;
 mod completion;
+mod content;
 mod context;
 mod effect;
 mod erased;
@@ -63,9 +65,13 @@ pub mod __private;
 
 pub use admission::{Admission, AdmissionRequest, Capacity, Permit, Serialization};
 pub use approval::{Approval, ApprovalRequest, Approver, HostGrants};
+pub use ask::{
+    Answers, Ask, AskKind, Asked, Asker, Asks, InputAction, InputAnswer, Pending, Root, Sampled,
+};
 pub use builder::{BuildError, BuildProblem, Carmy};
 pub use catalog::{Catalog, MAX_TOOL_NAME_LEN, ToolEntry};
 pub use completion::{CompletionRequest, Completions, MAX_COMPLETIONS};
+pub use content::{ContentBlock, ToolContent};
 pub use context::Context;
 pub use effect::{Confirmation, Effect};
 pub use error::{AgentError, ErrorCategory, codes};

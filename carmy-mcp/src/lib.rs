@@ -81,6 +81,7 @@
 //! (`server.rs`) is the builder that puts them together; the network transports (`net/`:
 //! HTTP, its authentication, Unix sockets, graceful shutdown) take an `McpServer`.
 
+mod asking;
 mod confirm;
 mod handler;
 mod logging;

@@ -17,6 +17,7 @@ use rmcp::{
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::{
+    asking::AskStates,
     confirm::ClientConfirmation,
     handler::Subscriptions,
     mapping::{Listing, PromptListing, ResourceListing},
@@ -49,6 +50,8 @@ pub struct McpServer {
     pub(crate) prompts: Arc<PromptListing>,
     /// Set by [`McpServer::confirm_via_client`]; shared by every clone.
     pub(crate) confirmation: Option<Arc<ClientConfirmation>>,
+    /// Seals the state of a tool's questions (2026-07-28); shared by every clone.
+    pub(crate) asking: Arc<AskStates>,
     /// The `tools/list` page its line transports keep, shared by all of them.
     page: Arc<ToolsPage>,
     /// What one session's client chose; fresh for each session ([`McpServer::for_session`]).
@@ -114,6 +117,7 @@ impl McpServer {
             resources,
             prompts,
             confirmation: None,
+            asking: Arc::new(AskStates::new()),
             page: Arc::default(),
             session: Arc::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,

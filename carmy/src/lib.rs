@@ -3,16 +3,18 @@
 //! See the repository README for the tour.
 
 pub use carmy_core::{
-    Admission, AdmissionRequest, AgentError, Approval, ApprovalRequest, Approver, Body, BuildError,
-    BuildProblem, CancellationToken, Carmy, Catalog, Claim, CompleteRequest, CompletionRequest,
-    CompletionTarget, Completions, Confirmation, Content, Contents, Context, Effect, ErrorCategory,
-    ExecutionId, ExecutionKind, ExecutionRecord, ExecutionStatus, Fingerprint, Grant, HostGrants,
-    IdempotencyKey, IdempotencyStore, IntoContents, IntoMessages, Invocation, Lease, LeaseTerms,
-    Limits, MAX_COMPLETIONS, MemoryStore, MemoryStoreLimits, Message, MessageContent, Messages,
-    NoInput, Outcome, OutcomeKind, Permit, Prompt, PromptArgument, PromptEntry, PromptSpec,
-    Question, ReadRequest, Recorded, Release, RenderRequest, Request, Resource, ResourceEntry,
-    ResourceSpec, Role, Runtime, SchemaProfile, State, StoreError, Tool, ToolEntry, ToolInput,
-    ToolOutput, ToolSpec, UriTemplate, codes, schema, testing,
+    Admission, AdmissionRequest, AgentError, Answers, Approval, ApprovalRequest, Approver, Ask,
+    AskKind, Asked, Asker, Asks, Body, BuildError, BuildProblem, CancellationToken, Carmy, Catalog,
+    Claim, CompleteRequest, CompletionRequest, CompletionTarget, Completions, Confirmation,
+    Content, ContentBlock, Contents, Context, Effect, ErrorCategory, ExecutionId, ExecutionKind,
+    ExecutionRecord, ExecutionStatus, Fingerprint, Grant, HostGrants, IdempotencyKey,
+    IdempotencyStore, InputAction, InputAnswer, IntoContents, IntoMessages, Invocation, Lease,
+    LeaseTerms, Limits, MAX_COMPLETIONS, MemoryStore, MemoryStoreLimits, Message, MessageContent,
+    Messages, NoInput, Outcome, OutcomeKind, PROGRESS_INTERVAL, Pending, Permit, Prompt,
+    PromptArgument, PromptEntry, PromptSpec, Question, ReadRequest, Recorded, Release,
+    RenderRequest, Request, Resource, ResourceEntry, ResourceSpec, Role, Root, Runtime, Sampled,
+    SchemaProfile, State, StoreError, Tool, ToolContent, ToolEntry, ToolInput, ToolOutput,
+    ToolSpec, UriTemplate, codes, schema, testing,
 };
 // Resources not known at build time, and their changes.
 pub use carmy_core::{

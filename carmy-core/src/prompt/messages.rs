@@ -1,7 +1,7 @@
 //! What rendering a prompt gives: messages for the model, each from the user or the assistant,
-//! each text, an image, or a resource embedded whole.
+//! each text, an image, a sound, or a resource embedded whole.
 
-use crate::resource::Content;
+use crate::{content::ContentBlock, resource::Content};
 
 /// Who a message is from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -20,22 +20,8 @@ pub struct Message {
     content: MessageContent,
 }
 
-/// What a message holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum MessageContent {
-    /// Text.
-    Text(String),
-    /// An image: its bytes (sent base64-encoded) and MIME type.
-    Image {
-        /// The image's bytes.
-        data: Vec<u8>,
-        /// Its MIME type, e.g. `image/png`.
-        mime_type: String,
-    },
-    /// A resource embedded whole: a [`Content`] that names its URI.
-    Resource(Content),
-}
+/// What a message holds: text, an image, a sound or a resource embedded whole.
+pub type MessageContent = ContentBlock;
 
 impl Message {
     /// A message from `role` holding `content`.

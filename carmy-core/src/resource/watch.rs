@@ -121,6 +121,8 @@ type Sinks = Arc<[(u64, Arc<dyn ChangeSink>)]>;
 /// The sinks registered, and the providers' watches while there is one.
 pub(crate) struct Hub {
     providers: Vec<Arc<dyn ErasedProvider>>,
+    /// The application reports changes of its own resources (`Carmy::reports_resource_changes`).
+    reports_own_changes: bool,
     /// Copied on write: a report clones the `Arc` and calls the sinks without the lock.
     sinks: Mutex<Sinks>,
     /// The providers' watches and the next id, under one lock that serializes starting and
@@ -142,17 +144,28 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Hub {
     /// A hub for the providers that report changes.
-    pub(crate) fn new(providers: Vec<Arc<dyn ErasedProvider>>) -> Arc<Self> {
+    pub(crate) fn new(
+        providers: Vec<Arc<dyn ErasedProvider>>,
+        reports_own_changes: bool,
+    ) -> Arc<Self> {
         Arc::new(Self {
             providers,
+            reports_own_changes,
             sinks: Mutex::new(Arc::new([])),
             state: Mutex::default(),
         })
     }
 
-    /// Whether any provider reports changes.
+    /// Whether the application or any provider reports changes.
     pub(crate) fn reports_changes(&self) -> bool {
-        !self.providers.is_empty()
+        self.reports_own_changes || !self.providers.is_empty()
+    }
+
+    /// Where the application reports changes of its own resources.
+    pub(crate) fn changes(self: &Arc<Self>) -> ResourceChanges {
+        ResourceChanges {
+            hub: Arc::downgrade(self),
+        }
     }
 
     /// How many sinks are registered.
@@ -269,7 +282,7 @@ mod tests {
     #[test]
     fn providers_watch_while_someone_listens_and_reports_reach_every_sink() {
         let provider = Arc::new(Counted::default());
-        let hub = Hub::new(vec![Arc::new(Arc::clone(&provider))]);
+        let hub = Hub::new(vec![Arc::new(Arc::clone(&provider))], false);
         assert_eq!(provider.watching.load(Ordering::SeqCst), 0);
         let (first, second) = (Arc::new(Seen::default()), Arc::new(Seen::default()));
         let a = hub.register(first.clone()).unwrap();
@@ -300,5 +313,39 @@ mod tests {
         assert_eq!(provider.watching.load(Ordering::SeqCst), 1);
         drop(hub);
         ResourceChanges::detached().updated("x://4");
+    }
+}
+
+#[cfg(test)]
+mod own_changes {
+    use std::sync::{Arc, Mutex};
+
+    use super::{ChangeSink, Hub};
+
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<String>>);
+    impl ChangeSink for Seen {
+        fn updated(&self, uri: &str) {
+            self.0.lock().unwrap().push(uri.to_owned());
+        }
+        fn list_changed(&self) {
+            self.0.lock().unwrap().push("list".to_owned());
+        }
+    }
+
+    #[test]
+    fn the_application_reports_its_own_changes_to_whoever_watches() {
+        assert!(!Hub::new(Vec::new(), false).reports_changes());
+        let hub = Hub::new(Vec::new(), true);
+        assert!(hub.reports_changes());
+        let changes = hub.changes();
+        changes.updated("test://before");
+        let seen = Arc::new(Seen::default());
+        let watch = hub.register(seen.clone()).unwrap();
+        changes.updated("test://watched");
+        changes.list_changed();
+        drop(watch);
+        changes.updated("test://after");
+        assert_eq!(*seen.0.lock().unwrap(), ["test://watched", "list"]);
     }
 }

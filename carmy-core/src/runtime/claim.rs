@@ -54,7 +54,11 @@ impl Claimed {
         let Some(lease) = self.lease.take() else {
             return;
         };
-        let settled = if status.is_interrupted() || !self.ran {
+        let settled = if status == ExecutionStatus::InputRequired {
+            // Stopped at its questions, to run again from the start with the answers: the
+            // retry that carries them claims the request id anew.
+            self.store.release_boxed(&lease, Release::Retry).await
+        } else if status.is_interrupted() || !self.ran {
             let release = self.release_for(status);
             self.store.release_boxed(&lease, release).await
         } else {

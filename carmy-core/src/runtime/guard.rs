@@ -55,6 +55,7 @@ impl Inner {
                 begun.id.clone(),
                 token.clone(),
                 ProgressReporter::disabled(),
+                None,
             ),
             Arc::clone(&self.states),
         );

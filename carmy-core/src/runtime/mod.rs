@@ -7,6 +7,7 @@ mod pipeline;
 mod read;
 mod render;
 mod request;
+mod suspension;
 
 use std::{
     borrow::Cow,
@@ -35,6 +36,7 @@ use pipeline::{Call, Ended};
 pub use read::ReadRequest;
 pub use render::RenderRequest;
 pub use request::Request;
+pub(crate) use suspension::Suspension;
 
 /// The longest error code kept in an execution's record (codes are a tool's to choose).
 const MAX_CODE_LEN: usize = 64;

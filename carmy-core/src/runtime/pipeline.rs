@@ -12,7 +12,7 @@ use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},
     approval::{Approval, ApprovalRequest, CallApprover, HostGrants},
     catalog::ToolEntry,
-    context::Context,
+    context::{Asking, Context},
     effect::Confirmation,
     error::AgentError,
     execution::{ExecutionId, ExecutionKind, ExecutionStatus, OutcomeKind},
@@ -36,6 +36,9 @@ pub(super) struct Call {
     cancellation: CancellationToken,
     progress: ProgressReporter,
     approver: Option<CallApprover>,
+    /// Who answers the tool's questions, and where the tool stops when the answers come on
+    /// the caller's next try.
+    asking: Option<Asking>,
 }
 
 impl Call {
@@ -48,6 +51,7 @@ impl Call {
             cancellation,
             progress,
             approver,
+            asker,
         } = request;
         let call = Self {
             begun: Begun::now(id, ExecutionKind::Tool, tool),
@@ -56,6 +60,10 @@ impl Call {
             cancellation,
             progress,
             approver,
+            asking: asker.map(|asker| Asking {
+                asker,
+                suspension: Arc::default(),
+            }),
         };
         (call, arguments)
     }
@@ -115,11 +123,15 @@ impl Inner {
         if let Some(claimed) = claimed {
             Box::pin(claimed.settle(&call.begun.id, status, &result)).await;
         }
+        let asked = call
+            .asking
+            .as_ref()
+            .and_then(|asking| asking.suspension.take());
         Ok(Ending {
             target: Some(entry.name()),
             status,
             result,
-            kind: OutcomeKind::Result,
+            kind: asked.map_or(OutcomeKind::Result, OutcomeKind::AwaitingInput),
             running,
         })
     }
@@ -329,16 +341,27 @@ impl Inner {
                 call.begun.id.clone(),
                 tool_token.clone(),
                 call.progress.clone(),
+                call.asking.clone(),
             ),
             Arc::clone(&self.states),
         );
-        let ran = guarded(
+        let run = guarded(
             prepared(invocation),
             entry.timeout(),
             &call.cancellation,
             "tool",
-        )
-        .await;
+        );
+        let ran = match &call.asking {
+            None => run.await,
+            // A tool that asks for answers coming on the caller's next try stops at its ask.
+            Some(asking) => tokio::select! {
+                ran = run => ran,
+                () = asking.suspension.stopped() => (
+                    ExecutionStatus::InputRequired,
+                    Err(AgentError::input_required(entry.name())),
+                ),
+            },
+        };
         let (status, result) = match ran {
             (ExecutionStatus::Succeeded, Ok(mut output)) => {
                 match entry.validate_output(&mut output) {

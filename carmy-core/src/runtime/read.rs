@@ -17,7 +17,9 @@ use crate::{
     error::AgentError,
     excerpt::excerpt,
     execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind},
-    resource::{ChangeSink, Contents, ProvidedResource, ProviderEntry, ResourceWatch},
+    resource::{
+        ChangeSink, Contents, ProvidedResource, ProviderEntry, ResourceChanges, ResourceWatch,
+    },
 };
 
 /// How much of a URI a log line or a record keeps.
@@ -265,6 +267,14 @@ impl Runtime {
     /// system's watch limit): nothing is watched then.
     pub fn watch_resources(&self, sink: Arc<dyn ChangeSink>) -> Result<ResourceWatch, AgentError> {
         self.catalog().watchers.register(sink)
+    }
+
+    /// Where the application reports changes of its own resources (a tool that edits what a
+    /// resource shows, a background refresh) to every watcher, as providers do. Declare it
+    /// with [`Carmy::reports_resource_changes`](crate::Carmy::reports_resource_changes), so
+    /// that adapters offer subscriptions. Reports made while nobody watches are dropped.
+    pub fn resource_changes(&self) -> ResourceChanges {
+        self.catalog().watchers.changes()
     }
 
     /// How many sinks are watching the providers' changes now.

@@ -5,6 +5,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     approval::{Approver, CallApprover},
+    ask::{Asker, CallAsker},
     context::Context,
     progress::ProgressReporter,
 };
@@ -28,6 +29,7 @@ pub struct Request {
     pub(super) cancellation: CancellationToken,
     pub(super) progress: ProgressReporter,
     pub(super) approver: Option<CallApprover>,
+    pub(super) asker: Option<CallAsker>,
 }
 
 impl Request {
@@ -41,6 +43,7 @@ impl Request {
             cancellation: CancellationToken::new(),
             progress: ProgressReporter::disabled(),
             approver: None,
+            asker: None,
         }
     }
 
@@ -74,6 +77,13 @@ impl Request {
     /// one, such a call is refused with `CONFIRMATION_REQUIRED`. See [`Approver`].
     pub fn approver(mut self, approver: impl Approver) -> Self {
         self.approver = Some(CallApprover(std::sync::Arc::new(approver)));
+        self
+    }
+
+    /// Who answers the tool's questions ([`Context::ask`]): the caller's host, through the
+    /// protocol. Without one, a tool that asks fails with `CANNOT_ASK`. See [`Asker`].
+    pub fn asker(mut self, asker: impl Asker) -> Self {
+        self.asker = Some(CallAsker(std::sync::Arc::new(asker)));
         self
     }
 

@@ -3,13 +3,18 @@
 use carmy_core::{Outcome, Request};
 use rmcp::{
     ErrorData, RoleServer,
-    model::{CallToolRequestParams, CallToolResponse},
+    model::{CallToolRequestParams, CallToolResponse, ProtocolVersion},
     service::RequestContext,
 };
 use serde_json::Value;
 
 use super::{progress, requests};
-use crate::{mapping, scope::CallScope, server::McpServer};
+use crate::{
+    asking::{AskStates, CallBinding, ClientAsker},
+    mapping,
+    scope::CallScope,
+    server::McpServer,
+};
 
 pub(super) async fn call(
     server: &McpServer,
@@ -24,9 +29,34 @@ pub(super) async fn call(
     // disconnect and deadline).
     let scope = CallScope::of(&server.context, &context);
     // The context is the host's; nothing from the request (arguments, `_meta`) adds to it.
+    // A tool's questions go to the client: in the call up to 2025-11-25, as an
+    // `input_required` result on 2026-07-28, whose retry brings the answers and the state of
+    // earlier rounds (a state that fails verification ends the call here).
+    let modern = context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+    let (asking_state, confirmation_state) = match params.request_state {
+        Some(state) if AskStates::owns(&state) => (Some(state), None),
+        state => (None, state),
+    };
+    let asker = if modern {
+        server.asking.modern(
+            context.client_capabilities(),
+            CallBinding {
+                tool: name.as_ref(),
+                arguments: &arguments,
+                principal: scope.context.principal(),
+            },
+            params.input_responses.clone(),
+            asking_state.as_deref(),
+        )?
+    } else {
+        ClientAsker::legacy(context.peer.clone())
+    };
     let mut request = Request::new(name.as_ref(), arguments)
         .context(scope.context.clone())
-        .cancellation(scope.cancellation.clone());
+        .cancellation(scope.cancellation.clone())
+        .asker(asker);
     if let Some(request_id) = request_id {
         request = request.request_id(request_id);
     }
@@ -34,7 +64,7 @@ pub(super) async fn call(
     // asks only when the tool needs it.
     if let Some(confirmation) = &server.confirmation
         && let Some(approver) =
-            confirmation.approver(&context, params.input_responses, params.request_state)
+            confirmation.approver(&context, params.input_responses, confirmation_state)
     {
         request = request.approver(approver);
     }

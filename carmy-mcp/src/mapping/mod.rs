@@ -1,12 +1,13 @@
 //! Carmy → MCP, in pure functions: catalog entries become `Tool`s (`tools.rs`), `Resource`s and
 //! `ResourceTemplate`s (`resources.rs`) and `Prompt`s (`prompts.rs`), outcomes become
 //! `tools/call`, `resources/read` and `prompts/get` answers (`outcome.rs`, `resources.rs`,
-//! `prompts.rs`), and an approver's question becomes the confirmation
+//! `prompts.rs`; content blocks in `content.rs`), and an approver's question becomes the confirmation
 //! form (`confirmation.rs`). Lists are paged the same way (`page.rs`). No protocol state, nothing awaited: each `*/list` and each kind
 //! of answer is mapped in one place.
 
 mod completion;
 mod confirmation;
+mod content;
 mod outcome;
 mod page;
 mod prompts;
@@ -16,6 +17,7 @@ mod tools;
 pub(crate) use completion::{complete_result, target as completion_target};
 pub use confirmation::{CONFIRM_FIELD, CONFIRM_INPUT_KEY};
 pub(crate) use confirmation::{approves, confirmation_request};
+pub(crate) use content::block as content_block;
 pub(crate) use outcome::call_response;
 pub(crate) use prompts::{PromptListing, get_result};
 pub(crate) use resources::{ResourceListing, read_error, read_result};

@@ -1,15 +1,16 @@
 //! `tools/call` answers: an outcome becomes a result, a protocol error, or a question for the
 //! human, by what the runtime says it is.
 
-use carmy_core::{AgentError, Outcome, OutcomeKind, Question, ToolEntry};
+use carmy_core::{AgentError, Outcome, OutcomeKind, Question, ToolContent, ToolEntry};
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, ErrorData, InputRequest, InputRequests,
-    InputRequiredResult, MetaObject,
+    CallToolResponse, CallToolResult, ContentBlock as McpBlock, ErrorData, InputRequest,
+    InputRequests, InputRequiredResult, MetaObject,
 };
 
 use super::{
     META_ERROR, META_EXECUTION_ID, META_STATUS,
     confirmation::{CONFIRM_INPUT_KEY, confirmation_request},
+    content::block,
 };
 
 /// The answer to `tools/call`: the tool's result (failures included), a JSON-RPC error
@@ -17,9 +18,9 @@ use super::{
 /// question the call's approver asked.
 pub(crate) fn call_response(
     entry: Option<&ToolEntry>,
-    outcome: Outcome,
+    mut outcome: Outcome,
 ) -> Result<CallToolResponse, ErrorData> {
-    match outcome.kind {
+    match std::mem::replace(&mut outcome.kind, OutcomeKind::Result) {
         OutcomeKind::Unroutable => {
             let error = outcome
                 .result
@@ -28,6 +29,17 @@ pub(crate) fn call_response(
             Err(unknown_tool(&error))
         }
         OutcomeKind::InputRequired(question) => Ok(input_required(entry, &question).into()),
+        OutcomeKind::AwaitingInput(pending) => match crate::asking::input_requests(&pending) {
+            Ok(requests) => Ok(InputRequiredResult::new(
+                Some(requests),
+                pending.state().map(str::to_owned),
+            )
+            .into()),
+            Err(error) => {
+                outcome.result = Err(error);
+                Ok(call_result(entry, outcome).into())
+            }
+        },
         _ => Ok(call_result(entry, outcome).into()),
     }
 }
@@ -53,11 +65,26 @@ fn call_result(entry: Option<&ToolEntry>, outcome: Outcome) -> CallToolResult {
     );
     meta.insert(META_STATUS.into(), outcome.status.as_str().into());
     let result = match outcome.result {
+        Ok(value) if entry.is_some_and(ToolEntry::returns_content) => {
+            match ToolContent::from_json(&value) {
+                Ok(content) => CallToolResult::success(content.iter().map(block).collect()),
+                // The output is what `ToolContent` serialized to, so this is a store that
+                // returned something else: said so rather than shown half.
+                Err(error) => {
+                    let error = AgentError::internal(format!(
+                        "the tool's content does not read back: {error}"
+                    ));
+                    let envelope = error.to_envelope();
+                    meta.insert(META_ERROR.into(), envelope["error"].clone());
+                    CallToolResult::error(vec![McpBlock::text(envelope.to_string())])
+                }
+            }
+        }
         Ok(value) => {
             // Written straight into a buffer: `Value`'s `Display` goes through `fmt::Write`, a
             // call per token.
             let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            let mut result = CallToolResult::success(vec![McpBlock::text(text)]);
             if value.is_object() && entry.is_some_and(ToolEntry::has_object_output) {
                 // structuredContent, and the same JSON as text for clients that only read text.
                 result.structured_content = Some(value);
@@ -68,7 +95,7 @@ fn call_result(entry: Option<&ToolEntry>, outcome: Outcome) -> CallToolResult {
             let envelope = error.to_envelope();
             meta.insert(META_ERROR.into(), envelope["error"].clone());
             // Never structuredContent: clients check it against the tool's output schema.
-            CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
+            CallToolResult::error(vec![McpBlock::text(envelope.to_string())])
         }
     };
     result.with_meta(Some(meta))

@@ -1,13 +1,10 @@
 //! `prompts/list` and `prompts/get`: catalog prompts as MCP `Prompt`s, renders as
 //! `GetPromptResult`s or JSON-RPC errors.
 
-use base64::Engine as _;
-use carmy_core::{
-    Body, ErrorCategory, Message, MessageContent, Messages, Outcome, OutcomeKind, PromptEntry, Role,
-};
+use carmy_core::{ErrorCategory, Message, Messages, Outcome, OutcomeKind, PromptEntry, Role};
 use rmcp::model::{
-    CacheScope, ContentBlock, ErrorCode, ErrorData, GetPromptResult, ListPromptsResult, Prompt,
-    PromptArgument, PromptMessage, ResourceContents,
+    CacheScope, ErrorCode, ErrorData, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
+    PromptMessage,
 };
 
 use super::page::{self, Page};
@@ -116,23 +113,6 @@ fn message(message: &Message) -> PromptMessage {
         Role::Assistant => rmcp::model::Role::Assistant,
         _ => rmcp::model::Role::User,
     };
-    let base64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
-    let content = match message.content() {
-        MessageContent::Image { data, mime_type } => ContentBlock::image(base64(data), mime_type),
-        MessageContent::Resource(content) => {
-            let uri = content.uri_of().unwrap_or_default().to_owned();
-            let embedded = match content.body() {
-                Body::Blob(bytes) => ResourceContents::blob(base64(bytes), uri),
-                Body::Text(text) => ResourceContents::text(text.clone(), uri),
-                _ => ResourceContents::text(String::new(), uri),
-            };
-            ContentBlock::resource(match content.mime_type_of() {
-                Some(mime_type) => embedded.with_mime_type(mime_type),
-                None => embedded,
-            })
-        }
-        MessageContent::Text(text) => ContentBlock::text(text.clone()),
-        _ => ContentBlock::text(String::new()),
-    };
+    let content = super::content::block(message.content());
     PromptMessage::new(role, content)
 }
