@@ -90,6 +90,9 @@ pub mod codes {
     pub const INPUT_REQUIRED: &str = "INPUT_REQUIRED";
     /// The tool asked the caller's host something it cannot answer (no form, no model).
     pub const CANNOT_ASK: &str = "CANNOT_ASK";
+    /// The caller's host was asked a tool's question and did not answer (it failed, or went
+    /// away); retryable.
+    pub const ASK_FAILED: &str = "ASK_FAILED";
     /// The host's answer to a tool's question is not of the kind asked.
     pub const INVALID_ANSWER: &str = "INVALID_ANSWER";
 }

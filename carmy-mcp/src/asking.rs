@@ -29,8 +29,9 @@ use rmcp::{
     Peer, RoleServer,
     model::{
         ClientCapabilities, ErrorData, InputRequest, InputRequests, InputResponses,
-        RequestStateCodec, RequestStateError, SealOptions, ServerRequest,
+        ProtocolVersion, RequestStateCodec, RequestStateError, SealOptions, ServerRequest,
     },
+    service::RequestContext,
 };
 use serde_json::{Value, json};
 
@@ -167,6 +168,30 @@ enum Round {
 }
 
 impl ClientAsker {
+    /// The asker of one request (a call, a render): the client's answers and the state of
+    /// earlier rounds on 2026-07-28, requests to the client before.
+    pub(crate) fn for_request(
+        states: &Arc<AskStates>,
+        request: &RequestContext<RoleServer>,
+        call: CallBinding<'_>,
+        input_responses: Option<InputResponses>,
+        request_state: Option<&str>,
+    ) -> Result<Self, ErrorData> {
+        let stateless = request
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        if stateless {
+            states.modern(
+                request.client_capabilities(),
+                call,
+                input_responses,
+                request_state,
+            )
+        } else {
+            Ok(Self::legacy(request.peer.clone()))
+        }
+    }
+
     /// The asker of a call on a 2025-11-25 (or older) session.
     pub(crate) fn legacy(peer: Peer<RoleServer>) -> Self {
         let capabilities = peer
@@ -259,7 +284,7 @@ async fn ask_in_call(peer: &Peer<RoleServer>, asks: &Asks) -> Asked {
             }
             Err(error) => {
                 return Asked::Refused(AgentError::unavailable(
-                    carmy_core::codes::CANNOT_ASK,
+                    carmy_core::codes::ASK_FAILED,
                     format!("the client did not answer `{key}`: {error}"),
                 ));
             }
@@ -281,14 +306,12 @@ pub(crate) fn input_requests(pending: &Pending) -> Result<InputRequests, AgentEr
         .collect()
 }
 
+/// The tool's own mistake: a question no MCP client accepts (a form that is not flat).
 fn malformed(ask: &Ask, error: &serde_json::Error) -> AgentError {
-    AgentError::validation(
-        carmy_core::codes::CANNOT_ASK,
-        format!(
-            "the tool's question ({}) is not one MCP clients accept: {error}",
-            ask.kind().as_str()
-        ),
-    )
+    AgentError::internal(format!(
+        "the tool's question ({}) is not one MCP clients accept: {error}",
+        ask.kind().as_str()
+    ))
 }
 
 /// A question as an MCP request.

@@ -7,9 +7,9 @@ use std::{panic::AssertUnwindSafe, sync::Arc, time::Duration};
 use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{Begun, Ending, Inner};
+use super::{Begun, Ending, Inner, suspension::until_asked};
 use crate::{
-    context::Context,
+    context::{Asking, Context},
     error::AgentError,
     execution::{ExecutionKind, ExecutionStatus, OutcomeKind},
     progress::ProgressReporter,
@@ -35,6 +35,7 @@ impl Inner {
         begun: &Begun,
         context: &Context,
         cancellation: &CancellationToken,
+        asking: Option<Asking>,
         code: impl FnOnce(Invocation) -> F,
     ) -> Ending<'a, T>
     where
@@ -55,18 +56,23 @@ impl Inner {
                 begun.id.clone(),
                 token.clone(),
                 ProgressReporter::disabled(),
-                None,
+                asking.clone(),
             ),
             Arc::clone(&self.states),
         );
-        let (status, result) =
-            guarded(code(invocation), work.timeout, cancellation, work.what).await;
+        let (status, result) = until_asked(
+            guarded(code(invocation), work.timeout, cancellation, work.what),
+            asking.as_ref(),
+            work.target,
+        )
+        .await;
         token.cancel();
+        let asked = asking.and_then(|asking| asking.suspension.take());
         Ending {
             target: Some(work.target),
             status,
             result,
-            kind: OutcomeKind::Result,
+            kind: asked.map_or(OutcomeKind::Result, OutcomeKind::AwaitingInput),
             running: Some(running),
         }
     }

@@ -7,7 +7,9 @@ use std::{future::Future, sync::Arc, time::Duration};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Begun, Ending, Inner, Request, claim::Claimed, guard::guarded};
+use super::{
+    Begun, Ending, Inner, Request, claim::Claimed, guard::guarded, suspension::until_asked,
+};
 use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},
     approval::{Approval, ApprovalRequest, CallApprover, HostGrants},
@@ -351,17 +353,8 @@ impl Inner {
             &call.cancellation,
             "tool",
         );
-        let ran = match &call.asking {
-            None => run.await,
-            // A tool that asks for answers coming on the caller's next try stops at its ask.
-            Some(asking) => tokio::select! {
-                ran = run => ran,
-                () = asking.suspension.stopped() => (
-                    ExecutionStatus::InputRequired,
-                    Err(AgentError::input_required(entry.name())),
-                ),
-            },
-        };
+        // A tool that asks for answers coming on the caller's next try stops at its ask.
+        let ran = until_asked(run, call.asking.as_ref(), entry.name()).await;
         let (status, result) = match ran {
             (ExecutionStatus::Succeeded, Ok(mut output)) => {
                 match entry.validate_output(&mut output) {

@@ -175,6 +175,7 @@ impl Inner {
             begun,
             context,
             cancellation,
+            None,
             prepared,
         )
         .await
@@ -201,6 +202,7 @@ impl Inner {
             begun,
             context,
             cancellation,
+            None,
             |invocation| provider.provider.read(&begun.named, invocation),
         )
         .await

@@ -9,8 +9,9 @@ use tracing::{Instrument, field};
 
 use super::{Begun, Ending, Inner, Runtime, guard::Work};
 use crate::{
+    ask::{Asker, CallAsker},
     catalog::MAX_TOOL_NAME_LEN,
-    context::Context,
+    context::{Asking, Context},
     error::AgentError,
     excerpt::excerpt,
     execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind},
@@ -33,6 +34,7 @@ pub struct RenderRequest {
     arguments: Map<String, Value>,
     context: Context,
     cancellation: CancellationToken,
+    asker: Option<CallAsker>,
 }
 
 impl RenderRequest {
@@ -43,7 +45,15 @@ impl RenderRequest {
             arguments: Map::new(),
             context: Context::new(),
             cancellation: CancellationToken::new(),
+            asker: None,
         }
+    }
+
+    /// Who answers the prompt's questions ([`Context::ask`]), as for a call
+    /// ([`Request::asker`](crate::Request::asker)).
+    pub fn asker(mut self, asker: impl Asker) -> Self {
+        self.asker = Some(CallAsker(Arc::new(asker)));
+        self
     }
 
     /// Adds the argument `name`.
@@ -96,11 +106,16 @@ impl Runtime {
             arguments,
             context,
             cancellation,
+            asker,
         } = request;
         let begun = Begun::now(execution_id, ExecutionKind::Render, prompt);
+        let asking = asker.map(|asker| Asking {
+            asker,
+            suspension: Arc::default(),
+        });
         let ending = self
             .inner
-            .render_steps(&begun, arguments, &context, &cancellation)
+            .render_steps(&begun, arguments, &context, &cancellation, asking)
             .instrument(span.clone())
             .await;
         let duration = begun.started.elapsed();
@@ -118,6 +133,7 @@ impl Inner {
         arguments: Map<String, Value>,
         context: &Context,
         cancellation: &CancellationToken,
+        asking: Option<Asking>,
     ) -> Ending<'_, Messages> {
         // Resolve.
         let Some(entry) = self.catalog.prompt(&begun.named) else {
@@ -152,6 +168,7 @@ impl Inner {
             begun,
             context,
             cancellation,
+            asking,
             prepared,
         )
         .await

@@ -1,11 +1,30 @@
 //! Where a tool that asked its caller stops: its ask hands over the questions and never
 //! resumes; the run step, racing the tool against this, ends the execution waiting for input.
 
-use std::sync::Mutex;
+use std::{future::Future, sync::Mutex};
 
 use tokio::sync::Notify;
 
-use crate::ask::Pending;
+use crate::{ask::Pending, context::Asking, error::AgentError, execution::ExecutionStatus};
+
+/// Runs `run` (a tool or a prompt under its guard) until it ends or, when it may ask,
+/// until it asks for answers that come on the caller's next try.
+pub(crate) async fn until_asked<T>(
+    run: impl Future<Output = (ExecutionStatus, Result<T, AgentError>)>,
+    asking: Option<&Asking>,
+    target: &str,
+) -> (ExecutionStatus, Result<T, AgentError>) {
+    match asking {
+        None => run.await,
+        Some(asking) => tokio::select! {
+            ran = run => ran,
+            () = asking.suspension.stopped() => (
+                ExecutionStatus::InputRequired,
+                Err(AgentError::input_required(target)),
+            ),
+        },
+    }
+}
 
 /// The questions an execution stopped at, once it stopped.
 #[derive(Default)]

@@ -7,7 +7,14 @@ use rmcp::{
     service::RequestContext,
 };
 
-use crate::{mapping, scope::CallScope, server::McpServer};
+use serde_json::Value;
+
+use crate::{
+    asking::{CallBinding, ClientAsker},
+    mapping,
+    scope::CallScope,
+    server::McpServer,
+};
 
 pub(super) fn list(
     server: &McpServer,
@@ -25,11 +32,25 @@ pub(super) async fn get(
 ) -> Result<GetPromptResponse, ErrorData> {
     // Who renders and what stops it, as for a call.
     let scope = CallScope::of(&server.context, &context);
+    let arguments = params.arguments.unwrap_or_default();
+    // A prompt may ask the client, as a tool does.
+    let asker = ClientAsker::for_request(
+        &server.asking,
+        &context,
+        CallBinding {
+            tool: &params.name,
+            arguments: &Value::Object(arguments.clone()),
+            principal: scope.context.principal(),
+        },
+        params.input_responses,
+        params.request_state.as_deref(),
+    )?;
     let request = RenderRequest::new(params.name.clone())
-        .arguments(params.arguments.unwrap_or_default())
+        .arguments(arguments)
         .context(scope.context.clone())
-        .cancellation(scope.cancellation.clone());
+        .cancellation(scope.cancellation.clone())
+        .asker(asker);
     let outcome = server.runtime.render(request).await;
     let entry = server.runtime.catalog().prompt(&params.name);
-    mapping::get_result(entry, outcome).map(Into::into)
+    mapping::get_result(entry, outcome)
 }

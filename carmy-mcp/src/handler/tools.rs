@@ -39,20 +39,17 @@ pub(super) async fn call(
         Some(state) if AskStates::owns(&state) => (Some(state), None),
         state => (None, state),
     };
-    let asker = if modern {
-        server.asking.modern(
-            context.client_capabilities(),
-            CallBinding {
-                tool: name.as_ref(),
-                arguments: &arguments,
-                principal: scope.context.principal(),
-            },
-            params.input_responses.clone(),
-            asking_state.as_deref(),
-        )?
-    } else {
-        ClientAsker::legacy(context.peer.clone())
-    };
+    let asker = ClientAsker::for_request(
+        &server.asking,
+        &context,
+        CallBinding {
+            tool: name.as_ref(),
+            arguments: &arguments,
+            principal: scope.context.principal(),
+        },
+        params.input_responses.clone(),
+        asking_state.as_deref(),
+    )?;
     let mut request = Request::new(name.as_ref(), arguments)
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone())
@@ -80,5 +77,5 @@ pub(super) async fn call(
         }
         None => server.runtime.execute(request).await,
     };
-    mapping::call_response(server.runtime.catalog().get(&name), outcome)
+    mapping::call_response(server.runtime.catalog().get(&name), outcome, modern)
 }

@@ -1,9 +1,9 @@
 //! `tools/call` answers: an outcome becomes a result, a protocol error, or a question for the
 //! human, by what the runtime says it is.
 
-use carmy_core::{AgentError, Outcome, OutcomeKind, Question, ToolContent, ToolEntry};
+use carmy_core::{AgentError, Outcome, OutcomeKind, Question, ToolContent, ToolEntry, codes};
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock as McpBlock, ErrorData, InputRequest,
+    CallToolResponse, CallToolResult, ContentBlock as McpBlock, ErrorCode, ErrorData, InputRequest,
     InputRequests, InputRequiredResult, MetaObject,
 };
 
@@ -19,7 +19,15 @@ use super::{
 pub(crate) fn call_response(
     entry: Option<&ToolEntry>,
     mut outcome: Outcome,
+    stateless: bool,
 ) -> Result<CallToolResponse, ErrorData> {
+    // 2026-07-28 has its own answer for a call that needs what the client did not declare.
+    if stateless
+        && let Err(error) = &outcome.result
+        && error.code() == codes::CANNOT_ASK
+    {
+        return Err(missing_capability(error));
+    }
     match std::mem::replace(&mut outcome.kind, OutcomeKind::Result) {
         OutcomeKind::Unroutable => {
             let error = outcome
@@ -99,6 +107,24 @@ fn call_result(entry: Option<&ToolEntry>, outcome: Outcome) -> CallToolResult {
         }
     };
     result.with_meta(Some(meta))
+}
+
+/// `-32021`, naming the capability the tool's question needed (`{"sampling": {}}`).
+fn missing_capability(error: &AgentError) -> ErrorData {
+    let kind = error
+        .details()
+        .and_then(|details| details.get("ask"))
+        .and_then(serde_json::Value::as_str);
+    let capability = match kind {
+        Some("sample") => "sampling",
+        Some("roots") => "roots",
+        _ => "elicitation",
+    };
+    ErrorData::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        error.message().to_owned(),
+        Some(serde_json::json!({ "requiredCapabilities": { capability: {} } })),
+    )
 }
 
 fn unknown_tool(error: &AgentError) -> ErrorData {

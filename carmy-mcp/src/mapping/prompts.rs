@@ -3,8 +3,8 @@
 
 use carmy_core::{ErrorCategory, Message, Messages, Outcome, OutcomeKind, PromptEntry, Role};
 use rmcp::model::{
-    CacheScope, ErrorCode, ErrorData, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
-    PromptMessage,
+    CacheScope, ErrorCode, ErrorData, GetPromptResponse, GetPromptResult, InputRequiredResult,
+    ListPromptsResult, Prompt, PromptArgument, PromptMessage,
 };
 
 use super::page::{self, Page};
@@ -75,9 +75,15 @@ fn prompt(entry: &PromptEntry) -> Prompt {
 pub(crate) fn get_result(
     entry: Option<&PromptEntry>,
     outcome: Outcome<Messages>,
-) -> Result<GetPromptResult, ErrorData> {
+) -> Result<GetPromptResponse, ErrorData> {
+    if let OutcomeKind::AwaitingInput(pending) = &outcome.kind
+        && let Ok(requests) = crate::asking::input_requests(pending)
+    {
+        let state = pending.state().map(str::to_owned);
+        return Ok(InputRequiredResult::new(Some(requests), state).into());
+    }
     let error = match outcome.result {
-        Ok(messages) => return Ok(result(entry, messages)),
+        Ok(messages) => return Ok(result(entry, messages).into()),
         Err(error) => error,
     };
     let code = if outcome.kind == OutcomeKind::Unroutable

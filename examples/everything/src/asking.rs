@@ -262,3 +262,23 @@ fn answers_len(answers: &carmy::Answers) -> usize {
         .filter(|key| answers.raw(key).is_some())
         .count()
 }
+
+/// Asks the client's model, whatever the client declared: a client that declared no
+/// `sampling` gets `-32021` on 2026-07-28 (and a `CANNOT_ASK` tool error before).
+#[tool(effect = "none")]
+pub async fn test_missing_capability(context: &Context) -> Result<ToolContent, AgentError> {
+    let sampled = context
+        .sample("sample", Ask::sample("Say hello", 20))
+        .await?;
+    Ok(ToolContent::new().text(sampled.text().unwrap_or_default().to_owned()))
+}
+
+/// Asks the user a question: on 2026-07-28 the answer is an `input_required` result, never a
+/// request of the server's on the response stream.
+#[tool(effect = "none")]
+pub async fn test_streaming_elicitation(context: &Context) -> Result<ToolContent, AgentError> {
+    let answer = context
+        .ask_input("user_name", "What is your name?", name_form())
+        .await?;
+    Ok(ToolContent::new().text(format!("Answered: {}", answered(&answer))))
+}

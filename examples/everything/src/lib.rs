@@ -44,6 +44,9 @@ pub fn everything() -> Carmy {
         .tool(asking::test_input_required_result_multi_round)
         .tool(asking::test_input_required_result_tampered_state)
         .tool(asking::test_input_required_result_capabilities)
+        .tool(asking::test_missing_capability)
+        .tool(asking::test_streaming_elicitation)
+        .tool(tools::test_logging_tool)
         .resource(resources::static_text)
         .resource(resources::static_binary)
         .resource(resources::template_data)
@@ -52,6 +55,7 @@ pub fn everything() -> Carmy {
         .prompt(prompts::test_prompt_with_arguments)
         .prompt(prompts::test_prompt_with_embedded_resource)
         .prompt(prompts::test_prompt_with_image)
+        .prompt(prompts::test_input_required_result_prompt)
         // `test://watched-resource` may be subscribed to.
         .reports_resource_changes()
 }

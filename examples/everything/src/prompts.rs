@@ -1,6 +1,6 @@
 //! Prompts: text, arguments, an embedded resource and an image.
 
-use carmy::{AgentError, Content, Message, Messages, Role, prompt};
+use carmy::{AgentError, Content, Context, Message, Messages, Role, prompt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -60,4 +60,25 @@ pub async fn test_prompt_with_image() -> Result<Messages, AgentError> {
     Ok(Messages::new()
         .with(Message::image(Role::User, RED_PIXEL_PNG, "image/png"))
         .with(Message::user("Please analyze the image above.")))
+}
+
+/// A prompt that asks the user for its context first (on 2026-07-28, an `input_required`
+/// answer to `prompts/get`).
+#[prompt]
+pub async fn test_input_required_result_prompt(context: &Context) -> Result<Messages, AgentError> {
+    let form = serde_json::json!({
+        "type": "object",
+        "properties": { "context": { "type": "string" } },
+        "required": ["context"]
+    });
+    let answer = context
+        .ask_input("user_context", "What context should the prompt use?", form)
+        .await?;
+    let given = answer
+        .content
+        .as_ref()
+        .and_then(|content| content.get("context"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("none given");
+    Ok(Message::user(format!("Answer with this context in mind: {given}")).into())
 }

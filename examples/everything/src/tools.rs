@@ -79,3 +79,14 @@ pub async fn test_error_handling() -> Result<ToolContent, AgentError> {
         "This tool intentionally returns an error for testing",
     ))
 }
+
+/// Logs at every level; a client sees what it asked for (`logging/setLevel`, or the request's
+/// `logLevel` on 2026-07-28), and nothing when it asked for nothing.
+#[tool(effect = "none")]
+pub async fn test_logging_tool() -> Result<ToolContent, AgentError> {
+    tracing::debug!("a debug message");
+    tracing::info!("an info message");
+    tracing::warn!("a warning");
+    tracing::error!("an error message");
+    Ok(ToolContent::new().text("Logged at debug, info, warning and error."))
+}
