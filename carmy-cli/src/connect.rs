@@ -124,7 +124,10 @@ fn child_process(server: &str) -> Result<TokioChildProcess, Failure> {
     let (assignments, command_line) = split_assignments(&words);
     let (program, arguments) = command_line.split_first().ok_or_else(not_a_command)?;
     let mut command = tokio::process::Command::new(program);
-    command.args(arguments).envs(assignments);
+    // A server must not outlive carmy: if the session ends without the graceful close (a
+    // timeout while initializing, Ctrl-C), rmcp's cleanup task may never run before the
+    // runtime stops, and the child would be left running, holding carmy's stderr open.
+    command.args(arguments).envs(assignments).kill_on_drop(true);
     TokioChildProcess::new(command)
         .map_err(|error| Failure::Connect(format!("cannot start `{program}`: {error}")))
 }

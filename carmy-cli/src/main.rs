@@ -13,6 +13,7 @@ mod connect;
 mod elicit;
 mod exit;
 mod handler;
+mod interrupt;
 mod out;
 mod progress;
 mod render;
@@ -54,13 +55,14 @@ fn main() -> ExitCode {
 }
 
 async fn client_main(client: args::Client) -> exit::Outcome {
+    let interrupt = interrupt::Interrupt::listen();
     let stderr = Arc::new(Stderr::new());
     let (updates, updates_rx) = tokio::sync::mpsc::unbounded_channel();
     let legacy_version = rmcp::model::ProtocolVersion::V_2025_11_25;
     let handler = Handler::new(stderr.clone(), updates, legacy_version);
     let session = tokio::select! {
         session = connect::connect(&client, handler) => session?,
-        _ = tokio::signal::ctrl_c() => return Err(Failure::Interrupted),
+        _ = interrupt.wait() => return Err(Failure::Interrupted),
     };
     let mut run = Run {
         session,
@@ -68,6 +70,7 @@ async fn client_main(client: args::Client) -> exit::Outcome {
         timeout: client.timeout,
         stderr,
         updates: updates_rx,
+        interrupt,
     };
     let outcome = commands::run(&mut run, &client.command).await;
     // Closing lets a stdio server see the end of its input and exit before carmy does; a

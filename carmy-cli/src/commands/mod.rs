@@ -17,6 +17,7 @@ use crate::{
     args::Request,
     connect::Session,
     exit::{Failure, Outcome},
+    interrupt::Interrupt,
     progress::Stderr,
 };
 
@@ -29,6 +30,7 @@ pub(crate) struct Run {
     pub(crate) stderr: Arc<Stderr>,
     /// `notifications/resources/updated` received by the handler (src/handler.rs).
     pub(crate) updates: mpsc::UnboundedReceiver<String>,
+    pub(crate) interrupt: Interrupt,
 }
 
 impl Run {
@@ -61,7 +63,7 @@ impl Run {
         };
         tokio::select! {
             answer = answered => answer,
-            _ = tokio::signal::ctrl_c() => Err(Failure::Interrupted),
+            _ = self.interrupt.wait() => Err(Failure::Interrupted),
         }
     }
 

@@ -15,6 +15,7 @@ use crate::{
 };
 
 pub(super) async fn subscribe(run: &mut Run, args: &Subscribe) -> Outcome {
+    let interrupt = run.interrupt.clone();
     if run.legacy() {
         #[allow(deprecated)]
         let subscribed = run
@@ -27,7 +28,7 @@ pub(super) async fn subscribe(run: &mut Run, args: &Subscribe) -> Outcome {
         loop {
             let uri = tokio::select! {
                 uri = run.updates.recv() => uri,
-                _ = tokio::signal::ctrl_c() => return Err(Failure::Interrupted),
+                _ = interrupt.wait() => return Err(Failure::Interrupted),
             };
             let Some(uri) = uri else {
                 return Err(Failure::Connect(
@@ -48,7 +49,7 @@ pub(super) async fn subscribe(run: &mut Run, args: &Subscribe) -> Outcome {
     loop {
         let next = tokio::select! {
             next = subscription.next() => next.map_err(Failure::from_service)?,
-            _ = tokio::signal::ctrl_c() => {
+            _ = interrupt.wait() => {
                 let _ = subscription.cancel().await;
                 return Err(Failure::Interrupted);
             }

@@ -114,7 +114,7 @@ async fn send_call(
     let id = handle.id.clone();
     let answer = tokio::select! {
         answer = handle.await_response() => answer,
-        _ = tokio::signal::ctrl_c() => {
+        _ = run.interrupt.wait() => {
             run.stderr.finish();
             let cancelled = CancelledNotificationParam::new(
                 Some(id),
