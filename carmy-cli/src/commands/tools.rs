@@ -59,13 +59,29 @@ pub(super) async fn call(run: &Run, args: &CallTool) -> Outcome {
     if let Some(level) = args.log_level {
         let level = logging_level(level);
         if run.legacy() {
-            // 2025-11-25: the level is the session's, set before the call.
-            #[allow(deprecated)]
-            let set = run
+            // 2025-11-25: the level is the session's, set before the call. The logs are a
+            // side show: a server that does not log (it says so in its capabilities, or it
+            // refuses the request) still gets the call, with a warning.
+            let offers_logging = run
                 .session
                 .peer()
-                .set_level(SetLevelRequestParams::new(level));
-            run.send(set).await?;
+                .peer_info()
+                .is_some_and(|info| info.capabilities.logging.is_some());
+            if offers_logging {
+                let set = run
+                    .session
+                    .peer()
+                    .set_level(SetLevelRequestParams::new(level));
+                if let Err(Failure::Server(refused)) = run.send(set).await {
+                    run.stderr.line(&format!(
+                        "warning: --log-level: {refused}; calling without server logs"
+                    ));
+                }
+            } else {
+                run.stderr.line(
+                    "warning: --log-level: the server does not offer logging; calling without it",
+                );
+            }
         } else {
             // 2026-07-28: the level travels with the request.
             meta.set_log_level(level);
