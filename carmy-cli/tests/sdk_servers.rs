@@ -209,3 +209,31 @@ fn a_typescript_sdk_server_speaks_2025_11_25() {
     let refused = carmy(&["client", "-s", &server, "--protocol", "2026-07-28", "ping"]);
     assert_eq!(refused.code(), Some(3), "{refused:#?}");
 }
+
+#[test]
+fn set_log_level_refused_on_2026_07_28_says_where_the_level_goes() {
+    let Some(server) = python_server() else {
+        return;
+    };
+    let refused = carmy(&[
+        "client",
+        "-s",
+        &server,
+        "--protocol",
+        "2026-07-28",
+        "set-log-level",
+        "-l",
+        "info",
+    ]);
+    assert_eq!(refused.code(), Some(1), "{refused:#?}");
+    assert!(
+        refused.stderr.contains("the server answered -32601"),
+        "{refused:#?}"
+    );
+    assert!(
+        refused.stderr.contains(
+            "hint: 2026-07-28 has no logging/setLevel; pass --log-level LEVEL to call-tool"
+        ),
+        "{refused:#?}"
+    );
+}
