@@ -17,8 +17,8 @@ use rmcp::service::{ClientInitializeError, ServiceError};
 /// Why a run did not succeed; its status is [`Failure::status`].
 #[derive(Debug)]
 pub(crate) enum Failure {
-    /// The server answered with an error. The message is already complete (code, message,
-    /// data); an empty message means the details were printed with the result.
+    /// The server answered with an error (or no answer in time). The message is complete:
+    /// code, message and data, or which tool reported an error (its result is on stdout).
     Server(String),
     /// The command line asks for something that cannot be done.
     Usage(String),

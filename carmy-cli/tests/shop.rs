@@ -9,7 +9,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{CARMY, Served, TempDir, carmy, finish, interrupt, stdio_server, wait_for_line};
+use common::{
+    CARMY, Served, TempDir, Watchdog, carmy, finish, interrupt, stdio_server, wait_for_line,
+};
 use serde_json::Value;
 
 const PROTOCOLS: [&str; 2] = ["2025-11-25", "2026-07-28"];
@@ -490,6 +492,7 @@ fn ctrl_c_cancels_the_call_on_the_server_and_exits_130() {
             .stderr(Stdio::piped())
             .spawn()
             .expect("carmy starts");
+        let _watchdog = Watchdog::new(child.id());
         let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
         let mut seen = wait_for_line(&mut stderr, "progress: 3/300");
         let started = Instant::now();
@@ -518,43 +521,93 @@ fn ctrl_c_cancels_the_call_on_the_server_and_exits_130() {
 }
 
 #[test]
+fn a_call_past_its_timeout_is_cancelled_on_the_server_and_exits_1() {
+    for protocol in PROTOCOLS {
+        let server = format!("RUST_LOG=carmy_mcp=debug {}", stdio_server(""));
+        let started = Instant::now();
+        let late = carmy(&[
+            "client",
+            "-s",
+            &server,
+            "--protocol",
+            protocol,
+            "--timeout",
+            "1",
+            "call-tool",
+            "-n",
+            "sales_report",
+            "-a",
+            r#"{"seconds": 30}"#,
+        ]);
+        assert_eq!(late.code(), Some(1), "{protocol}: {late:#?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{protocol}: {late:#?}"
+        );
+        assert!(
+            late.stderr.contains("error: no answer in time"),
+            "{protocol}: {late:#?}"
+        );
+        // rmcp's own timeout sends the cancellation; the shop logs it (carmy-mcp's debug line).
+        assert!(
+            late.stderr.contains("the client cancelled a request"),
+            "{protocol}: {late:#?}"
+        );
+        assert!(late.stdout.is_empty(), "{protocol}: {late:#?}");
+    }
+}
+
+/// `carmy client <transport…> subscribe` to a file the test edits twice: each edit is one
+/// `updated URI` line, and Ctrl-C ends it with 130.
+fn subscribe_sees_edits(transport: &[&str], protocol: &str, dir: &std::path::Path) {
+    let file = dir.join("notes.md");
+    std::fs::write(&file, "first\n").expect("a file");
+    let uri = format!("file://{}", file.display());
+    let mut args = vec!["client"];
+    args.extend_from_slice(transport);
+    args.extend(["--protocol", protocol, "subscribe", "-u", &uri]);
+    let mut child = Command::new(CARMY)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("carmy starts");
+    let _watchdog = Watchdog::new(child.id());
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+    wait_for_line(&mut stderr, "subscribed to");
+    for edit in ["second\n", "third\n"] {
+        std::fs::write(&file, edit).expect("an edit");
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut stdout, &mut line).expect("stdout");
+        assert_eq!(line, format!("updated {uri}\n"), "{transport:?} {protocol}");
+    }
+    interrupt(child.id());
+    child.stderr = Some(stderr.into_inner());
+    child.stdout = Some(stdout.into_inner());
+    let run = finish(child);
+    assert_eq!(run.code(), Some(130), "{transport:?} {protocol}: {run:#?}");
+}
+
+#[test]
 fn subscribe_prints_each_update_until_ctrl_c() {
     for protocol in PROTOCOLS {
         let dir = TempDir::new("subscribe");
-        let file = dir.0.join("notes.md");
-        std::fs::write(&file, "first\n").expect("a file");
-        let uri = format!("file://{}", file.display());
-        let server = stdio_server(&format!("--resource-root {}", dir.0.display()));
-        let mut child = Command::new(CARMY)
-            .args([
-                "client",
-                "-s",
-                &server,
-                "--protocol",
-                protocol,
-                "subscribe",
-                "-u",
-                &uri,
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("carmy starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
-        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-        wait_for_line(&mut stderr, "subscribed to");
-        for edit in ["second\n", "third\n"] {
-            std::fs::write(&file, edit).expect("an edit");
-            let mut line = String::new();
-            std::io::BufRead::read_line(&mut stdout, &mut line).expect("stdout");
-            assert_eq!(line, format!("updated {uri}\n"), "{protocol}");
-        }
-        interrupt(child.id());
-        child.stderr = Some(stderr.into_inner());
-        child.stdout = Some(stdout.into_inner());
-        let run = finish(child);
-        assert_eq!(run.code(), Some(130), "{protocol}: {run:#?}");
+        let root = dir.0.display().to_string();
+        subscribe_sees_edits(
+            &["-s", &stdio_server(&format!("--resource-root {root}"))],
+            protocol,
+            &dir.0,
+        );
+        let shop = Served::unix_with(&["--resource-root", &root]);
+        subscribe_sees_edits(&["-t", "unix", "-s", &shop.server], protocol, &dir.0);
+        let shop = Served::http_with(TOKEN, &["--resource-root", &root]);
+        subscribe_sees_edits(
+            &["-t", "http", "-s", &shop.server, "--bearer", TOKEN],
+            protocol,
+            &dir.0,
+        );
     }
 }
 

@@ -176,6 +176,11 @@ pub struct Served {
 impl Served {
     /// `shop http` on a free port, bearer `token` required.
     pub fn http(token: &str) -> Self {
+        Self::http_with(token, &[])
+    }
+
+    /// [`http`](Self::http), with more of `shop http`'s arguments.
+    pub fn http_with(token: &str, args: &[&str]) -> Self {
         use std::os::unix::fs::PermissionsExt;
         let dir = TempDir::new("http");
         let tokens = dir.0.join("tokens");
@@ -184,6 +189,7 @@ impl Served {
         let mut child = Command::new(shop_bin())
             .args(["http", "--addr", "127.0.0.1:0", "--token-file"])
             .arg(&tokens)
+            .args(args)
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -208,11 +214,17 @@ impl Served {
 
     /// `shop unix` on a socket in a fresh directory.
     pub fn unix() -> Self {
+        Self::unix_with(&[])
+    }
+
+    /// [`unix`](Self::unix), with more of `shop unix`'s arguments.
+    pub fn unix_with(args: &[&str]) -> Self {
         let dir = TempDir::new("unix");
         let socket = dir.0.join("shop.sock");
         let mut child = Command::new(shop_bin())
             .args(["unix", "--path"])
             .arg(&socket)
+            .args(args)
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -248,4 +260,37 @@ fn keep_draining(mut stderr: BufReader<ChildStderr>) {
 /// `-s` for the shop over stdio, with `args` after `mcp`.
 pub fn stdio_server(args: &str) -> String {
     format!("{} mcp {args}", shop_bin().display())
+}
+
+/// Kills process `pid` if it still runs after [`RUN_LIMIT`] while this is alive: a test that
+/// reads a child's output line by line would otherwise hang on a child that never writes.
+pub struct Watchdog(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Watchdog {
+    pub fn new(pid: u32) -> Self {
+        use std::sync::atomic::Ordering;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watching = done.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            while started.elapsed() < RUN_LIMIT {
+                if watching.load(Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if !watching.load(Ordering::SeqCst) {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+        });
+        Self(done)
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
