@@ -167,6 +167,11 @@ fn a_python_sdk_server_on_both_lifecycles() {
     // The Python SDK serves 2026-07-28: carmy's default negotiates it.
     let pong = carmy(&["client", "-s", &server, "ping"]).ok();
     assert!(pong.stdout.contains("server/discover"), "{pong:#?}");
+    let completed = carmy(&[
+        "client", "-s", &server, "complete", "-p", "review", "--arg", "code", "--value", "be",
+    ])
+    .ok();
+    assert_eq!(completed.stdout, "beta\n");
 }
 
 #[test]
@@ -193,6 +198,31 @@ fn a_python_sdk_image_is_summarised_and_saved() {
     let bytes = std::fs::read(&saved).expect("saved");
     assert_eq!(bytes.len(), 70);
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
+
+    // The same bytes as a resource: a blob, summarised and saved alike.
+    let blob = carmy(&[
+        "client",
+        "-s",
+        &server,
+        "read-resource",
+        "-u",
+        "memo://pixel.png",
+    ])
+    .ok();
+    assert_eq!(blob.stdout, "[image/png, 70 bytes]\n");
+    let resaved = dir.0.join("again.png");
+    carmy(&[
+        "client",
+        "-s",
+        &server,
+        "read-resource",
+        "-u",
+        "memo://pixel.png",
+        "-o",
+        resaved.to_str().expect("UTF-8"),
+    ])
+    .ok();
+    assert_eq!(std::fs::read(&resaved).expect("saved"), bytes);
 }
 
 #[test]

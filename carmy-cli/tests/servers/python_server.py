@@ -51,6 +51,12 @@ def greeting() -> str:
     return "hello from python"
 
 
+@server.resource("memo://pixel.png", mime_type="image/png")
+def pixel_file() -> bytes:
+    """The same PNG, as a resource: bytes travel as a base64 blob."""
+    return PIXEL
+
+
 @server.resource("memo://notes/{name}")
 def note(name: str) -> str:
     """A note by name."""
@@ -65,6 +71,7 @@ def review(code: str) -> str:
 
 @server.completion()
 async def complete(ref, argument, context):
+    # The same names for any argument of any prompt or template.
     names = ["alpha", "beta", "alpine"]
     return Completion(values=[name for name in names if name.startswith(argument.value)])
 
