@@ -148,6 +148,7 @@ fn split_assignments(words: &[String]) -> (Vec<(&str, &str)>, &[String]) {
 }
 
 fn http_config(client: &Client) -> Result<StreamableHttpClientTransportConfig, Failure> {
+    check_url(&client.server)?;
     let mut headers = HashMap::new();
     for (name, value) in &client.headers {
         // Both were checked when the command line was parsed (src/args.rs).
@@ -165,9 +166,42 @@ fn http_config(client: &Client) -> Result<StreamableHttpClientTransportConfig, F
     Ok(config)
 }
 
+/// An `http://` URL, or bad usage: reqwest would only fail later, with a vaguer message, and
+/// with the status of an unreachable server.
+fn check_url(url: &str) -> Result<(), Failure> {
+    let uri = http::Uri::try_from(url)
+        .map_err(|error| Failure::Usage(format!("-s `{url}` is not a URL: {error}")))?;
+    match uri.scheme_str() {
+        Some("http") if uri.host().is_some() => Ok(()),
+        // rmcp's `reqwest` feature would build a TLS stack (rustls with aws-lc, a C library
+        // built with cmake); carmy leaves it out until it is chosen on purpose.
+        Some("https") => Err(Failure::Usage(format!(
+            "-s `{url}`: this build of carmy speaks plain http:// only (no TLS yet)"
+        ))),
+        _ => Err(Failure::Usage(format!(
+            "-s `{url}` is not an http:// URL (e.g. http://127.0.0.1:8080/mcp)"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::split_assignments;
+    use super::{check_url, split_assignments};
+
+    #[test]
+    fn http_takes_http_urls_only() {
+        assert!(check_url("http://127.0.0.1:8080/mcp").is_ok());
+        assert!(check_url("http://localhost/mcp").is_ok());
+        for url in [
+            "https://example.com/mcp",
+            "not a url",
+            "127.0.0.1:8080",
+            "ftp://x/y",
+            "/mcp",
+        ] {
+            assert!(check_url(url).is_err(), "{url}");
+        }
+    }
 
     #[test]
     fn leading_assignments_set_the_environment() {

@@ -312,6 +312,16 @@ fn bad_usage_exits_2() {
             "list-tools",
         ],
         vec!["client", "-s", &server, "frobnicate"],
+        // TLS is not built in: https:// is refused up front rather than failing to connect.
+        vec![
+            "client",
+            "-t",
+            "http",
+            "-s",
+            "https://127.0.0.1:1/mcp",
+            "list-tools",
+        ],
+        vec!["client", "-t", "http", "-s", "127.0.0.1:1", "list-tools"],
     ] {
         let run = carmy(&args);
         assert_eq!(run.code(), Some(2), "{args:?}: {run:#?}");
