@@ -5,6 +5,8 @@
 #   tests/e2e/run.sh                 # set up, build, run both clients' suites
 #   tests/e2e/run.sh python [ARGS]   # only the Python client; ARGS go to pytest (e.g. -k legacy)
 #   tests/e2e/run.sh ts [FILES]      # only the TypeScript clients; FILES default to *.test.mjs
+#   tests/e2e/run.sh carmy [FILTER]  # only `carmy client` against servers written with the Python
+#                                    # and TypeScript SDKs (cargo test -p carmy-cli --test sdk_servers)
 #
 # Set-up is idempotent: the venv (tests/e2e/.venv) is rebuilt when python/requirements.txt
 # changes, node_modules when ts/package-lock.json changes. SHOP_BIN=/path/to/shop skips the
@@ -16,11 +18,11 @@ ROOT="$(cd "$E2E/../.." && pwd)"
 WHICH="${1:-all}"
 if [[ $# -gt 0 ]]; then shift; fi
 case "$WHICH" in
-  all | python | ts) ;;
-  *) echo "usage: $0 [all|python|ts] [runner args...]" >&2; exit 2 ;;
+  all | python | ts | carmy) ;;
+  *) echo "usage: $0 [all|python|ts|carmy] [runner args...]" >&2; exit 2 ;;
 esac
 if [[ "$WHICH" == all && $# -gt 0 ]]; then
-  echo "runner arguments need a single suite: $0 python|ts ARGS" >&2
+  echo "runner arguments need a single suite: $0 python|ts|carmy ARGS" >&2
   exit 2
 fi
 
@@ -76,8 +78,11 @@ setup_shop() {
 
 if [[ "$WHICH" != ts ]]; then setup_python; fi
 if [[ "$WHICH" != python ]]; then setup_ts; fi
-setup_shop
-say "server: $SHOP_BIN"
+# The carmy suite starts its own servers (written with the SDKs): it needs no shop build.
+if [[ "$WHICH" != carmy ]]; then
+  setup_shop
+  say "server: $SHOP_BIN"
+fi
 
 started=$SECONDS
 passed=0 failed=0 skipped=0 status=0
@@ -85,7 +90,7 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 count() { grep -oE "[0-9]+ $1" <<<"$2" | head -1 | cut -d' ' -f1 || true; }
 
-if [[ "$WHICH" != ts ]]; then
+if [[ "$WHICH" == all || "$WHICH" == python ]]; then
   say "python: pytest (mcp $(grep -oE '^mcp==\S+' "$E2E/python/requirements.txt" | cut -d= -f3); modes auto and legacy)"
   set +e
   (cd "$E2E/python" && timeout 600 "$E2E/.venv/bin/python" -m pytest -q -rs "$@") | tee "$out/pytest.log"
@@ -101,7 +106,7 @@ if [[ "$WHICH" != ts ]]; then
   fi
 fi
 
-if [[ "$WHICH" != python ]]; then
+if [[ "$WHICH" == all || "$WHICH" == ts ]]; then
   say "ts: node --test (@modelcontextprotocol/sdk v1 and @modelcontextprotocol/client v2)"
   set +e
   (
@@ -120,6 +125,23 @@ if [[ "$WHICH" != python ]]; then
   if [[ $code -ne 0 ]]; then
     status=1
     if [[ -z "$p" || "${f:-0}" -eq 0 ]]; then failed=$((failed + 1)); fi
+  fi
+fi
+
+if [[ "$WHICH" == all || "$WHICH" == carmy ]]; then
+  # The SDKs are installed now: a test that cannot find one fails rather than skips.
+  say "carmy: the client CLI against servers written with the Python and TypeScript SDKs"
+  set +e
+  (cd "$ROOT" && CARMY_SDK_SERVERS=required timeout 900 cargo test -p carmy-cli --test sdk_servers -- "$@") \
+    | tee "$out/carmy.log"
+  code=${PIPESTATUS[0]}
+  set -e
+  summary="$(grep -E '^test result:' "$out/carmy.log" | tail -n 1 || true)"
+  p=$(count passed "$summary") f=$(count failed "$summary")
+  passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
+  if [[ $code -ne 0 ]]; then
+    status=1
+    if [[ -z "$f" || "$f" -eq 0 ]]; then failed=$((failed + 1)); fi
   fi
 fi
 

@@ -46,13 +46,13 @@ pub(super) async fn mcp(
 }
 
 pub(super) fn tools(runtime: &Runtime, json: bool) -> ExitCode {
-    if json {
+    let text = if json {
         let tools: Vec<Value> = runtime.catalog().iter().map(render::tool_json).collect();
-        println!("{}", pretty(&Value::Array(tools)));
+        pretty(&Value::Array(tools))
     } else {
-        print!("{}", render::tool_table(runtime.catalog()));
-    }
-    ExitCode::SUCCESS
+        render::tool_table(runtime.catalog())
+    };
+    exit_after_printing(&text, ExitCode::SUCCESS)
 }
 
 pub(super) fn schema(runtime: &Runtime, tool: &str) -> ExitCode {
@@ -64,8 +64,7 @@ pub(super) fn schema(runtime: &Runtime, tool: &str) -> ExitCode {
         "input_schema": &**entry.input_schema(),
         "output_schema": &**entry.output_schema(),
     });
-    println!("{}", pretty(&schemas));
-    ExitCode::SUCCESS
+    exit_after_printing(&pretty(&schemas), ExitCode::SUCCESS)
 }
 
 pub(super) async fn call(
@@ -100,11 +99,21 @@ pub(super) async fn call(
         Ok(output) => printed["output"] = output,
         Err(error) => printed["error"] = serde_json::to_value(&error).unwrap_or_default(),
     }
-    println!("{}", pretty(&printed));
-    if failed {
+    // The call has run (and may have changed the world) whether or not anyone reads its
+    // outcome, so a closed stdout leaves its status as it is.
+    let status = if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    };
+    exit_after_printing(&pretty(&printed), status)
+}
+
+/// `status` once `text` is printed (or its reader has gone), the failure of the write otherwise.
+fn exit_after_printing(text: &str, status: ExitCode) -> ExitCode {
+    match render::print_stdout(text) {
+        Ok(()) => status,
+        Err(failed) => failed,
     }
 }
 

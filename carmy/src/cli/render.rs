@@ -1,6 +1,11 @@
-//! The catalog as a table for people and as JSON for programs.
+//! The catalog as a table for people and as JSON for programs, and the one way output reaches
+//! stdout.
 
-use std::fmt::Write;
+use std::{
+    fmt::Write as _,
+    io::{ErrorKind, Write as _},
+    process::ExitCode,
+};
 
 use carmy_core::{Catalog, Confirmation, ToolEntry};
 use serde_json::{Value, json};
@@ -65,6 +70,35 @@ pub(super) fn tool_table(catalog: &Catalog) -> String {
         let _ = writeln!(out, "{}", line.trim_end());
     }
     out
+}
+
+/// Writes `text` (and a final newline when it lacks one) to stdout, through one lock so that
+/// the output is not interleaved with anything else the process prints.
+///
+/// A reader that stops early (`shop tools | head -1`) closes the pipe and the next write fails
+/// with `BrokenPipe`: Rust ignores `SIGPIPE`, so `println!` would panic there. That is not a
+/// failure of the command: it did what it was asked and whoever reads chose to stop, so it
+/// ends quietly and the command keeps its own status (0, or 1 for a call that failed). We do
+/// not imitate the 141 of a process killed by `SIGPIPE`: under `set -o pipefail` that status
+/// would fail a script for a pipeline where nothing went wrong, and restoring the signal's
+/// default action needs `unsafe`, which this workspace forbids. Any other write error (a full
+/// disk, `>/dev/full`) means the output is lost: it is reported and the command fails (`Err`
+/// holds the status to exit with).
+pub(super) fn print_stdout(text: &str) -> Result<(), ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    let written = if text.ends_with('\n') {
+        write!(stdout, "{text}")
+    } else {
+        writeln!(stdout, "{text}")
+    };
+    match written.and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == ErrorKind::BrokenPipe => Ok(()),
+        Err(error) => {
+            eprintln!("error: cannot write the output: {error}");
+            Err(ExitCode::FAILURE)
+        }
+    }
 }
 
 /// The first paragraph on one line, cut at a word boundary to at most `max` characters.

@@ -1,0 +1,81 @@
+//! `carmy`: talk to any MCP server from the terminal.
+//!
+//! ```text
+//! carmy client [-t stdio|http|unix] -s <server> <command> [options]
+//! ```
+//!
+//! The command line is in `args.rs`, reaching the server in `connect.rs`, what the server sends
+//! unasked in `handler.rs`, each request in `commands/`, and how a run ends in `exit.rs`.
+
+mod args;
+mod commands;
+mod connect;
+mod elicit;
+mod exit;
+mod handler;
+mod interrupt;
+mod out;
+mod progress;
+mod render;
+
+use std::{process::ExitCode, sync::Arc};
+
+use clap::Parser;
+
+use crate::{
+    args::{Cli, Top},
+    commands::Run,
+    exit::Failure,
+    handler::Handler,
+    progress::Stderr,
+};
+
+fn main() -> ExitCode {
+    // Help and version go to stdout (0), usage errors to stderr (2): clap's statuses.
+    let cli = Cli::parse();
+    let Top::Client(client) = cli.command;
+    // One request at a time: a current-thread runtime is all a client needs.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the tokio runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(client_main(client)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {failure}");
+            failure.status()
+        }
+    }
+}
+
+async fn client_main(client: args::Client) -> exit::Outcome {
+    let interrupt = interrupt::Interrupt::listen();
+    let stderr = Arc::new(Stderr::new());
+    let (updates, updates_rx) = tokio::sync::mpsc::unbounded_channel();
+    let legacy_version = rmcp::model::ProtocolVersion::V_2025_11_25;
+    let handler = Handler::new(stderr.clone(), updates, legacy_version);
+    let session = tokio::select! {
+        session = connect::connect(&client, handler) => session?,
+        _ = interrupt.wait() => return Err(Failure::Interrupted),
+    };
+    let mut run = Run {
+        session,
+        json: client.json,
+        timeout: client.timeout,
+        stderr,
+        updates: updates_rx,
+        interrupt,
+    };
+    let outcome = commands::run(&mut run, &client.command).await;
+    // Closing lets a stdio server see the end of its input and exit before carmy does; a
+    // server that does not is not waited for long.
+    let closing = run.session.cancel();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), closing).await;
+    outcome
+}

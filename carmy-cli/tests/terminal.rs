@@ -1,0 +1,134 @@
+//! What carmy does differently on a terminal: progress as a bar redrawn in place, and the
+//! server's questions asked rather than declined. A pseudo-terminal comes from util-linux's
+//! `script`; without it these tests say so and pass.
+
+mod common;
+
+use std::{
+    io::Write,
+    process::{Command, Stdio},
+};
+
+use common::{CARMY, finish, stdio_server};
+
+/// `carmy args…` under `script`, so that its stdin and stderr are a terminal; `typed` is what
+/// the user types. Returns carmy's status (`script -e` passes it on) and everything the
+/// terminal showed (stdout and stderr together).
+fn on_a_terminal(args: &[&str], typed: &str) -> Option<(Option<i32>, String)> {
+    let has_script = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !has_script {
+        eprintln!(
+            "skipped: `script` (util-linux) is not installed, so there is no terminal to test on"
+        );
+        return None;
+    }
+    let quoted: Vec<String> = std::iter::once(CARMY)
+        .chain(args.iter().copied())
+        .map(|arg| format!("'{}'", arg.replace('\'', r"'\''")))
+        .collect();
+    let mut child = Command::new("script")
+        .args(["-qec", &quoted.join(" "), "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script starts");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(typed.as_bytes())
+        .expect("typed");
+    let run = finish(child);
+    Some((run.code(), run.stdout))
+}
+
+#[test]
+fn progress_is_a_bar_redrawn_in_place_on_a_terminal() {
+    let Some((status, shown)) = on_a_terminal(
+        &[
+            "client",
+            "-s",
+            &stdio_server(""),
+            "call-tool",
+            "-n",
+            "sales_report",
+            "-a",
+            r#"{"seconds": 1}"#,
+        ],
+        "",
+    ) else {
+        return;
+    };
+    assert_eq!(status, Some(0), "{shown:?}");
+    assert!(shown.contains("\r\x1b[2K[###"), "{shown:?}");
+    assert!(
+        shown.contains(&format!("[{}] 100% crunching orders", "#".repeat(30))),
+        "{shown:?}"
+    );
+    assert!(!shown.contains("progress: "), "{shown:?}");
+    assert!(shown.contains("\"orders\": 0"), "{shown:?}");
+}
+
+#[test]
+fn a_question_is_asked_on_a_terminal_and_the_answer_sent() {
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        // The shop asks to approve `cancel_order` (a boolean), then carmy asks to send it.
+        let Some((status, shown)) = on_a_terminal(
+            &[
+                "client",
+                "-s",
+                &stdio_server("--confirm-via-client"),
+                "--protocol",
+                protocol,
+                "call-tool",
+                "-n",
+                "cancel_order",
+                "-a",
+                r#"{"order_id": "ord-1001"}"#,
+            ],
+            "y\ny\n",
+        ) else {
+            return;
+        };
+        assert_eq!(status, Some(1), "{protocol}: {shown:?}");
+        assert!(
+            shown.contains("the server asks: Allow `cancel_order`"),
+            "{protocol}: {shown:?}"
+        );
+        assert!(
+            shown.contains("Send this answer? [y/N]"),
+            "{protocol}: {shown:?}"
+        );
+        // Approved, the call ran: there is no such order in a fresh shop.
+        assert!(shown.contains("ORDER_NOT_FOUND"), "{protocol}: {shown:?}");
+        assert!(
+            !shown.contains("CONFIRMATION_DECLINED"),
+            "{protocol}: {shown:?}"
+        );
+    }
+}
+
+#[test]
+fn a_question_answered_no_on_a_terminal_is_declined() {
+    let Some((status, shown)) = on_a_terminal(
+        &[
+            "client",
+            "-s",
+            &stdio_server("--confirm-via-client"),
+            "call-tool",
+            "-n",
+            "cancel_order",
+            "-a",
+            r#"{"order_id": "ord-1001"}"#,
+        ],
+        "y\nn\n",
+    ) else {
+        return;
+    };
+    assert_eq!(status, Some(1), "{shown:?}");
+    assert!(shown.contains("CONFIRMATION_DECLINED"), "{shown:?}");
+}
