@@ -3,6 +3,8 @@
 //!
 //! - [`SqliteStore`]: one local file, shared by every process that opens it. The default of
 //!   the binaries built with `carmy::cli`.
+//! - [`conformance`] (feature `conformance`): the trait's contract as scenarios, which every
+//!   store, `MemoryStore` included, passes with one line.
 //!
 //! ## Why SQLite
 //!
@@ -16,5 +18,8 @@
 
 mod outcome;
 mod sqlite;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
 
 pub use sqlite::{SqliteStore, SqliteStoreOptions};
