@@ -48,8 +48,9 @@ pub struct Setup {
     pub dir: PathBuf,
 }
 
-/// How a scenario opens a fresh store: the closure given to [`conformance_tests!`], run on a
-/// blocking thread (opening a file or a connection may block).
+/// How a scenario opens a fresh store: the closure given to
+/// [`conformance_tests!`](crate::conformance_tests), run on a blocking thread (opening a file or
+/// a connection may block).
 pub struct Opener<S> {
     open: Arc<dyn Fn(Setup) -> S + Send + Sync>,
     dir: PathBuf,

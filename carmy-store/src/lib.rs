@@ -2,9 +2,10 @@
 //! that outlive the process, so a retried payment is replayed, not run again, after a restart.
 //!
 //! - [`SqliteStore`]: one local file, shared by every process that opens it. The default of
-//!   the binaries built with `carmy::cli`.
-//! - [`conformance`] (feature `conformance`): the trait's contract as scenarios, which every
-//!   store, `MemoryStore` included, passes with one line.
+//!   the serving subcommands of a binary built with `carmy::cli::Cli::with_files` and carmy's
+//!   `store` feature (the shop is one), `--store memory` aside.
+//! - `conformance` (feature `conformance`): the trait's contract as scenarios, which every
+//!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //!
 //! ## Why SQLite
 //!
