@@ -50,8 +50,10 @@ if [ "$pipes" = 1 ]; then
     --contender "rmcp-macros-pipes=$bin/bench-rmcp-macros --pipes"
   )
 fi
+# The in-memory idempotency store, as shop-tuned has: these figures compare serving, not stores
+# (the shop's default, a SQLite file, syncs each finished write to disk).
 contenders+=(
-  --contender "carmy-shop=$bin/shop mcp"
+  --contender "carmy-shop=$bin/shop mcp --store memory"
   --contender "carmy-shop-tuned=$bin/shop-tuned mcp"
 )
 # A stale list (after a dependency or toolchain update) quietly degrades the tuned build.

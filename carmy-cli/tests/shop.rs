@@ -485,6 +485,7 @@ fn ctrl_c_cancels_the_call_on_the_server_and_exits_130() {
         // The shop over stdio writes its debug log to carmy's stderr (inherited).
         let server = format!("RUST_LOG=carmy_mcp=debug {}", stdio_server(""));
         let mut child = Command::new(CARMY)
+            .env("CARMY_STORE", "memory")
             .args([
                 "client",
                 "-s",
@@ -577,6 +578,7 @@ fn subscribe_sees_edits(transport: &[&str], protocol: &str, dir: &std::path::Pat
     args.extend_from_slice(transport);
     args.extend(["--protocol", protocol, "subscribe", "-u", &uri]);
     let mut child = Command::new(CARMY)
+        .env("CARMY_STORE", "memory")
         .args(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -680,6 +682,7 @@ fn a_closed_stdout_ends_quietly() {
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader);
     let child = Command::new(CARMY)
+        .env("CARMY_STORE", "memory")
         .args(["client", "-s", &stdio_server(""), "list-tools"])
         .stdin(Stdio::null())
         .stdout(writer)

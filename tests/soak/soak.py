@@ -49,8 +49,11 @@ def rss_kib(pid):
 
 class Server:
     def __init__(self, binary, args):
+        # Request ids repeat from one run to the next ("k-1", ...): each run gets a store of its
+        # own (this process's memory), never the default file that would replay the last run.
         self.proc = subprocess.Popen(
             [binary, "mcp", *args],
+            env={**os.environ, "CARMY_STORE": "memory"},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -28,6 +28,8 @@ mod files;
 mod logging;
 mod network;
 mod render;
+#[cfg(feature = "store")]
+mod store;
 
 use std::process::ExitCode;
 
@@ -57,6 +59,11 @@ impl Cli {
     /// directory as resources (a [`Directory`](carmy_core::Directory)): the one given with
     /// `--resource-root DIR` (on `mcp`, `http` and `unix`), or else `default_root`, the
     /// binary's own documents, if it is there.
+    ///
+    /// With the `store` feature, the same subcommands take `--store <memory | PATH>` (or
+    /// `CARMY_STORE`): the idempotency store is a durable SQLite file, by default
+    /// `$XDG_DATA_HOME/carmy/<name>/store.sqlite` (else `~/.local/share/...`), and `memory`
+    /// keeps the per-process one. The other subcommands keep the in-memory store.
     #[cfg(feature = "fs")]
     pub fn with_files(
         carmy: carmy_core::Carmy,
@@ -197,10 +204,17 @@ impl Cli {
             Served::Files {
                 carmy,
                 default_root,
-            } => match files::build(*carmy, &default_root, sub) {
-                Ok(runtime) => runtime,
-                Err(status) => return status,
-            },
+            } => {
+                #[cfg(feature = "store")]
+                let carmy = match store::apply(*carmy, self.name, sub).await {
+                    Ok(carmy) => Box::new(carmy),
+                    Err(status) => return status,
+                };
+                match files::build(*carmy, &default_root, sub) {
+                    Ok(runtime) => runtime,
+                    Err(status) => return status,
+                }
+            }
         };
         match subcommand {
             "mcp" => {
@@ -295,6 +309,12 @@ impl Cli {
         #[cfg(feature = "fs")]
         let command = match self.served {
             Served::Files { .. } => files::add_arg(command),
+            Served::Runtime(_) => command,
+        };
+        // Only a runtime built here can be given a store; `Cli::new`'s keeps its own.
+        #[cfg(feature = "store")]
+        let command = match self.served {
+            Served::Files { .. } => store::add_arg(command, self.name),
             Served::Runtime(_) => command,
         };
         command

@@ -65,6 +65,8 @@ fn tools_lists_the_catalog() {
 fn mcp_serves_stdio_until_the_client_hangs_up() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_shop"))
         .arg("mcp")
+        // Not the default file: tests run in parallel and again.
+        .env("CARMY_STORE", "memory")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

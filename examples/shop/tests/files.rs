@@ -120,6 +120,7 @@ fn a_resource_root_that_is_not_there_is_a_usage_error() {
     let output = Command::new(env!("CARGO_BIN_EXE_shop"))
         .args(["mcp", "--resource-root"])
         .arg(&missing)
+        .env("CARMY_STORE", "memory")
         .output()
         .expect("the shop binary starts");
     assert_eq!(output.status.code(), Some(2));

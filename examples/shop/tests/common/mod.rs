@@ -15,6 +15,10 @@ fn shop_bin() -> String {
     std::env::var("SHOP_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_shop").to_owned())
 }
 
+/// The idempotency store of every shop started here: this process's memory. Tests run in
+/// parallel and run again, so they must not share (and replay from) the default file.
+const STORE: (&str, &str) = ("CARMY_STORE", "memory");
+
 /// `shop mcp` (plus `args`), with a 2025-11-25 session opened.
 pub struct StdioShop {
     child: Child,
@@ -27,6 +31,7 @@ impl StdioShop {
         let mut child = Command::new(shop_bin())
             .arg("mcp")
             .args(args)
+            .env(STORE.0, STORE.1)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -140,6 +145,7 @@ impl HttpShop {
         std::fs::write(&file, lines).expect("the token file");
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
         let mut child = Command::new(shop_bin())
+            .env(STORE.0, STORE.1)
             .args([
                 "http",
                 "--addr",
@@ -286,6 +292,7 @@ impl HttpShop {
             None => Command::new(shop_bin()),
         };
         let mut child = command
+            .env(STORE.0, STORE.1)
             .args(["http", "--addr", "127.0.0.1:0", "--token-file"])
             .arg(&file)
             .args(args)
@@ -345,6 +352,7 @@ impl RawShop {
         let mut child = Command::new(shop_bin())
             .arg("mcp")
             .args(args)
+            .env(STORE.0, STORE.1)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -486,6 +494,7 @@ impl ConfirmShop {
         let mut child = Command::new(shop_bin())
             .args(["mcp", "--confirm-via-client"])
             .args(args)
+            .env(STORE.0, STORE.1)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

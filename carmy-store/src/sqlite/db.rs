@@ -1,0 +1,522 @@
+//! The store's transactions, run on its thread (see `worker`).
+//!
+//! Every claim, finish and release is one `BEGIN IMMEDIATE` transaction: it takes the file's
+//! write lock before it reads, so two processes claiming one key are serialized and exactly
+//! one inserts the row. Time is the wall clock in milliseconds since the epoch, the one clock
+//! that processes sharing the file agree on; a lease is an expiry instant kept in the row, so a
+//! holder that dies (even by `kill -9`, between any two instructions) leaves a claim that
+//! settles by its terms once that instant passes.
+
+use std::{
+    collections::HashMap,
+    path::Path,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use carmy_core::{
+    ExecutionStatus, Fingerprint, IdempotencyKey, Lease, LeaseTerms, Recorded, Release, StoreError,
+};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, ToSql, Transaction, TransactionBehavior};
+use tokio::sync::watch;
+
+use super::{
+    SqliteStoreOptions,
+    schema::{self, FINISHED, HELD, UNCERTAIN},
+};
+use crate::outcome;
+
+/// Why a job failed; every kind fails the call closed.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Failure {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("sqlite: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("a kept value cannot be read or written: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<Failure> for StoreError {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Store(error) => error,
+            other => StoreError::unavailable(other),
+        }
+    }
+}
+
+type Result<T, E = Failure> = std::result::Result<T, E>;
+
+/// What a claim found, before the async side turns a held key into a waiter.
+pub(super) enum Seen {
+    Acquired(Lease),
+    Finished(Recorded),
+    Conflict,
+    Uncertain(ExecutionStatus),
+    Running {
+        token: u128,
+        expires_at: i64,
+        /// Closed when this process settles the key.
+        settled: watch::Receiver<()>,
+    },
+}
+
+/// The connection and what only its thread touches.
+pub(super) struct Db {
+    connection: Connection,
+    options: SqliteStoreOptions,
+    /// Keys this process saw held and someone waits on: dropping the sender wakes them.
+    waiters: HashMap<IdempotencyKey, watch::Sender<()>>,
+}
+
+/// What to settle or forget: one key, one principal's keys, or all of them.
+#[derive(Clone, Copy)]
+enum Scope<'a> {
+    Key(&'a IdempotencyKey),
+    Principal(&'a str),
+    All,
+}
+
+impl Db {
+    pub(super) fn open(path: &Path, options: SqliteStoreOptions) -> Result<Self, StoreError> {
+        let open = || -> Result<Connection> {
+            let mut connection = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            schema::prepare(&mut connection, options.busy_timeout)?;
+            Ok(connection)
+        };
+        let connection = open().map_err(|failure| {
+            StoreError::unavailable(format!("cannot open {}: {failure}", path.display()))
+        })?;
+        Ok(Self {
+            connection,
+            options,
+            waiters: HashMap::new(),
+        })
+    }
+
+    pub(super) fn options(&self) -> &SqliteStoreOptions {
+        &self.options
+    }
+
+    pub(super) fn claim(
+        &mut self,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        terms: LeaseTerms,
+    ) -> Result<Seen, StoreError> {
+        let now = now_ms();
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(Failure::from)?;
+        let seen = claim(&transaction, &self.options, key, fingerprint, terms, now);
+        // Committed even when the store is full: what was settled or forgotten on the way
+        // stays settled.
+        transaction.commit().map_err(Failure::from)?;
+        let seen = seen?;
+        match &seen {
+            Seen::Acquired(_) => {
+                // Anyone still waiting on an earlier, expired claim of this key: claim again.
+                self.waiters.remove(key);
+            }
+            Seen::Running { .. } => {}
+            _ => {
+                self.waiters.remove(key);
+            }
+        }
+        Ok(match seen {
+            Seen::Running {
+                token, expires_at, ..
+            } => Seen::Running {
+                token,
+                expires_at,
+                settled: self
+                    .waiters
+                    .entry(key.clone())
+                    .or_insert_with(|| watch::Sender::new(()))
+                    .subscribe(),
+            },
+            other => other,
+        })
+    }
+
+    pub(super) fn finish(&mut self, lease: &Lease, recorded: &Recorded) -> Result<(), StoreError> {
+        let now = now_ms();
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(Failure::from)?;
+        finish(&transaction, &self.options, lease, recorded, now)?;
+        transaction.commit().map_err(Failure::from)?;
+        self.waiters.remove(lease.key());
+        Ok(())
+    }
+
+    pub(super) fn release(&mut self, lease: &Lease, release: Release) -> Result<(), StoreError> {
+        let now = now_ms();
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(Failure::from)?;
+        held_by(&transaction, lease)?;
+        let key = lease.key();
+        match release {
+            Release::Retry => {
+                transaction
+                    .prepare_cached(
+                        "DELETE FROM carmy_claims WHERE principal = ?1 AND request_id = ?2",
+                    )
+                    .and_then(|mut statement| {
+                        statement.execute((key.principal(), key.request_id()))
+                    })
+                    .map_err(Failure::from)?;
+            }
+            Release::Uncertain(status) => {
+                let status = status_text(status)?;
+                transaction
+                    .prepare_cached(
+                        "UPDATE carmy_claims SET state = ?3, status = ?4, token = NULL, \
+                         if_lost = NULL, expires_at = ?5 \
+                         WHERE principal = ?1 AND request_id = ?2",
+                    )
+                    .and_then(|mut statement| {
+                        statement.execute((
+                            key.principal(),
+                            key.request_id(),
+                            UNCERTAIN,
+                            &status,
+                            now.saturating_add(ms(self.options.ttl)),
+                        ))
+                    })
+                    .map_err(Failure::from)?;
+            }
+        }
+        transaction.commit().map_err(Failure::from)?;
+        self.waiters.remove(key);
+        Ok(())
+    }
+
+    /// Whether `token` still holds `key` under a lease that has not run out: what a waiter
+    /// polls when the holder may be another process.
+    pub(super) fn still_held(
+        &mut self,
+        key: &IdempotencyKey,
+        token: u128,
+    ) -> Result<bool, StoreError> {
+        let held = self
+            .connection
+            .prepare_cached(
+                "SELECT 1 FROM carmy_claims WHERE principal = ?1 AND request_id = ?2 \
+                 AND state = ?3 AND token = ?4 AND expires_at > ?5",
+            )
+            .and_then(|mut statement| {
+                statement.exists((
+                    key.principal(),
+                    key.request_id(),
+                    HELD,
+                    &token.to_be_bytes()[..],
+                    now_ms(),
+                ))
+            })
+            .map_err(Failure::from)?;
+        Ok(held)
+    }
+
+    /// Settles every expired lease and forgets every key past its retention; also drops the
+    /// wake-up channels nobody listens to any more.
+    pub(super) fn sweep(&mut self) -> Result<(), StoreError> {
+        self.waiters.retain(|_, sender| sender.receiver_count() > 0);
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(Failure::from)?;
+        settle_due(&transaction, Scope::All, now_ms(), ms(self.options.ttl))?;
+        transaction.commit().map_err(Failure::from)?;
+        Ok(())
+    }
+}
+
+fn claim(
+    transaction: &Transaction<'_>,
+    options: &SqliteStoreOptions,
+    key: &IdempotencyKey,
+    fingerprint: Fingerprint,
+    terms: LeaseTerms,
+    now: i64,
+) -> Result<Seen> {
+    let ttl = ms(options.ttl);
+    settle_due(transaction, Scope::Key(key), now, ttl)?;
+    let row = transaction
+        .prepare_cached(
+            "SELECT fingerprint, state, token, expires_at, status, outcome FROM carmy_claims \
+             WHERE principal = ?1 AND request_id = ?2",
+        )?
+        .query_row((key.principal(), key.request_id()), |row| {
+            Ok((
+                row.get::<_, Vec<u8>>(0)?,
+                row.get::<_, i64>(1)?,
+                row.get::<_, Option<Vec<u8>>>(2)?,
+                row.get::<_, i64>(3)?,
+                row.get::<_, Option<String>>(4)?,
+                row.get::<_, Option<String>>(5)?,
+            ))
+        })
+        .optional()?;
+    if let Some((kept, state, token, expires_at, status, kept_outcome)) = row {
+        if kept != fingerprint.as_bytes() {
+            return Ok(Seen::Conflict);
+        }
+        return match (state, token, status, kept_outcome) {
+            (HELD, Some(token), _, _) => {
+                let token = <[u8; 16]>::try_from(token.as_slice())
+                    .map_err(|_| Failure::Invalid("a lease token is not 16 bytes".into()))?;
+                Ok(Seen::Running {
+                    token: u128::from_be_bytes(token),
+                    expires_at,
+                    settled: watch::channel(()).1,
+                })
+            }
+            (FINISHED, _, _, Some(text)) => Ok(Seen::Finished(outcome::decode(&text)?)),
+            (UNCERTAIN, _, Some(status), _) => Ok(Seen::Uncertain(status_from(status)?)),
+            _ => Err(Failure::Invalid(format!(
+                "a kept claim is in no known state ({state})"
+            ))),
+        };
+    }
+    make_room(transaction, options, key, now)?;
+    let token = uuid::Uuid::new_v4().as_u128();
+    let if_lost = match terms.if_lost {
+        Release::Retry => None,
+        Release::Uncertain(status) => Some(status_text(status)?),
+    };
+    transaction
+        .prepare_cached(
+            "INSERT INTO carmy_claims \
+             (principal, request_id, fingerprint, state, token, if_lost, expires_at, bytes) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?
+        .execute((
+            key.principal(),
+            key.request_id(),
+            &fingerprint.as_bytes()[..],
+            HELD,
+            &token.to_be_bytes()[..],
+            if_lost,
+            now.saturating_add(ms(terms.duration)),
+            count(key_bytes(key)),
+        ))?;
+    Ok(Seen::Acquired(Lease::new(key.clone(), token)))
+}
+
+/// Whether `key` may be claimed: its principal's share and the totals have room once expired
+/// keys are forgotten. Nobody's live key is forgotten to make room.
+fn make_room(
+    transaction: &Transaction<'_>,
+    options: &SqliteStoreOptions,
+    key: &IdempotencyKey,
+    now: i64,
+) -> Result<()> {
+    let ttl = ms(options.ttl);
+    let bytes = count(key_bytes(key));
+    let share = |transaction: &Transaction<'_>| -> Result<(i64, i64)> {
+        Ok(transaction
+            .prepare_cached("SELECT entries, bytes FROM carmy_shares WHERE principal = ?1")?
+            .query_row([key.principal()], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?
+            .unwrap_or((0, 0)))
+    };
+    let full_share = |(held, weight): (i64, i64)| {
+        held >= count(options.max_entries_per_principal)
+            || weight.saturating_add(bytes) > count(options.max_bytes_per_principal)
+    };
+    let mut mine = share(transaction)?;
+    if full_share(mine) {
+        // Only now is the principal's backlog worth a look: most claims never pay for it.
+        settle_due(transaction, Scope::Principal(key.principal()), now, ttl)?;
+        mine = share(transaction)?;
+        if full_share(mine) {
+            let (held, weight) = mine;
+            return Err(StoreError::Full(format!(
+                "this principal already holds {held} request ids ({weight} bytes) from the last \
+                 {} s; retry once older ones expire",
+                options.ttl.as_secs()
+            ))
+            .into());
+        }
+    }
+    let totals = |transaction: &Transaction<'_>| -> Result<(i64, i64)> {
+        Ok(transaction
+            .prepare_cached("SELECT entries, bytes FROM carmy_totals WHERE id = 0")?
+            .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))?)
+    };
+    let full_totals = |(entries, weight): (i64, i64)| {
+        entries >= count(options.max_entries)
+            || weight.saturating_add(bytes) > count(options.max_bytes)
+    };
+    if full_totals(totals(transaction)?) {
+        settle_due(transaction, Scope::All, now, ttl)?;
+        if full_totals(totals(transaction)?) {
+            return Err(StoreError::Full(
+                "too many requests with a request id are kept; retry later".into(),
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn finish(
+    transaction: &Transaction<'_>,
+    options: &SqliteStoreOptions,
+    lease: &Lease,
+    recorded: &Recorded,
+    now: i64,
+) -> Result<()> {
+    held_by(transaction, lease)?;
+    let key = lease.key();
+    let mut text = outcome::encode(recorded)?;
+    let size = text.len();
+    let share: i64 = transaction
+        .prepare_cached("SELECT bytes FROM carmy_shares WHERE principal = ?1")?
+        .query_row([key.principal()], |row| row.get(0))
+        .optional()?
+        .unwrap_or(0);
+    let total: i64 = transaction
+        .prepare_cached("SELECT bytes FROM carmy_totals WHERE id = 0")?
+        .query_row([], |row| row.get(0))?;
+    let fits = size <= options.max_outcome_bytes
+        && share.saturating_add(count(size)) <= count(options.max_bytes_per_principal)
+        && total.saturating_add(count(size)) <= count(options.max_bytes);
+    if !fits {
+        // The call ran: its retries must not run it again, even if its outcome cannot be kept.
+        text = outcome::encode(&outcome::not_kept(recorded, size))?;
+    }
+    transaction
+        .prepare_cached(
+            "UPDATE carmy_claims SET state = ?3, outcome = ?4, bytes = bytes + ?5, token = NULL, \
+             if_lost = NULL, expires_at = ?6 WHERE principal = ?1 AND request_id = ?2",
+        )?
+        .execute((
+            key.principal(),
+            key.request_id(),
+            FINISHED,
+            &text,
+            count(text.len()),
+            now.saturating_add(ms(options.ttl)),
+        ))?;
+    Ok(())
+}
+
+/// Fails with `LeaseLost` unless `lease` is the holder of its key.
+fn held_by(transaction: &Transaction<'_>, lease: &Lease) -> Result<()> {
+    let key = lease.key();
+    let held = transaction
+        .prepare_cached(
+            "SELECT 1 FROM carmy_claims WHERE principal = ?1 AND request_id = ?2 \
+             AND state = ?3 AND token = ?4",
+        )?
+        .exists((
+            key.principal(),
+            key.request_id(),
+            HELD,
+            &lease.token().to_be_bytes()[..],
+        ))?;
+    if held {
+        Ok(())
+    } else {
+        Err(StoreError::LeaseLost.into())
+    }
+}
+
+/// Settles the expired leases in `scope` as their terms say, and forgets its keys past their
+/// retention. A lost write's uncertainty is kept for the retention period from its lease's
+/// expiry.
+fn settle_due(transaction: &Transaction<'_>, scope: Scope<'_>, now: i64, ttl: i64) -> Result<()> {
+    let filter = match scope {
+        Scope::Key(_) => " AND principal = :principal AND request_id = :request_id",
+        Scope::Principal(_) => " AND principal = :principal",
+        Scope::All => "",
+    };
+    let (principal, request_id) = match scope {
+        Scope::Key(key) => (Some(key.principal()), Some(key.request_id())),
+        Scope::Principal(principal) => (Some(principal), None),
+        Scope::All => (None, None),
+    };
+    // Uncertain first: a lost write whose retention has passed as well is then forgotten by
+    // the last statement.
+    let statements = [
+        format!(
+            "UPDATE carmy_claims SET state = {UNCERTAIN}, status = if_lost, token = NULL, \
+             if_lost = NULL, expires_at = expires_at + :ttl \
+             WHERE state = {HELD} AND expires_at <= :now AND if_lost IS NOT NULL{filter}"
+        ),
+        format!(
+            "DELETE FROM carmy_claims \
+             WHERE state = {HELD} AND expires_at <= :now AND if_lost IS NULL{filter}"
+        ),
+        format!("DELETE FROM carmy_claims WHERE state != {HELD} AND expires_at <= :now{filter}"),
+    ];
+    for sql in &statements {
+        let mut statement = transaction.prepare_cached(sql)?;
+        let values: [(&str, Option<&dyn ToSql>); 4] = [
+            (":now", Some(&now)),
+            (":ttl", Some(&ttl)),
+            (
+                ":principal",
+                principal.as_ref().map(|value| value as &dyn ToSql),
+            ),
+            (
+                ":request_id",
+                request_id.as_ref().map(|value| value as &dyn ToSql),
+            ),
+        ];
+        for (name, value) in values {
+            if let (Some(index), Some(value)) = (statement.parameter_index(name)?, value) {
+                statement.raw_bind_parameter(index, value)?;
+            }
+        }
+        statement.raw_execute()?;
+    }
+    Ok(())
+}
+
+/// What a key counts for before its outcome: the key, and the row and index bookkeeping.
+fn key_bytes(key: &IdempotencyKey) -> usize {
+    const OVERHEAD: usize = 128;
+    OVERHEAD + key.principal().len() + key.request_id().len()
+}
+
+/// The longest span kept (about a thousand years): far from overflowing milliseconds in an
+/// `i64` once added to now.
+const LONGEST_MS: i64 = 1000 * 366 * 24 * 60 * 60 * 1000;
+
+fn ms(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).map_or(LONGEST_MS, |ms| ms.min(LONGEST_MS))
+}
+
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+pub(super) fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, ms)
+}
+
+/// A status as its serde form names it, the one `status_from` reads.
+fn status_text(status: ExecutionStatus) -> Result<String> {
+    match serde_json::to_value(status)? {
+        serde_json::Value::String(text) => Ok(text),
+        other => Err(Failure::Invalid(format!("a status written as {other}"))),
+    }
+}
+
+fn status_from(text: String) -> Result<ExecutionStatus> {
+    Ok(serde_json::from_value(serde_json::Value::String(text))?)
+}

@@ -1,0 +1,297 @@
+//! [`SqliteStore`]: claims and outcomes in one local SQLite file.
+
+mod db;
+mod schema;
+mod worker;
+
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use carmy_core::{
+    Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, Recorded, Release,
+    StoreError,
+};
+use tokio::{sync::watch, time::Instant};
+
+use db::Seen;
+use worker::Worker;
+
+/// Bounds and timings of a [`SqliteStore`]. The bounds and the retention are `MemoryStore`'s
+/// (with the same defaults), so moving to the file changes where keys live, not how many.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SqliteStoreOptions {
+    /// Keys one principal may hold at once (default 10,000).
+    pub max_entries_per_principal: usize,
+    /// Bytes one principal's keys and outcomes may take (default 16 MiB).
+    pub max_bytes_per_principal: usize,
+    /// Keys across all principals (default 100,000).
+    pub max_entries: usize,
+    /// Bytes across all principals (default 128 MiB).
+    pub max_bytes: usize,
+    /// The largest outcome kept for replay, as stored JSON (default 1 MiB). A larger one (or
+    /// one that does not fit in its principal's share) is kept as a note that the call ran:
+    /// retries get `OUTCOME_NOT_KEPT` instead of running it again.
+    pub max_outcome_bytes: usize,
+    /// How long a settled key is kept once settled (default 24 hours).
+    pub ttl: Duration,
+    /// How long a call waits for another process's write lock before it fails closed
+    /// (default 5 s).
+    pub busy_timeout: Duration,
+    /// How often expired leases are settled and old keys forgotten in the background, besides
+    /// whenever a claim looks at them (default 60 s).
+    pub sweep_interval: Duration,
+}
+
+impl Default for SqliteStoreOptions {
+    fn default() -> Self {
+        Self {
+            max_entries_per_principal: 10_000,
+            max_bytes_per_principal: 16 << 20,
+            max_entries: 100_000,
+            max_bytes: 128 << 20,
+            max_outcome_bytes: 1 << 20,
+            ttl: Duration::from_secs(24 * 60 * 60),
+            busy_timeout: Duration::from_secs(5),
+            sweep_interval: Duration::from_secs(60),
+        }
+    }
+}
+
+impl SqliteStoreOptions {
+    /// Replaces the bound on keys of one principal.
+    #[must_use]
+    pub fn with_max_entries_per_principal(mut self, max_entries: usize) -> Self {
+        self.max_entries_per_principal = max_entries;
+        self
+    }
+
+    /// Replaces the bound on bytes of one principal.
+    #[must_use]
+    pub fn with_max_bytes_per_principal(mut self, max_bytes: usize) -> Self {
+        self.max_bytes_per_principal = max_bytes;
+        self
+    }
+
+    /// Replaces the bound on keys across principals.
+    #[must_use]
+    pub fn with_max_entries(mut self, max_entries: usize) -> Self {
+        self.max_entries = max_entries;
+        self
+    }
+
+    /// Replaces the bound on bytes across principals.
+    #[must_use]
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Replaces the largest outcome kept for replay.
+    #[must_use]
+    pub fn with_max_outcome_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_outcome_bytes = max_bytes;
+        self
+    }
+
+    /// Replaces how long settled keys are kept.
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Replaces how long a call waits for another process's write lock.
+    #[must_use]
+    pub fn with_busy_timeout(mut self, timeout: Duration) -> Self {
+        self.busy_timeout = timeout;
+        self
+    }
+
+    /// Replaces how often the background sweep runs.
+    #[must_use]
+    pub fn with_sweep_interval(mut self, interval: Duration) -> Self {
+        self.sweep_interval = interval;
+        self
+    }
+}
+
+/// The first pause of a waiter polling for another process's claim; it doubles up to
+/// [`LONGEST_POLL`], and never goes past the lease's expiry.
+const FIRST_POLL: Duration = Duration::from_millis(10);
+const LONGEST_POLL: Duration = Duration::from_millis(250);
+
+/// An [`IdempotencyStore`] in one local SQLite file: claims, leases and outcomes survive a
+/// restart (or a `kill -9`), and every process that opens the file shares them.
+///
+/// - Durable: write-ahead logging with `synchronous = FULL`, so `finish` returns once its
+///   outcome is on disk; a crash keeps every committed record.
+/// - Atomic: each claim is one `BEGIN IMMEDIATE` transaction, so of any number of claims of a
+///   key, in any number of processes, one is `Acquired`.
+/// - Nothing held forever: a lease is its expiry instant in the row; once it passes, the key
+///   settles as the claim's [`LeaseTerms::if_lost`] says, whoever looks next (or the sweep).
+/// - Bounded: `MemoryStore`'s shares per principal and totals, failing closed with
+///   [`StoreError::Full`]; settled keys are forgotten after [`SqliteStoreOptions::ttl`].
+/// - Off the executor: one thread of its own owns the connection (see [`open`](Self::open)).
+///
+/// A waiter (`Claim::Running`) wakes as soon as this process settles the key; for another
+/// process's claim it polls the file, every 10 ms at first and then at most every 250 ms,
+/// until the key is settled or the lease runs out.
+///
+/// Leases use the wall clock, the one clock that processes sharing the file agree on: a clock
+/// set back makes leases last longer, one set forward shortens them.
+///
+/// ```
+/// use carmy_core::{Claim, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, LeaseTerms, Release};
+/// use carmy_store::SqliteStore;
+/// # let dir = std::env::temp_dir().join(format!("carmy-store-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let store = SqliteStore::open(dir.join("store.sqlite"))?;
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let key = IdempotencyKey::new(Some("alice"), "order-7f3a");
+/// let terms = LeaseTerms {
+///     duration: std::time::Duration::from_secs(90),
+///     if_lost: Release::Uncertain(ExecutionStatus::Lost),
+/// };
+/// let claim = store.claim(&key, Fingerprint::of("place_order", &serde_json::json!({})), terms).await?;
+/// assert!(matches!(claim, Claim::Acquired(_)));
+/// # Ok::<(), carmy_core::StoreError>(())
+/// # }).unwrap();
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), carmy_core::StoreError>(())
+/// ```
+pub struct SqliteStore {
+    worker: Worker,
+    path: PathBuf,
+    options: SqliteStoreOptions,
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the store in the file at `path`, with the default options.
+    ///
+    /// Blocks while the file is opened and its layout checked, waiting up to the busy timeout
+    /// if another process is writing: call it before serving, or from `spawn_blocking`.
+    /// Fails with [`StoreError::Unavailable`] if the file cannot be opened, is not a store, or
+    /// was written by a newer layout.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, SqliteStoreOptions::default())
+    }
+
+    /// [`open`](Self::open) with other bounds and timings.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        options: SqliteStoreOptions,
+    ) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let worker = Worker::start(path.clone(), options)?;
+        Ok(Self {
+            worker,
+            path,
+            options,
+        })
+    }
+
+    /// The file the store is kept in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The store's bounds and timings.
+    pub fn options(&self) -> &SqliteStoreOptions {
+        &self.options
+    }
+
+    /// Settles every expired lease and forgets every key past its retention now, as the
+    /// background sweep does every [`SqliteStoreOptions::sweep_interval`].
+    pub async fn sweep(&self) -> Result<(), StoreError> {
+        self.worker.run(|db| db.sweep()).await
+    }
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl IdempotencyStore for SqliteStore {
+    async fn claim(
+        &self,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        terms: LeaseTerms,
+    ) -> Result<Claim, StoreError> {
+        let owned = key.clone();
+        let seen = self
+            .worker
+            .run(move |db| db.claim(&owned, fingerprint, terms))
+            .await?;
+        Ok(match seen {
+            Seen::Acquired(lease) => Claim::Acquired(lease),
+            Seen::Finished(recorded) => Claim::Finished(recorded),
+            Seen::Conflict => Claim::Conflict,
+            Seen::Uncertain(status) => Claim::Uncertain(status),
+            Seen::Running {
+                token,
+                expires_at,
+                settled,
+            } => {
+                let left = u64::try_from(expires_at.saturating_sub(db::now_ms())).unwrap_or(0);
+                let deadline = Instant::now() + Duration::from_millis(left);
+                Claim::Running(Box::pin(wait(
+                    self.worker.clone(),
+                    key.clone(),
+                    token,
+                    deadline,
+                    settled,
+                )))
+            }
+        })
+    }
+
+    async fn finish(&self, lease: &Lease, recorded: Recorded) -> Result<(), StoreError> {
+        let lease = lease.clone();
+        self.worker
+            .run(move |db| db.finish(&lease, &recorded))
+            .await
+    }
+
+    async fn release(&self, lease: &Lease, release: Release) -> Result<(), StoreError> {
+        let lease = lease.clone();
+        self.worker.run(move |db| db.release(&lease, release)).await
+    }
+}
+
+/// Resolves once `token` no longer holds `key`: settled here (`settled` closes), settled or
+/// taken over elsewhere (a poll sees it), or at the lease's expiry at the latest. A store that
+/// cannot be read ends the wait too; the claim that follows reports it.
+async fn wait(
+    worker: Worker,
+    key: IdempotencyKey,
+    token: u128,
+    deadline: Instant,
+    mut settled: watch::Receiver<()>,
+) {
+    let mut pause = FIRST_POLL;
+    loop {
+        let nap = pause.min(deadline.saturating_duration_since(Instant::now()));
+        tokio::select! {
+            _ = settled.changed() => return,
+            () = tokio::time::sleep(nap) => {}
+        }
+        if Instant::now() >= deadline {
+            return;
+        }
+        let polled = key.clone();
+        match worker.run(move |db| db.still_held(&polled, token)).await {
+            Ok(true) => pause = (pause * 2).min(LONGEST_POLL),
+            Ok(false) | Err(_) => return,
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! The file's layout, and how a connection to it is set up.
+//!
+//! One row per key in `carmy_claims`. `expires_at` means one thing per state, so one index
+//! finds everything due: a held claim's lease expiry, a settled key's end of retention. The
+//! per-principal shares and the totals are counted by triggers, in the transaction that
+//! changes the rows, so they can never drift from them (a crash rolls both back together).
+
+use std::time::Duration;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::db::Failure;
+
+/// The layout this code writes, kept in `PRAGMA user_version`.
+const VERSION: i64 = 1;
+
+/// A claim held under a lease.
+pub(super) const HELD: i64 = 0;
+/// Finished: `outcome` is kept for replay.
+pub(super) const FINISHED: i64 = 1;
+/// Interrupted after it may have had effects: `status` says how.
+pub(super) const UNCERTAIN: i64 = 2;
+
+const SCHEMA: &str = "
+CREATE TABLE carmy_claims (
+    principal   TEXT    NOT NULL,
+    request_id  TEXT    NOT NULL,
+    fingerprint BLOB    NOT NULL,
+    state       INTEGER NOT NULL,
+    -- held: the holder's lease token (16 bytes) and, if it is lost, the status to keep the key
+    -- as uncertain with (NULL: forget the claim).
+    token       BLOB,
+    if_lost     TEXT,
+    -- held: when the lease runs out; settled: when the key is forgotten (ms since the epoch).
+    expires_at  INTEGER NOT NULL,
+    -- uncertain: the status retries are told.
+    status      TEXT,
+    -- finished: the outcome (crate::outcome's JSON).
+    outcome     TEXT,
+    -- what the key counts for in its principal's share.
+    bytes       INTEGER NOT NULL,
+    PRIMARY KEY (principal, request_id)
+) WITHOUT ROWID;
+CREATE INDEX carmy_claims_expiry ON carmy_claims (expires_at);
+
+CREATE TABLE carmy_shares (
+    principal TEXT    PRIMARY KEY,
+    entries   INTEGER NOT NULL,
+    bytes     INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE carmy_totals (
+    id      INTEGER PRIMARY KEY CHECK (id = 0),
+    entries INTEGER NOT NULL,
+    bytes   INTEGER NOT NULL
+);
+INSERT INTO carmy_totals VALUES (0, 0, 0);
+
+CREATE TRIGGER carmy_claims_counted AFTER INSERT ON carmy_claims BEGIN
+    INSERT INTO carmy_shares (principal, entries, bytes) VALUES (NEW.principal, 1, NEW.bytes)
+        ON CONFLICT (principal) DO UPDATE SET entries = entries + 1, bytes = bytes + NEW.bytes;
+    UPDATE carmy_totals SET entries = entries + 1, bytes = bytes + NEW.bytes;
+END;
+CREATE TRIGGER carmy_claims_uncounted AFTER DELETE ON carmy_claims BEGIN
+    UPDATE carmy_shares SET entries = entries - 1, bytes = bytes - OLD.bytes
+        WHERE principal = OLD.principal;
+    DELETE FROM carmy_shares WHERE principal = OLD.principal AND entries <= 0;
+    UPDATE carmy_totals SET entries = entries - 1, bytes = bytes - OLD.bytes;
+END;
+CREATE TRIGGER carmy_claims_reweighed AFTER UPDATE OF bytes ON carmy_claims
+WHEN NEW.bytes != OLD.bytes BEGIN
+    UPDATE carmy_shares SET bytes = bytes + NEW.bytes - OLD.bytes WHERE principal = NEW.principal;
+    UPDATE carmy_totals SET bytes = bytes + NEW.bytes - OLD.bytes;
+END;
+";
+
+/// Sets `connection` up for durable, shared use, and creates the layout if the file is new.
+pub(super) fn prepare(connection: &mut Connection, busy_timeout: Duration) -> Result<(), Failure> {
+    // Another process may hold the write lock: wait for it rather than fail at once.
+    connection.busy_timeout(busy_timeout)?;
+    // WAL: readers never block the writer and a commit is one append, which survives a crash
+    // whole or not at all. The mode is kept in the file, for every process that opens it.
+    let mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(Failure::Invalid(format!(
+            "the store's file cannot use write-ahead logging (journal mode {mode})"
+        )));
+    }
+    // FULL: a commit is on disk before `finish` returns. NORMAL would be durable against a
+    // process crash but could lose the last commits on a power loss; a finished write that is
+    // forgotten runs twice, which is what this store exists to prevent.
+    connection.pragma_update(None, "synchronous", "FULL")?;
+    connection.pragma_update(None, "foreign_keys", "OFF")?;
+
+    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: i64 = transaction.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    match version {
+        0 => {
+            transaction.execute_batch(SCHEMA)?;
+            transaction.pragma_update(None, "user_version", VERSION)?;
+        }
+        VERSION => {}
+        newer => {
+            return Err(Failure::Invalid(format!(
+                "the store's file has layout {newer}, newer than this program's ({VERSION})"
+            )));
+        }
+    }
+    transaction.commit()?;
+    Ok(())
+}
