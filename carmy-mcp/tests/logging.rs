@@ -193,6 +193,15 @@ async fn on_2026_07_28_the_level_travels_with_each_request() {
             LoggingLevel::Error
         ]
     );
+    // That revision has no session level: `logging/setLevel` is not found, and sets nothing.
+    let refused = client
+        .peer()
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
+        .await
+        .expect_err("no logging/setLevel on 2026-07-28");
+    assert!(refused.to_string().contains("-32601"), "{refused}");
+    call(&client, json!({}), None).await;
+    assert!(listener.take().is_empty(), "still no level, no log");
     client.cancel().await.expect("close");
 }
 

@@ -116,6 +116,7 @@ impl ServerHandler for McpServer {
         params: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        requests::in_revision("resources/subscribe", context.protocol_version().as_ref())?;
         subscriptions::subscribe(self, &params, &context).await
     }
 
@@ -123,8 +124,9 @@ impl ServerHandler for McpServer {
     async fn unsubscribe(
         &self,
         params: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        requests::in_revision("resources/unsubscribe", context.protocol_version().as_ref())?;
         subscriptions::unsubscribe(self, &params);
         Ok(())
     }
@@ -174,8 +176,10 @@ impl ServerHandler for McpServer {
     async fn set_level(
         &self,
         params: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        // 2026-07-28 has no session level: the level travels with each request.
+        requests::in_revision("logging/setLevel", context.protocol_version().as_ref())?;
         self.session.set_log_level(params.level);
         Ok(())
     }

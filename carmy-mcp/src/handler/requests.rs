@@ -15,17 +15,8 @@ use crate::mapping::META_REQUEST_ID;
 /// streamable HTTP answers `404`), whatever its params.
 pub(super) fn unparsed(request: CustomRequest, version: Option<&ProtocolVersion>) -> ErrorData {
     let CustomRequest { method, params, .. } = request;
-    let stateless = version.is_some_and(|version| *version >= ProtocolVersion::V_2026_07_28);
-    let known = STANDARD_METHODS
-        .iter()
-        .find(|(name, _)| *name == method)
-        .is_some_and(|(_, revisions)| revisions.has(stateless));
-    if !known {
-        return ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("method not found: `{method}`"),
-            Some(json!({ "method": method })),
-        );
+    if let Err(not_found) = in_revision(&method, version) {
+        return not_found;
     }
     if method == "tools/call" {
         return call_params_error(params.as_ref());
@@ -34,6 +25,27 @@ pub(super) fn unparsed(request: CustomRequest, version: Option<&ProtocolVersion>
         format!("invalid params for `{method}`"),
         Some(json!({ "method": method })),
     )
+}
+
+/// `-32601` for `method` when the negotiated revision does not have it: rmcp parses and hands
+/// over some requests whatever the revision (`logging/setLevel` on 2026-07-28 over stdio).
+pub(super) fn in_revision(
+    method: &str,
+    version: Option<&ProtocolVersion>,
+) -> Result<(), ErrorData> {
+    let stateless = version.is_some_and(|version| *version >= ProtocolVersion::V_2026_07_28);
+    let known = STANDARD_METHODS
+        .iter()
+        .find(|(name, _)| *name == method)
+        .is_some_and(|(_, revisions)| revisions.has(stateless));
+    if known {
+        return Ok(());
+    }
+    Err(ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: `{method}`"),
+        Some(json!({ "method": method })),
+    ))
 }
 
 /// Which revisions have a method.
