@@ -14,7 +14,7 @@ pub mod prompts;
 pub mod resources;
 pub mod tools;
 
-use carmy::{BuildError, Carmy, Runtime};
+use carmy::{BuildError, Carmy, Runtime, SchemaProfile};
 
 /// A 1×1 red PNG: the image of the image fixtures.
 pub const RED_PIXEL_PNG: &[u8] = include_bytes!("red.png");
@@ -47,6 +47,8 @@ pub fn everything() -> Carmy {
         .tool(asking::test_missing_capability)
         .tool(asking::test_streaming_elicitation)
         .tool(tools::test_logging_tool)
+        .tool(tools::json_schema_2020_12_tool)
+        .tool(tools::test_x_mcp_header)
         .resource(resources::static_text)
         .resource(resources::static_binary)
         .resource(resources::template_data)
@@ -58,6 +60,8 @@ pub fn everything() -> Carmy {
         .prompt(prompts::test_input_required_result_prompt)
         // `test://watched-resource` may be subscribed to.
         .reports_resource_changes()
+        // Schemas as declared: the suite checks that 2020-12 keywords reach the client.
+        .schema_profile(SchemaProfile::Raw)
 }
 
 /// The runtime of every fixture.

@@ -90,3 +90,91 @@ pub async fn test_logging_tool() -> Result<ToolContent, AgentError> {
     tracing::error!("an error message");
     Ok(ToolContent::new().text("Logged at debug, info, warning and error."))
 }
+
+/// The arguments of `json_schema_2020_12_tool`, whose schema is written by hand to use JSON
+/// Schema 2020-12's wider vocabulary: `$defs` with an `$anchor`, `allOf`/`anyOf`,
+/// `if`/`then`/`else`. The everything server publishes schemas unchanged
+/// (`SchemaProfile::Raw`), and the runtime validates arguments against this one.
+#[derive(Debug, serde::Deserialize)]
+pub struct Contact {
+    /// The contact's name.
+    pub name: Option<String>,
+    /// How to reach them.
+    #[serde(rename = "contactMethod")]
+    pub contact_method: Option<String>,
+    /// Their phone number.
+    pub phone: Option<String>,
+    /// Their email address.
+    pub email: Option<String>,
+    /// Their address.
+    pub address: Option<serde_json::Value>,
+}
+
+impl schemars::JsonSchema for Contact {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Contact".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": { "street": { "type": "string" }, "city": { "type": "string" } }
+                }
+            },
+            "properties": {
+                "name": { "type": "string" },
+                "address": { "$ref": "#/$defs/address" },
+                "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+                "phone": { "type": "string" },
+                "email": { "type": "string" }
+            },
+            "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+            "if": {
+                "properties": { "contactMethod": { "const": "phone" } },
+                "required": ["contactMethod"]
+            },
+            "then": { "required": ["phone"] },
+            "else": { "required": ["email"] },
+            "additionalProperties": false
+        })
+    }
+}
+
+/// Takes a contact whose schema uses JSON Schema 2020-12's composition and conditionals.
+#[tool(effect = "none")]
+pub async fn json_schema_2020_12_tool(input: Contact) -> Result<ToolContent, AgentError> {
+    let how = match input.contact_method.as_deref() {
+        Some("phone") => format!("by phone at {}", input.phone.unwrap_or_default()),
+        _ => format!("by email at {}", input.email.unwrap_or_default()),
+    };
+    Ok(ToolContent::new().text(format!(
+        "Will reach {} {how}.",
+        input.name.as_deref().unwrap_or("them")
+    )))
+}
+
+/// The arguments of `test_x_mcp_header`: `region` is repeated in the `Mcp-Param-Region`
+/// header on 2026-07-28 (SEP-2243), which the server checks against the body.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct Routed {
+    /// Where the request is routed; also in `Mcp-Param-Region`.
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    pub region: String,
+    /// What to echo.
+    pub message: Option<String>,
+}
+
+/// Echoes its message and the region it was routed by.
+#[tool(effect = "none")]
+pub async fn test_x_mcp_header(input: Routed) -> Result<ToolContent, AgentError> {
+    Ok(ToolContent::new().text(format!(
+        "{} (routed by region {})",
+        input.message.as_deref().unwrap_or(""),
+        input.region
+    )))
+}

@@ -32,6 +32,8 @@ pub(super) struct Message {
     pub(super) initialize: bool,
     /// The request's JSON-RPC `id`, to answer a refusal by.
     pub(super) id: Option<RequestId>,
+    /// Whether it is a `tools/call` request (whose `Mcp-Param-*` headers may need checking).
+    pub(super) tools_call: bool,
 }
 
 /// Whether the request says its body is JSON: only such bodies are read here; rmcp refuses the
@@ -72,6 +74,8 @@ pub(super) async fn read(
                 initialize: kind == Kind::Request
                     && envelope.method.as_deref() == Some("initialize")
                     && opens_session(&bytes),
+                tools_call: kind == Kind::Request
+                    && envelope.method.as_deref() == Some("tools/call"),
                 id: envelope.id.flatten(),
                 bytes,
             }),

@@ -24,7 +24,9 @@ use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{
-    body, refusal,
+    body,
+    params::HeaderParams,
+    refusal,
     sessions::{Activity, Entered, Sessions, Visit},
 };
 use crate::{net::auth::DynAuthenticator, scope::RequestScope};
@@ -39,6 +41,8 @@ pub(super) struct Guard {
     /// `None` when serving statelessly.
     pub(super) sessions: Option<Arc<Sessions>>,
     pub(super) calls: CancellationToken,
+    /// The tools' header-bound arguments (`Mcp-Param-*`), checked against each call's body.
+    pub(super) header_params: Arc<HeaderParams>,
 }
 
 pub(super) async fn guard_request(
@@ -105,6 +109,13 @@ pub(super) async fn guard_request(
     let admitted = async {
         let body = if parts.method == Method::POST && body::is_json(&parts.headers) {
             let message = body::read(&parts.headers, body, guard.max_body_bytes).await?;
+            if message.tools_call
+                && !guard.header_params.is_empty()
+                && speaks_2026(&parts.headers)
+                && let Err(reason) = guard.header_params.check(&parts.headers, &message.bytes)
+            {
+                return Err(refusal::header_mismatch(message.id.as_ref(), &reason));
+            }
             if opens_session
                 && message.initialize
                 && let Some(sessions) = &guard.sessions
@@ -133,6 +144,14 @@ pub(super) async fn guard_request(
         Expiry::Cancel(deadline),
         activity,
     )
+}
+
+/// Whether the request speaks 2026-07-28 or later, whose clients send `Mcp-Param-*` headers.
+fn speaks_2026(headers: &HeaderMap) -> bool {
+    headers
+        .get("MCP-Protocol-Version")
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|version| version >= "2026-07-28")
 }
 
 /// A `GET` opens the session's standalone stream, of which one may be open at a time, unless

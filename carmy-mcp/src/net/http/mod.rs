@@ -10,6 +10,7 @@
 mod body;
 mod connections;
 mod guard;
+mod params;
 mod refusal;
 mod sessions;
 
@@ -352,6 +353,7 @@ impl HttpServer {
             idle_timeout: self.sessions.idle_timeout,
             sessions: (!self.stateless).then_some(sessions),
             calls: control.calls.clone(),
+            header_params: Arc::new(params::HeaderParams::of(self.server.runtime.catalog())),
         });
         let draining = control.draining.clone();
         let router = Router::new()
