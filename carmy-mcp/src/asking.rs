@@ -81,8 +81,8 @@ impl AskStates {
         };
         known.extend(input_responses.unwrap_or_default());
         Ok(ClientAsker {
-            capabilities: capabilities.unwrap_or_default(),
             round: Round::Modern {
+                capabilities: capabilities.unwrap_or_default(),
                 states: Arc::clone(self),
                 binding,
                 known,
@@ -149,7 +149,6 @@ impl CallBinding<'_> {
 
 /// The asker of one call.
 pub(crate) struct ClientAsker {
-    capabilities: ClientCapabilities,
     round: Round,
 }
 
@@ -158,6 +157,8 @@ enum Round {
     Legacy { peer: Peer<RoleServer> },
     /// Answers from the client's retry; questions still open end the call.
     Modern {
+        /// What the request's `_meta` says the client can answer.
+        capabilities: ClientCapabilities,
         states: Arc<AskStates>,
         binding: Vec<u8>,
         /// Every answer the client sent (state and this round), by key.
@@ -192,14 +193,10 @@ impl ClientAsker {
         }
     }
 
-    /// The asker of a call on a 2025-11-25 (or older) session.
+    /// The asker of a call on a 2025-11-25 (or older) session: what the client can answer is
+    /// read from its `initialize` when a tool asks, never copied for a call that does not.
     pub(crate) fn legacy(peer: Peer<RoleServer>) -> Self {
-        let capabilities = peer
-            .peer_info()
-            .map(|info| info.capabilities.clone())
-            .unwrap_or_default();
         Self {
-            capabilities,
             round: Round::Legacy { peer },
         }
     }
@@ -207,7 +204,17 @@ impl ClientAsker {
 
 impl Asker for ClientAsker {
     fn can_ask(&self, kind: AskKind) -> bool {
-        let capabilities = &self.capabilities;
+        let initialized;
+        let capabilities = match &self.round {
+            Round::Modern { capabilities, .. } => capabilities,
+            Round::Legacy { peer } => match peer.peer_info() {
+                Some(info) => {
+                    initialized = info;
+                    &initialized.capabilities
+                }
+                None => return false,
+            },
+        };
         match kind {
             AskKind::Input => capabilities
                 .elicitation
@@ -227,6 +234,7 @@ impl Asker for ClientAsker {
                 binding,
                 known,
                 used,
+                ..
             } => {
                 let mut used = used.lock().unwrap_or_else(|e| e.into_inner());
                 let mut open = Asks::new();
