@@ -31,6 +31,7 @@ Examples:
   carmy client -s 'shop mcp' list-tools
   carmy client -s 'shop mcp' call-tool -n search_products -a '{\"query\": \"mouse\"}'
   carmy client -t http -s http://127.0.0.1:8080/mcp --bearer TOKEN list-resources
+  carmy client -t sse -s http://127.0.0.1:8080/sse list-prompts
   carmy client -t unix -s /tmp/shop.sock read-resource -u shop://catalog";
 
 #[derive(Debug, Args)]
@@ -40,7 +41,8 @@ pub(crate) struct Client {
     pub(crate) transport: TransportKind,
 
     /// The server: a command line for stdio (split as a shell would, e.g. "python3 server.py"),
-    /// a URL for http (e.g. http://127.0.0.1:8080/mcp), a socket path for unix.
+    /// a URL for http (e.g. http://127.0.0.1:8080/mcp) or sse (e.g. http://127.0.0.1:8080/sse),
+    /// a socket path for unix.
     #[arg(short = 's', long = "server", value_name = "SERVER")]
     pub(crate) server: String,
 
@@ -50,11 +52,11 @@ pub(crate) struct Client {
     #[arg(long, value_enum, value_name = "VERSION")]
     pub(crate) protocol: Option<Protocol>,
 
-    /// An HTTP header sent with every request (http only), `NAME:VALUE`; repeatable.
+    /// An HTTP header sent with every request (http and sse only), `NAME:VALUE`; repeatable.
     #[arg(long = "header", value_name = "NAME:VALUE", value_parser = parse_header)]
     pub(crate) headers: Vec<(String, String)>,
 
-    /// A bearer token sent as `Authorization: Bearer TOKEN` (http only).
+    /// A bearer token sent as `Authorization: Bearer TOKEN` (http and sse only).
     #[arg(long, value_name = "TOKEN")]
     pub(crate) bearer: Option<String>,
 
@@ -77,7 +79,7 @@ pub(crate) enum TransportKind {
     Stdio,
     /// Streamable HTTP.
     Http,
-    /// The legacy HTTP+SSE transport (2024-11-05): not supported yet.
+    /// The legacy HTTP+SSE transport (2024-11-05): the URL of its event stream.
     Sse,
     /// A Unix socket carrying MCP lines, as on stdio.
     Unix,

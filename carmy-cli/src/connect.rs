@@ -18,6 +18,7 @@ use crate::{
     args::{Client, Protocol, TransportKind},
     exit::Failure,
     handler::Handler,
+    sse,
 };
 
 pub(crate) type Session = RunningService<RoleClient, Handler>;
@@ -38,13 +39,12 @@ pub(crate) fn lifecycle(protocol: Option<Protocol>) -> ClientLifecycleMode {
     }
 }
 
-/// Starts (stdio) or reaches (http, unix) the server and opens a session.
+/// Starts (stdio) or reaches (http, sse, unix) the server and opens a session.
 pub(crate) async fn connect(client: &Client, handler: Handler) -> Result<Session, Failure> {
-    if client.transport != TransportKind::Http
-        && (!client.headers.is_empty() || client.bearer.is_some())
-    {
+    let over_http = matches!(client.transport, TransportKind::Http | TransportKind::Sse);
+    if !over_http && (!client.headers.is_empty() || client.bearer.is_some()) {
         return Err(Failure::Usage(
-            "--header and --bearer apply to -t http only".to_owned(),
+            "--header and --bearer apply to -t http and -t sse only".to_owned(),
         ));
     }
     let lifecycle = lifecycle(client.protocol);
@@ -84,11 +84,30 @@ pub(crate) async fn connect(client: &Client, handler: Handler) -> Result<Session
             .await?
         }
         TransportKind::Sse => {
-            return Err(Failure::Usage(
-                "-t sse (the legacy HTTP+SSE transport) is not supported yet; servers that \
-                 speak streamable HTTP take -t http"
-                    .to_owned(),
-            ));
+            // The transport predates 2026-07-28: its servers know the `initialize` handshake.
+            if client.protocol == Some(Protocol::V2026_07_28) {
+                return Err(Failure::Usage(
+                    "-t sse is the 2024-11-05 transport, which 2026-07-28 does not run on; \
+                     use -t http"
+                        .to_owned(),
+                ));
+            }
+            check_url(&client.server)?;
+            let opening = sse::connect(&client.server, headers(client)?, client.bearer.as_deref());
+            let transport = match client.timeout {
+                Some(timeout) => tokio::time::timeout(timeout, opening).await.map_err(|_| {
+                    Failure::Connect(format!(
+                        "no event stream within {} s",
+                        timeout.as_secs_f64()
+                    ))
+                })??,
+                None => opening.await?,
+            };
+            within(
+                client.timeout,
+                handler.serve_with_lifecycle(transport, ClientLifecycleMode::Initialize),
+            )
+            .await?
         }
     };
     Ok(session)
@@ -149,21 +168,30 @@ fn split_assignments(words: &[String]) -> (Vec<(&str, &str)>, &[String]) {
 
 fn http_config(client: &Client) -> Result<StreamableHttpClientTransportConfig, Failure> {
     check_url(&client.server)?;
-    let mut headers = HashMap::new();
-    for (name, value) in &client.headers {
-        // Both were checked when the command line was parsed (src/args.rs).
-        let name = http::HeaderName::try_from(name.as_str())
-            .map_err(|error| Failure::Usage(format!("--header {name}: {error}")))?;
-        let value = http::HeaderValue::try_from(value.as_str())
-            .map_err(|error| Failure::Usage(format!("--header {name}: {error}")))?;
-        headers.insert(name, value);
-    }
+    let headers: HashMap<_, _> = headers(client)?
+        .iter()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
     let mut config = StreamableHttpClientTransportConfig::with_uri(client.server.as_str())
         .custom_headers(headers);
     if let Some(token) = &client.bearer {
         config = config.auth_header(token.as_str());
     }
     Ok(config)
+}
+
+/// The `--header`s.
+fn headers(client: &Client) -> Result<http::HeaderMap, Failure> {
+    let mut headers = http::HeaderMap::new();
+    for (name, value) in &client.headers {
+        // Both were checked when the command line was parsed (src/args.rs).
+        let name = http::HeaderName::try_from(name.as_str())
+            .map_err(|error| Failure::Usage(format!("--header {name}: {error}")))?;
+        let value = http::HeaderValue::try_from(value.as_str())
+            .map_err(|error| Failure::Usage(format!("--header {name}: {error}")))?;
+        headers.append(name, value);
+    }
+    Ok(headers)
 }
 
 /// An `http://` URL, or bad usage: reqwest would only fail later, with a vaguer message, and

@@ -17,6 +17,7 @@ mod interrupt;
 mod out;
 mod progress;
 mod render;
+mod sse;
 
 use std::{process::ExitCode, sync::Arc};
 

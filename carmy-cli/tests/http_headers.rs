@@ -13,8 +13,22 @@ use common::carmy;
 
 #[test]
 fn headers_and_the_bearer_token_go_with_the_request() {
+    headers_reach_the_server("http", "/mcp", "post /mcp http/1.1\r\n");
+}
+
+#[test]
+fn headers_and_the_bearer_token_open_the_legacy_event_stream() {
+    headers_reach_the_server("sse", "/sse", "get /sse http/1.1\r\n");
+}
+
+/// `carmy client -t <transport>` with headers and a bearer token, against a listener on
+/// `path`; its first request head starts with `first_line`.
+fn headers_reach_the_server(transport: &str, path: &str, first_line: &str) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
+    let url = format!(
+        "http://{}{path}",
+        listener.local_addr().expect("an address")
+    );
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         let (stream, _) = listener.accept().expect("carmy connects");
@@ -33,7 +47,7 @@ fn headers_and_the_bearer_token_go_with_the_request() {
     let run = carmy(&[
         "client",
         "-t",
-        "http",
+        transport,
         "-s",
         &url,
         "--header",
@@ -48,7 +62,7 @@ fn headers_and_the_bearer_token_go_with_the_request() {
     ]);
     assert_eq!(run.code(), Some(3), "{run:#?}");
     let head = receive.recv().expect("a request head");
-    assert!(head.starts_with("post /mcp http/1.1\r\n"), "{head}");
+    assert!(head.starts_with(first_line), "{head}");
     assert!(head.contains("x-trace: abc-123\r\n"), "{head}");
     assert!(head.contains("x-tenant: blue\r\n"), "{head}");
     assert!(

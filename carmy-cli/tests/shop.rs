@@ -28,7 +28,12 @@ fn client(transport: &[&str], protocol: &str, command: &[&str]) -> common::Run {
 
 /// Every command, on one transport, on both lifecycles.
 fn every_command(transport: &[&str]) {
-    for protocol in PROTOCOLS {
+    every_command_on(transport, &PROTOCOLS);
+}
+
+/// Every command, on one transport, on each of `protocols`.
+fn every_command_on(transport: &[&str], protocols: &[&str]) {
+    for &protocol in protocols {
         let run = |command: &[&str]| client(transport, protocol, command);
         let context = format!("{transport:?} {protocol}");
 
@@ -106,6 +111,34 @@ fn every_command_over_stdio() {
 fn every_command_over_http() {
     let shop = Served::http(TOKEN);
     every_command(&["-t", "http", "-s", &shop.server, "--bearer", TOKEN]);
+}
+
+#[test]
+fn every_command_over_the_legacy_sse_transport() {
+    let shop = Served::http_with(TOKEN, &["--legacy-sse"]);
+    let url = shop.server.replace("/mcp", "/sse");
+    // The transport predates 2026-07-28: `initialize` only.
+    every_command_on(
+        &["-t", "sse", "-s", &url, "--bearer", TOKEN],
+        &["2025-11-25"],
+    );
+    // Without `--protocol` too; and a call's progress and answer arrive on the stream.
+    let found = carmy(&[
+        "client",
+        "-t",
+        "sse",
+        "-s",
+        &url,
+        "--bearer",
+        TOKEN,
+        "call-tool",
+        "-n",
+        "search_products",
+        "-a",
+        r#"{"query": "mouse"}"#,
+    ])
+    .ok();
+    assert!(found.stdout.contains("\"total\": 4"), "{found:#?}");
 }
 
 #[test]
@@ -309,8 +342,11 @@ fn bad_usage_exits_2() {
             "sse",
             "-s",
             "http://127.0.0.1:1/sse",
+            "--protocol",
+            "2026-07-28",
             "list-tools",
         ],
+        vec!["client", "-t", "sse", "-s", "127.0.0.1:1/sse", "list-tools"],
         vec!["client", "-s", &server, "frobnicate"],
         // TLS is not built in: https:// is refused up front rather than failing to connect.
         vec![
@@ -340,7 +376,9 @@ fn an_unreachable_server_exits_3() {
         .expect("a free port")
         .port();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let shop = Served::http(TOKEN);
+    let sse_url = format!("http://127.0.0.1:{port}/sse");
+    let shop = Served::http_with(TOKEN, &["--legacy-sse"]);
+    let shop_sse = shop.server.replace("/mcp", "/sse");
     for args in [
         vec!["client", "-s", "/nonexistent/server --flag", "list-tools"],
         // A program that exits at once: it never initializes.
@@ -354,7 +392,30 @@ fn an_unreachable_server_exits_3() {
             "list-tools",
         ],
         vec!["client", "-t", "http", "-s", &url, "list-tools"],
+        vec!["client", "-t", "sse", "-s", &sse_url, "list-tools"],
         // Reached, but refused: no bearer token, and a wrong one.
+        vec!["client", "-t", "sse", "-s", &shop_sse, "list-tools"],
+        vec![
+            "client",
+            "-t",
+            "sse",
+            "-s",
+            &shop_sse,
+            "--bearer",
+            "wrong-token-0123456789",
+            "list-tools",
+        ],
+        // Not the legacy transport's URL: no event stream there.
+        vec![
+            "client",
+            "-t",
+            "sse",
+            "-s",
+            &shop.server,
+            "--bearer",
+            TOKEN,
+            "list-tools",
+        ],
         vec!["client", "-t", "http", "-s", &shop.server, "list-tools"],
         vec![
             "client",

@@ -1,5 +1,5 @@
 //! Network transports: many clients at once. Streamable HTTP (`http/`, behind the `http`
-//! feature) with its authentication (`auth.rs`), Unix domain sockets (`unix.rs`), and the
+//! feature, with the legacy HTTP+SSE transport beside it) with its authentication (`auth.rs`), Unix domain sockets (`unix.rs`), and the
 //! graceful shutdown both share (`shutdown.rs`). Each takes an [`McpServer`](crate::McpServer).
 
 #[cfg(feature = "http")]
@@ -17,7 +17,7 @@ pub use http::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT, HEALTH_PATH, HttpError, HttpServer,
-    LOOPBACK_ORIGINS, MCP_PATH,
+    LOOPBACK_ORIGINS, MCP_PATH, MESSAGES_PATH, SSE_PATH,
 };
 pub use shutdown::{DEFAULT_GRACE_PERIOD, signal as shutdown_signal};
 #[cfg(unix)]

@@ -117,6 +117,12 @@ fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
                 .help("No sessions: every request stands alone"),
         )
         .arg(
+            Arg::new("legacy-sse")
+                .long("legacy-sse")
+                .action(ArgAction::SetTrue)
+                .help("Also serve the legacy HTTP+SSE transport (MCP 2024-11-05) on /sse and /messages, for clients that speak only that"),
+        )
+        .arg(
             Arg::new("max-body-bytes")
                 .long("max-body-bytes")
                 .value_name("BYTES")
@@ -253,6 +259,7 @@ pub(super) async fn http(
     )
     .allow_unauthenticated(matches.get_flag("allow-unauthenticated"))
     .stateless(matches.get_flag("stateless"))
+    .legacy_sse(matches.get_flag("legacy-sse"))
     .max_body_bytes(number("max-body-bytes", DEFAULT_MAX_BODY_BYTES))
     .request_timeout(seconds(matches, "request-timeout", DEFAULT_REQUEST_TIMEOUT))
     .max_sessions(number("max-sessions", DEFAULT_MAX_SESSIONS))
@@ -286,6 +293,9 @@ pub(super) async fn http(
     if let Ok(local) = listener.local_addr() {
         // Tests and scripts read the port from this line.
         eprintln!("listening on http://{local}/mcp");
+        if matches.get_flag("legacy-sse") {
+            eprintln!("legacy HTTP+SSE on http://{local}/sse");
+        }
     }
     match server.serve(listener).await {
         Ok(()) => ExitCode::SUCCESS,

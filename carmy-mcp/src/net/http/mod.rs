@@ -1,7 +1,8 @@
 //! Streamable HTTP: rmcp's service behind authentication, Host and Origin checks, a body limit,
 //! a per-request deadline, disconnect cancellation, bounded sessions bound to their principals,
 //! bounded connections with a deadline for each request head, a health endpoint and graceful
-//! shutdown.
+//! shutdown. Optionally, beside it, the legacy HTTP+SSE transport (`sse/`), behind the same
+//! protections.
 //!
 //! `mod.rs` is the builder; `guard.rs` what each request goes through before rmcp, `body.rs`
 //! the reading of its body, `sessions.rs` the sessions, `connections.rs` the accepting of
@@ -13,6 +14,7 @@ mod guard;
 mod params;
 mod refusal;
 mod sessions;
+mod sse;
 
 use std::{
     future::Future,
@@ -44,6 +46,8 @@ use super::{
     shutdown::{self, DEFAULT_GRACE_PERIOD},
 };
 use crate::server::McpServer;
+
+pub use self::sse::{MESSAGES_PATH, SSE_PATH};
 
 /// The path MCP is served on.
 pub const MCP_PATH: &str = "/mcp";
@@ -119,6 +123,7 @@ pub struct HttpServer {
     sessions: SessionLimits,
     stream_timeout: Duration,
     connections: ConnectionLimits,
+    legacy_sse: bool,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -135,6 +140,7 @@ impl std::fmt::Debug for HttpServer {
             .field("sessions", &self.sessions)
             .field("stream_timeout", &self.stream_timeout)
             .field("connections", &self.connections)
+            .field("legacy_sse", &self.legacy_sse)
             .finish()
     }
 }
@@ -165,6 +171,7 @@ impl HttpServer {
                 max_connections: DEFAULT_MAX_CONNECTIONS,
                 header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             },
+            legacy_sse: false,
         }
     }
 
@@ -266,6 +273,21 @@ impl HttpServer {
         self
     }
 
+    /// Also serves the legacy HTTP+SSE transport of MCP 2024-11-05, for clients that speak only
+    /// that: `GET` [`SSE_PATH`] opens a session's event stream, whose first event names where
+    /// to `POST` its messages ([`MESSAGES_PATH`]`?sessionId=…`). Off by default.
+    ///
+    /// Its sessions are served by the same handler, behind the same `Host` and `Origin` checks,
+    /// authenticator, body limit and request deadline, and count within the same bounds on
+    /// sessions; each belongs to the principal that opened it. A session lasts as long as its
+    /// stream: the [stream timeout](Self::stream_timeout) and idle timeout do not apply (the
+    /// transport cannot resume a stream), and closing the stream closes the session and
+    /// cancels its calls.
+    pub fn legacy_sse(mut self, enabled: bool) -> Self {
+        self.legacy_sse = enabled;
+        self
+    }
+
     /// Lets [`serve`](Self::serve) run without an authenticator on a non-loopback address, where
     /// anyone who can reach it gets the host context. Off by default.
     pub fn allow_unauthenticated(mut self, allow: bool) -> Self {
@@ -333,8 +355,8 @@ impl HttpServer {
 
     fn build(self, control: Control) -> (Router, Control) {
         let config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(self.allowed_hosts)
-            .with_allowed_origins(self.allowed_origins)
+            .with_allowed_hosts(self.allowed_hosts.clone())
+            .with_allowed_origins(self.allowed_origins.clone())
             .enforce_origin_validation()
             .with_max_request_body_bytes(self.max_body_bytes)
             .with_legacy_session_mode(!self.stateless)
@@ -344,6 +366,22 @@ impl HttpServer {
         let server = self.server.clone();
         let mcp =
             StreamableHttpService::new(move || Ok(server.for_session()), sessions.clone(), config);
+        let legacy = self.legacy_sse.then(|| sse::Legacy {
+            server: self.server.clone(),
+            authenticator: self.authenticator.clone(),
+            base: self.server.context.clone(),
+            allowed: sse::Allowed {
+                hosts: self.allowed_hosts.clone(),
+                origins: self.allowed_origins.clone(),
+            },
+            max_body_bytes: self.max_body_bytes,
+            request_timeout: self.request_timeout,
+            idle_timeout: self.sessions.idle_timeout,
+            sessions: sessions.clone(),
+            table: Arc::default(),
+            calls: control.calls.clone(),
+            close: control.sessions.clone(),
+        });
         let guard = Arc::new(Guard {
             authenticator: self.authenticator,
             base: self.server.context.clone(),
@@ -356,10 +394,13 @@ impl HttpServer {
             header_params: Arc::new(params::HeaderParams::of(self.server.runtime.catalog())),
         });
         let draining = control.draining.clone();
-        let router = Router::new()
+        let mut router = Router::new()
             .route_service(MCP_PATH, mcp)
             .route_layer(middleware::from_fn_with_state(guard, guard_request))
             .route(HEALTH_PATH, get(move || health(draining.clone())));
+        if let Some(legacy) = legacy {
+            router = router.merge(sse::router(legacy));
+        }
         (router, control)
     }
 }
