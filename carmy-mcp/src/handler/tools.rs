@@ -28,7 +28,6 @@ pub(super) async fn call(
     // what the transport attached to this request (HTTP: its authenticated context, its
     // disconnect and deadline).
     let scope = CallScope::of(&server.context, &context);
-    // The context is the host's; nothing from the request (arguments, `_meta`) adds to it.
     // A tool's questions go to the client: in the call up to 2025-11-25, as an
     // `input_required` result on 2026-07-28, whose retry brings the answers and the state of
     // earlier rounds (a state that fails verification ends the call here).
@@ -50,6 +49,7 @@ pub(super) async fn call(
         params.input_responses.clone(),
         asking_state.as_deref(),
     )?;
+    // The context is the host's; nothing from the request (arguments, `_meta`) adds to it.
     let mut request = Request::new(name.as_ref(), arguments)
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone())
