@@ -23,7 +23,7 @@ use std::{
 };
 
 use carmy_core::{
-    AgentError, Answers, Ask, AskKind, Asked, Asker, Asks, ContentBlock, Fingerprint, Pending, Role,
+    AgentError, Answers, Ask, AskKind, Asked, Asker, Asks, ContentBlock, Pending, Role,
 };
 use rmcp::{
     Peer, RoleServer,
@@ -53,10 +53,8 @@ impl std::fmt::Debug for AskStates {
 
 impl AskStates {
     pub(crate) fn new() -> Self {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).expect("the operating system's random number generator");
         Self {
-            codec: RequestStateCodec::new_unchecked(key.to_vec()),
+            codec: crate::sealing::fresh_codec(),
         }
     }
 
@@ -132,18 +130,7 @@ pub(crate) struct CallBinding<'a> {
 
 impl CallBinding<'_> {
     fn bytes(&self) -> Vec<u8> {
-        let digest = Fingerprint::of(self.tool, self.arguments);
-        let mut out = Vec::with_capacity(96);
-        out.extend_from_slice(b"carmy/ask/v1");
-        for part in [
-            self.tool.as_bytes(),
-            digest.as_bytes(),
-            self.principal.map_or(&b"\xff"[..], str::as_bytes),
-        ] {
-            out.extend_from_slice(&(part.len() as u64).to_le_bytes());
-            out.extend_from_slice(part);
-        }
-        out
+        crate::sealing::call_binding(b"carmy/ask/v1", self.tool, self.arguments, self.principal)
     }
 }
 

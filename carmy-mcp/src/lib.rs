@@ -88,6 +88,7 @@ mod logging;
 mod mapping;
 mod net;
 mod scope;
+mod sealing;
 mod server;
 mod transport;
 

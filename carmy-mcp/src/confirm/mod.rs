@@ -39,7 +39,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use carmy_core::Fingerprint;
 use rmcp::{
     RoleServer,
     model::{
@@ -117,12 +116,8 @@ impl ClientConfirmation {
     }
 
     pub(crate) fn with_ttl(ttl: Duration) -> Self {
-        let mut key = [0u8; 32];
-        // Without randomness there is no safe key; a server that cannot read the OS's RNG cannot
-        // run anything else that matters either.
-        getrandom::fill(&mut key).expect("the operating system's random number generator");
         Self {
-            codec: RequestStateCodec::new_unchecked(key.to_vec()),
+            codec: crate::sealing::fresh_codec(),
             ttl,
             epoch: Instant::now(),
             redeemed: Mutex::default(),
@@ -236,18 +231,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// What a sealed state is bound to: the tool, the digest of its canonical arguments and the
 /// principal, each length-prefixed so no two bindings share bytes.
 fn binding(tool: &str, arguments: &Value, principal: Option<&str>) -> Vec<u8> {
-    let digest = Fingerprint::of(tool, arguments);
-    let mut out = Vec::with_capacity(96);
-    out.extend_from_slice(b"carmy/confirm/v1");
-    for part in [
-        tool.as_bytes(),
-        digest.as_bytes(),
-        principal.map_or(&b"\xff"[..], str::as_bytes),
-    ] {
-        out.extend_from_slice(&(part.len() as u64).to_le_bytes());
-        out.extend_from_slice(part);
-    }
-    out
+    crate::sealing::call_binding(b"carmy/confirm/v1", tool, arguments, principal)
 }
 
 fn random_u64() -> u64 {

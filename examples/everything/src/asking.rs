@@ -162,17 +162,22 @@ pub async fn test_input_required_result_list_roots(
     Ok(ToolContent::new().text(format!("Client roots: {}", uris.join(", "))))
 }
 
+fn confirm_form() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "ok": { "type": "boolean" } },
+        "required": ["ok"]
+    })
+}
+
 /// Asks for a confirmation; the answer comes back with the sealed state of the question.
 #[tool(effect = "none")]
 pub async fn test_input_required_result_request_state(
     context: &Context,
 ) -> Result<ToolContent, AgentError> {
-    let form = json!({
-        "type": "object",
-        "properties": { "ok": { "type": "boolean" } },
-        "required": ["ok"]
-    });
-    let answer = context.ask_input("confirm", "Please confirm", form).await?;
+    let answer = context
+        .ask_input("confirm", "Please confirm", confirm_form())
+        .await?;
     // The answer was found beside a state that passed verification: say so.
     Ok(ToolContent::new().text(format!("state-ok: {}", answered(&answer))))
 }
@@ -228,12 +233,9 @@ pub async fn test_input_required_result_multi_round(
 pub async fn test_input_required_result_tampered_state(
     context: &Context,
 ) -> Result<ToolContent, AgentError> {
-    let form = json!({
-        "type": "object",
-        "properties": { "ok": { "type": "boolean" } },
-        "required": ["ok"]
-    });
-    let answer = context.ask_input("confirm", "Please confirm", form).await?;
+    let answer = context
+        .ask_input("confirm", "Please confirm", confirm_form())
+        .await?;
     Ok(ToolContent::new().text(format!("Confirmed: {}", answered(&answer))))
 }
 
