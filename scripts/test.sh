@@ -3,8 +3,13 @@
 # `cargo test`, then the end-to-end suites that drive the shop server with the official Python
 # and TypeScript MCP clients (installed, pinned, on first use), and the official MCP conformance
 # suite against the everything server (examples/everything), for both protocol revisions.
+# The store tests run real PostgreSQL and Redis servers: installed here (scripts/services.sh),
+# started by the tests themselves, and required, so a missing one fails instead of skipping.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+bash scripts/services.sh
+export CARMY_TEST_SERVERS=required
 
 echo "==> cargo test --workspace"
 cargo test --workspace
