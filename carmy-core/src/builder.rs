@@ -9,10 +9,12 @@ use crate::{
     admission::{Admission, DynAdmission},
     catalog::{Catalog, ToolEntry, is_valid_tool_name},
     content::ToolContent,
+    effect::Effect,
     erased::{Erased, ErasedTool},
     idempotency::{DynStore, IdempotencyStore, MemoryStore},
     limits::Limits,
     prompt::{self, Prompt, register::RegisteredPrompt},
+    records::{DynRecordStore, RecordStore},
     resource::{
         self, ProviderEntry, Resource, ResourceProvider, provider::ErasedProvider,
         register::RegisteredResource,
@@ -48,6 +50,8 @@ pub struct Carmy {
     prompts: Vec<RegisteredPrompt>,
     states: StateMap,
     store: Option<Arc<dyn DynStore>>,
+    /// The store's records, when it keeps them: `None` with a store that does not.
+    records: Option<Arc<dyn DynRecordStore>>,
     admissions: Vec<Arc<dyn DynAdmission>>,
     limits: Limits,
     profile: SchemaProfile,
@@ -80,6 +84,7 @@ impl Carmy {
             prompts: Vec::new(),
             states: StateMap::default(),
             store: None,
+            records: None,
             admissions: Vec::new(),
             limits: Limits::default(),
             profile: SchemaProfile::default(),
@@ -143,9 +148,23 @@ impl Carmy {
         self
     }
 
-    /// Replaces the in-memory idempotency store (e.g. with one backed by a database).
+    /// Replaces the in-memory store with one that keeps both the execution records
+    /// (idempotency) and the application's [`Records`](crate::Records): one of `carmy-store`'s
+    /// (SQLite, PostgreSQL, Redis), or another [`RecordStore`]. Transactional tools commit
+    /// their writes and their outcome in it together.
+    pub fn store(mut self, store: impl RecordStore) -> Self {
+        let store = Arc::new(store);
+        self.records = Some(Arc::clone(&store) as Arc<dyn DynRecordStore>);
+        self.store = Some(store);
+        self
+    }
+
+    /// Replaces the in-memory idempotency store with one that keeps no records (see
+    /// [`store`](Self::store) for one that does). Tools then find no records, and a
+    /// `transactional` tool is refused by `build()`.
     pub fn idempotency_store(mut self, store: impl IdempotencyStore) -> Self {
         self.store = Some(Arc::new(store));
+        self.records = None;
         self
     }
 
@@ -201,6 +220,18 @@ impl Carmy {
                 .is_some_and(|t| t.is_zero())
             {
                 problems.push(BuildProblem::ZeroTimeout { tool: name.into() });
+            }
+            if registered.spec.is_transactional() {
+                let effect = registered.spec.effect();
+                if !matches!(effect, Effect::Write | Effect::Destructive) {
+                    problems.push(BuildProblem::TransactionalEffect {
+                        tool: name.into(),
+                        effect: effect.as_str(),
+                    });
+                }
+                if self.store.is_some() && self.records.is_none() {
+                    problems.push(BuildProblem::TransactionalWithoutRecords { tool: name.into() });
+                }
             }
         }
         if self.limits.max_concurrent_executions == 0 {
@@ -283,9 +314,14 @@ impl Carmy {
         if !problems.is_empty() {
             return Err(BuildError { problems });
         }
-        let store = self
-            .store
-            .unwrap_or_else(|| Arc::new(MemoryStore::default()));
+        let (store, records) = match self.store {
+            Some(store) => (store, self.records),
+            None => {
+                let memory = Arc::new(MemoryStore::default());
+                let records = Arc::clone(&memory) as Arc<dyn DynRecordStore>;
+                (memory as Arc<dyn DynStore>, Some(records))
+            }
+        };
         Ok(Runtime::new(
             Catalog::new(
                 entries,
@@ -296,6 +332,7 @@ impl Carmy {
             ),
             Arc::new(self.states),
             store,
+            records,
             self.admissions,
             self.limits,
         ))
@@ -395,6 +432,24 @@ pub enum BuildProblem {
     /// A zero deadline would fail every call.
     #[error("tool `{tool}` has a zero timeout")]
     ZeroTimeout {
+        /// The tool.
+        tool: String,
+    },
+    /// Only a tool that writes can commit its writes with its outcome.
+    #[error(
+        "tool `{tool}` is transactional but its effect is `{effect}`: only `write` and `destructive` tools commit records (an `external_write` tool's effects are outside the store)"
+    )]
+    TransactionalEffect {
+        /// The tool.
+        tool: String,
+        /// Its effect.
+        effect: &'static str,
+    },
+    /// A transactional tool needs a store that keeps records.
+    #[error(
+        "tool `{tool}` is transactional, but the idempotency store keeps no records: give the builder one with `.store(...)`"
+    )]
+    TransactionalWithoutRecords {
         /// The tool.
         tool: String,
     },

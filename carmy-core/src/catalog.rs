@@ -220,6 +220,11 @@ impl ToolEntry {
         self.spec.is_idempotent()
     }
 
+    /// Whether its effects are its record writes, committed with its outcome.
+    pub fn transactional(&self) -> bool {
+        self.spec.is_transactional()
+    }
+
     /// Whether executions may overlap.
     pub fn parallel_safe(&self) -> bool {
         self.spec.is_parallel_safe()

@@ -15,6 +15,7 @@ use crate::{
     execution::ExecutionId,
     grant::Grant,
     progress::ProgressReporter,
+    records::Records,
     runtime::Suspension,
 };
 
@@ -53,6 +54,7 @@ struct ExecutionScope {
     cancellation: CancellationToken,
     progress: ProgressReporter,
     asking: Option<Asking>,
+    records: Records,
 }
 
 /// Who answers the execution's questions, and where it stops to wait for answers that come on
@@ -254,6 +256,16 @@ impl Context {
         answers.roots(key)
     }
 
+    /// The application's records ([`Records`]): read-only, except in a tool declared
+    /// `transactional`, whose writes commit with its outcome. Outside an execution, or on a
+    /// runtime whose store keeps none, every use fails with `RECORDS_UNAVAILABLE`.
+    pub fn records(&self) -> &Records {
+        static NONE: Records = Records::none();
+        self.execution
+            .as_ref()
+            .map_or(&NONE, |scope| &scope.records)
+    }
+
     fn asking(&self) -> Option<&Asking> {
         self.execution.as_ref()?.asking.as_ref()
     }
@@ -264,6 +276,7 @@ impl Context {
         cancellation: CancellationToken,
         progress: ProgressReporter,
         asking: Option<Asking>,
+        records: Records,
     ) -> Self {
         Self {
             host: Arc::clone(&self.host),
@@ -272,6 +285,7 @@ impl Context {
                 cancellation,
                 progress,
                 asking,
+                records,
             }),
         }
     }

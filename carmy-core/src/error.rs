@@ -95,6 +95,15 @@ pub mod codes {
     pub const ASK_FAILED: &str = "ASK_FAILED";
     /// The host's answer to a tool's question is not of the kind asked.
     pub const INVALID_ANSWER: &str = "INVALID_ANSWER";
+    /// A tool wrote a record outside a transaction: only a `transactional` tool may.
+    pub const RECORDS_READ_ONLY: &str = "RECORDS_READ_ONLY";
+    /// Records were used where the runtime's store keeps none.
+    pub const RECORDS_UNAVAILABLE: &str = "RECORDS_UNAVAILABLE";
+    /// A record's name, size or type is not what records allow or what it is read as.
+    pub const INVALID_RECORD: &str = "INVALID_RECORD";
+    /// A transactional tool's reads kept changing under it, run after run, until its deadline
+    /// or its last attempt; nothing was committed (retryable).
+    pub const TRANSACTION_CONFLICT: &str = "TRANSACTION_CONFLICT";
 }
 
 /// An error an agent can act on: a stable `code`, a human `message`, a `category`, whether
@@ -354,6 +363,18 @@ impl AgentError {
                  have had effects; check the current state before retrying with a new request id"
             ),
         )
+    }
+
+    pub(crate) fn transaction_conflict(tool: &str, attempts: u32) -> Self {
+        Self::conflict(
+            codes::TRANSACTION_CONFLICT,
+            format!(
+                "`{tool}` ran {attempts} times, and each time another execution changed the \
+                 records it read before it could commit; nothing was committed: retry shortly"
+            ),
+        )
+        .with_retryable(true)
+        .with_details(serde_json::json!({ "tool": tool, "attempts": attempts }))
     }
 
     pub(crate) fn timeout(after: std::time::Duration) -> Self {

@@ -52,6 +52,7 @@ mod limits;
 mod progress;
 mod prompt;
 mod question;
+pub mod records;
 mod resource;
 mod runtime;
 pub mod schema;
@@ -89,6 +90,7 @@ pub use prompt::{
     PromptSpec, Role,
 };
 pub use question::Question;
+pub use records::{RecordStore, Records};
 pub use resource::{
     Body, ChangeSink, Content, Contents, IntoContents, MAX_URI_LEN, ProvidedResource,
     ProviderEntry, Resource, ResourceChanges, ResourceEntry, ResourceProvider, ResourceSpec,

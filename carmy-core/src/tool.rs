@@ -123,6 +123,7 @@ pub struct ToolSpec {
     description: &'static str,
     effect: Effect,
     idempotent: bool,
+    transactional: bool,
     parallel_safe: Option<bool>,
     confirmation: Option<Confirmation>,
     timeout: Option<Duration>,
@@ -137,6 +138,7 @@ impl ToolSpec {
             description: "",
             effect,
             idempotent: false,
+            transactional: false,
             parallel_safe: None,
             confirmation: None,
             timeout: None,
@@ -158,6 +160,15 @@ impl ToolSpec {
     /// Calling twice with the same arguments has the same effect as calling once.
     pub const fn idempotent(mut self, idempotent: bool) -> Self {
         self.idempotent = idempotent;
+        self
+    }
+
+    /// Declares that the tool's only effects are its writes to [`Records`](crate::Records):
+    /// the runtime commits them in the store transaction that records the outcome, and may run
+    /// the tool again when what it read changed meanwhile (see [`crate::records`]). For `write`
+    /// and `destructive` tools; `build()` refuses it on others.
+    pub const fn transactional(mut self, transactional: bool) -> Self {
+        self.transactional = transactional;
         self
     }
 
@@ -202,6 +213,12 @@ impl ToolSpec {
     /// Whether the tool is idempotent.
     pub const fn is_idempotent(&self) -> bool {
         self.idempotent
+    }
+
+    /// Whether the tool's effects are its writes to [`Records`](crate::Records), committed
+    /// together with its outcome ([`transactional`](Self::transactional)).
+    pub const fn is_transactional(&self) -> bool {
+        self.transactional
     }
 
     /// Whether executions may overlap, after defaults.

@@ -68,6 +68,9 @@ pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
     if let Some(idempotent) = args.idempotent {
         spec.extend(quote!(.idempotent(#idempotent)));
     }
+    if let Some((transactional, _)) = args.transactional {
+        spec.extend(quote!(.transactional(#transactional)));
+    }
     if let Some(parallel_safe) = args.parallel_safe {
         spec.extend(quote!(.parallel_safe(#parallel_safe)));
     }

@@ -62,6 +62,7 @@ use crate::{function::Function, prompt::PromptArgs, resource::ResourceArgs, tool
 /// |---|---|---|
 /// | `effect` | **required**: `"none"`, `"read"`, `"write"`, `"destructive"` or `"external_write"` | |
 /// | `idempotent` | flag, or `= true` / `= false` | `false` |
+/// | `transactional` | flag, or `= true` / `= false`: its effects are its writes to `ctx.records()`, committed with its outcome (`write` and `destructive` tools) | `false` |
 /// | `parallel_safe` | `= true` / `= false` | `true` for `none` and `read`, else `false` |
 /// | `confirmation` | `"required"` or `"none"` | `"required"` for `destructive`, else `"none"` |
 /// | `name` | 1–128 characters of `A-Z a-z 0-9 _ - .` | the function's name |

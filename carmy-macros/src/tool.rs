@@ -18,6 +18,7 @@ pub(crate) type ToolDef = Function<ToolArgs>;
 const KEYS: &[&str] = &[
     "effect",
     "idempotent",
+    "transactional",
     "parallel_safe",
     "confirmation",
     "name",
@@ -32,6 +33,8 @@ const KEYS: &[&str] = &[
 pub(crate) struct ToolArgs {
     pub(crate) effect: Effect,
     pub(crate) idempotent: Option<bool>,
+    /// `transactional`, and where it was written (for the rule on its effect).
+    pub(crate) transactional: Option<(bool, Span)>,
     pub(crate) parallel_safe: Option<bool>,
     pub(crate) confirmation: Option<Confirmation>,
     /// `name`, `title`, `description`, `timeout`, `crate`.
@@ -115,6 +118,8 @@ impl Arguments for ToolArgs {
         let seen = args::read(tokens, KEYS, &mut errors, |key, meta| match key {
             "effect" => parse_effect(meta).map(|value| effect = Some(value)),
             "idempotent" => args::bool_value(meta, true).map(|value| args.idempotent = Some(value)),
+            "transactional" => args::bool_value(meta, true)
+                .map(|value| args.transactional = Some((value, syn::spanned::Spanned::span(meta)))),
             "parallel_safe" => {
                 args::bool_value(meta, false).map(|value| args.parallel_safe = Some(value))
             }
@@ -136,6 +141,22 @@ impl Arguments for ToolArgs {
 
         errors.finish()?;
         args.effect = effect.expect("a seen, error-free `effect` has a value");
+        // A transactional tool's effects are its record writes, committed with its outcome:
+        // a tool that writes nothing has none to commit, and an `external_write` tool's
+        // effects are outside the store.
+        if let Some((true, span)) = args.transactional
+            && !matches!(args.effect, Effect::Write | Effect::Destructive)
+        {
+            return Err(syn::Error::new(
+                span,
+                format!(
+                    "`transactional` is for tools whose effect is `write` or `destructive`, \
+                     whose writes to `Records` commit with their outcome; this tool's effect is \
+                     `{}`",
+                    args.effect.as_str()
+                ),
+            ));
+        }
         Ok(args)
     }
 
@@ -153,6 +174,7 @@ impl ToolArgs {
         ToolArgs {
             effect: Effect::None,
             idempotent: None,
+            transactional: None,
             parallel_safe: None,
             confirmation: None,
             common,
@@ -267,6 +289,35 @@ mod tests {
     }
 
     #[test]
+    fn transactional_is_a_flag_for_tools_that_write() {
+        let transactional = |source| parse(source).unwrap().transactional.map(|(on, _)| on);
+        assert_eq!(
+            transactional(r#"effect = "write", transactional"#),
+            Some(true)
+        );
+        assert_eq!(
+            transactional(r#"effect = "destructive", transactional = true"#),
+            Some(true)
+        );
+        assert_eq!(
+            transactional(r#"effect = "read", transactional = false"#),
+            Some(false)
+        );
+        assert_eq!(transactional(r#"effect = "write""#), None);
+        for effect in ["none", "read", "external_write"] {
+            let errors = arg_errors(&format!(r#"effect = "{effect}", transactional"#));
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert!(
+                errors[0]
+                    .0
+                    .ends_with(&format!("this tool's effect is `{effect}`")),
+                "{errors:?}"
+            );
+            assert_eq!(errors[0].1, "transactional");
+        }
+    }
+
+    #[test]
     fn a_missing_effect_is_reported_on_the_attribute() {
         let error = parse("idempotent").err().unwrap();
         assert!(error.to_string().starts_with("missing `effect`"), "{error}");
@@ -292,8 +343,8 @@ mod tests {
         assert_eq!(errors.len(), 1);
         assert_eq!(
             errors[0].0,
-            "unknown key `idempotnet`; expected one of `effect`, `idempotent`, `parallel_safe`, \
-             `confirmation`, `name`, `title`, `description`, `timeout`, `crate`"
+            "unknown key `idempotnet`; expected one of `effect`, `idempotent`, `transactional`, \
+             `parallel_safe`, `confirmation`, `name`, `title`, `description`, `timeout`, `crate`"
         );
         assert_eq!(errors[0].1, "idempotnet");
     }

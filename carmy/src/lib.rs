@@ -11,12 +11,14 @@ pub use carmy_core::{
     IdempotencyStore, InputAction, InputAnswer, IntoContents, IntoMessages, Invocation, Lease,
     LeaseTerms, Limits, MAX_COMPLETIONS, MemoryStore, MemoryStoreLimits, Message, MessageContent,
     Messages, NoInput, Outcome, OutcomeKind, PROGRESS_INTERVAL, Pending, Permit, Prompt,
-    PromptArgument, PromptEntry, PromptSpec, Question, ReadRequest, Recorded, Release,
-    RenderRequest, Request, Resource, ResourceEntry, ResourceSpec, Role, Root, Runtime, Sampled,
-    SchemaProfile, State, StoreError, Tool, ToolContent, ToolEntry, ToolInput, ToolOutput,
+    PromptArgument, PromptEntry, PromptSpec, Question, ReadRequest, RecordStore, Recorded, Records,
+    Release, RenderRequest, Request, Resource, ResourceEntry, ResourceSpec, Role, Root, Runtime,
+    Sampled, SchemaProfile, State, StoreError, Tool, ToolContent, ToolEntry, ToolInput, ToolOutput,
     ToolSpec, UriTemplate, codes, schema, testing,
 };
 // Resources not known at build time, and their changes.
+/// The application's records, committed with the outcome of the tools that write them.
+pub use carmy_core::records;
 pub use carmy_core::{
     ChangeSink, ProvidedResource, ProviderEntry, ResourceChanges, ResourceProvider, ResourceWatch,
     Watching,

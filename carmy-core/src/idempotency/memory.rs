@@ -111,6 +111,8 @@ impl MemoryStoreLimits {
 pub struct MemoryStore {
     limits: MemoryStoreLimits,
     inner: Mutex<Entries>,
+    /// The application's records (`RecordStore`), locked after `inner` when both are.
+    pub(crate) records: Mutex<crate::records::MemoryRecords>,
 }
 
 #[derive(Default)]
@@ -165,6 +167,7 @@ impl MemoryStore {
         Self {
             limits,
             inner: Mutex::new(Entries::default()),
+            records: Mutex::default(),
         }
     }
 
@@ -402,8 +405,39 @@ impl IdempotencyStore for MemoryStore {
     }
 
     async fn finish(&self, lease: &Lease, recorded: Recorded) -> Result<(), StoreError> {
+        self.finish_then(lease, recorded, || true).map(|_| ())
+    }
+
+    async fn release(&self, lease: &Lease, release: Release) -> Result<(), StoreError> {
         let mut entries = self.lock();
         entries.held_by(lease)?;
+        match release {
+            Release::Uncertain(status) => {
+                entries.settle(lease.key(), EntryState::Uncertain(status), 0);
+            }
+            // Dropping the sender wakes the waiters, whose next claim runs the call anew.
+            Release::Retry => entries.remove(lease.key()),
+        }
+        Ok(())
+    }
+}
+
+impl MemoryStore {
+    /// Finishes `lease` with `recorded` if `first`, run once the lease is known to be its
+    /// key's holder and under the same lock, returns `true`: a record commit applies its writes
+    /// there, so that they and the outcome happen together or not at all. Returns what `first`
+    /// returned.
+    pub(crate) fn finish_then(
+        &self,
+        lease: &Lease,
+        recorded: Recorded,
+        first: impl FnOnce() -> bool,
+    ) -> Result<bool, StoreError> {
+        let mut entries = self.lock();
+        entries.held_by(lease)?;
+        if !first() {
+            return Ok(false);
+        }
         let key = lease.key();
         let size = outcome_bytes(&recorded);
         let share = entries
@@ -423,20 +457,7 @@ impl IdempotencyStore for MemoryStore {
             (note, size)
         };
         entries.settle(key, EntryState::Finished(recorded), size);
-        Ok(())
-    }
-
-    async fn release(&self, lease: &Lease, release: Release) -> Result<(), StoreError> {
-        let mut entries = self.lock();
-        entries.held_by(lease)?;
-        match release {
-            Release::Uncertain(status) => {
-                entries.settle(lease.key(), EntryState::Uncertain(status), 0);
-            }
-            // Dropping the sender wakes the waiters, whose next claim runs the call anew.
-            Release::Retry => entries.remove(lease.key()),
-        }
-        Ok(())
+        Ok(true)
     }
 }
 

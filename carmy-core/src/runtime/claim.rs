@@ -22,6 +22,9 @@ pub(super) struct Claimed {
     may_have_effects: bool,
     /// Whether the tool started running; a claim given up before that is simply released.
     pub(super) ran: bool,
+    /// The outcome is not one to replay (a transactional run that committed nothing): the
+    /// claim is released for a retry to run anew, whatever the status.
+    pub(super) release_only: bool,
 }
 
 impl Claimed {
@@ -31,7 +34,19 @@ impl Claimed {
             lease: Some(lease),
             may_have_effects,
             ran: false,
+            release_only: false,
         }
+    }
+
+    /// The lease held, to commit an outcome under.
+    pub(super) fn lease(&self) -> Option<&Lease> {
+        self.lease.as_ref()
+    }
+
+    /// The claim was settled by a commit that recorded the outcome with the tool's writes (or
+    /// is no longer this execution's): nothing is left to do.
+    pub(super) fn settled_elsewhere(&mut self) {
+        self.lease = None;
     }
 
     /// What to tell the store of an execution that stopped with `status` before finishing.
@@ -57,6 +72,8 @@ impl Claimed {
         let settled = if status == ExecutionStatus::InputRequired {
             // Stopped at its questions, to run again from the start with the answers: the
             // retry that carries them claims the request id anew.
+            self.store.release_boxed(&lease, Release::Retry).await
+        } else if self.release_only {
             self.store.release_boxed(&lease, Release::Retry).await
         } else if status.is_interrupted() || !self.ran {
             let release = self.release_for(status);

@@ -13,6 +13,7 @@ use crate::{
     error::AgentError,
     execution::{ExecutionKind, ExecutionStatus, OutcomeKind},
     progress::ProgressReporter,
+    records::Records,
     tool::Invocation,
 };
 
@@ -26,6 +27,13 @@ pub(super) struct Work {
 }
 
 impl Inner {
+    /// The records, read-only, for an execution that does not commit any.
+    pub(super) fn reader(&self) -> Records {
+        self.records
+            .as_ref()
+            .map_or_else(Records::none, |store| Records::reader(Arc::clone(store)))
+    }
+
     /// The last steps of a read or a render, once its input is checked: admitted under the
     /// runtime's capacity (shared with calls), recorded as running, `code` handed an invocation
     /// of its own (whose token is cancelled when it ends) and run under the guard.
@@ -57,6 +65,7 @@ impl Inner {
                 token.clone(),
                 ProgressReporter::disabled(),
                 asking.clone(),
+                self.reader(),
             ),
             Arc::clone(&self.states),
         );

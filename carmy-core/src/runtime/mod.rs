@@ -8,6 +8,7 @@ mod read;
 mod render;
 mod request;
 mod suspension;
+mod transaction;
 
 use std::{
     borrow::Cow,
@@ -28,6 +29,7 @@ use crate::{
     history::{ExecutionRecord, History, Running},
     idempotency::DynStore,
     limits::Limits,
+    records::DynRecordStore,
     state::StateMap,
 };
 
@@ -51,6 +53,8 @@ struct Inner {
     catalog: Catalog,
     states: Arc<StateMap>,
     store: Arc<dyn DynStore>,
+    /// The store's records (`None`: it keeps none).
+    records: Option<Arc<dyn DynRecordStore>>,
     limits: Limits,
     capacity: Capacity,
     /// Admissions added with `Carmy::admission`, asked after the built-in ones.
@@ -72,6 +76,7 @@ impl Runtime {
         catalog: Catalog,
         states: Arc<StateMap>,
         store: Arc<dyn DynStore>,
+        records: Option<Arc<dyn DynRecordStore>>,
         admissions: Vec<Arc<dyn DynAdmission>>,
         limits: Limits,
     ) -> Self {
@@ -80,6 +85,7 @@ impl Runtime {
                 catalog,
                 states,
                 store,
+                records,
                 capacity: Capacity::new(limits.max_concurrent_executions),
                 admissions,
                 history: History::new(limits.execution_history),

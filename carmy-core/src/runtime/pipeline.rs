@@ -16,6 +16,7 @@ use crate::{
     catalog::ToolEntry,
     context::{Asking, Context},
     effect::Confirmation,
+    erased::Prepared,
     error::AgentError,
     execution::{ExecutionId, ExecutionKind, ExecutionStatus, OutcomeKind},
     history::Running,
@@ -23,6 +24,7 @@ use crate::{
         Claim, Fingerprint, IdempotencyKey, LeaseTerms, MAX_REQUEST_ID_LEN, Recorded, Release,
     },
     progress::ProgressReporter,
+    records::Records,
     tool::Invocation,
 };
 
@@ -35,7 +37,7 @@ pub(super) struct Call {
     pub(super) begun: Begun,
     request_id: Option<String>,
     context: Context,
-    cancellation: CancellationToken,
+    pub(super) cancellation: CancellationToken,
     progress: ProgressReporter,
     approver: Option<CallApprover>,
     /// Who answers the tool's questions, and where the tool stops when the answers come on
@@ -223,7 +225,10 @@ impl Inner {
         }
         let key = IdempotencyKey::new(call.context.principal(), request_id);
         let fingerprint = Fingerprint::of(entry.name(), arguments);
-        let may_have_effects = !entry.effect().is_read_only() && !entry.idempotent();
+        // A transactional tool's effects commit with its outcome: if the outcome was not
+        // recorded, nothing was done, and a retry may run it again.
+        let may_have_effects =
+            !entry.effect().is_read_only() && !entry.idempotent() && !entry.transactional();
         let terms = LeaseTerms {
             duration: entry
                 .timeout()
@@ -316,7 +321,8 @@ impl Inner {
     }
 
     /// The tool, on its decoded input, under its deadline and the request's cancellation,
-    /// with panics caught and its output checked against its output schema.
+    /// with panics caught and its output checked against its output schema. A transactional
+    /// tool commits its writes with its outcome ([`Inner::run_transaction`]).
     async fn run(
         &self,
         entry: &ToolEntry,
@@ -324,6 +330,9 @@ impl Inner {
         call: &Call,
         claimed: &mut Option<Claimed>,
     ) -> Run<'_> {
+        if entry.transactional() {
+            return Box::pin(self.run_transaction(entry, arguments, call, claimed)).await;
+        }
         let prepared = match Arc::clone(&entry.tool).prepare(arguments) {
             Ok(prepared) => prepared,
             Err(error) => return (ExecutionStatus::Rejected, Err(error), None),
@@ -337,6 +346,22 @@ impl Inner {
         if let Some(claimed) = claimed {
             claimed.ran = true;
         }
+        let (status, result) = self
+            .run_prepared(entry, prepared, call, self.reader(), entry.timeout())
+            .await;
+        (status, result, Some(running))
+    }
+
+    /// One run of a decoded tool, with `records` as its view of the records, for at most
+    /// `timeout`.
+    pub(super) async fn run_prepared(
+        &self,
+        entry: &ToolEntry,
+        prepared: Prepared,
+        call: &Call,
+        records: Records,
+        timeout: Duration,
+    ) -> (ExecutionStatus, Result<Value, AgentError>) {
         let tool_token = call.cancellation.child_token();
         let invocation = Invocation::new(
             call.context.for_execution(
@@ -344,15 +369,11 @@ impl Inner {
                 tool_token.clone(),
                 call.progress.clone(),
                 call.asking.clone(),
+                records,
             ),
             Arc::clone(&self.states),
         );
-        let run = guarded(
-            prepared(invocation),
-            entry.timeout(),
-            &call.cancellation,
-            "tool",
-        );
+        let run = guarded(prepared(invocation), timeout, &call.cancellation, "tool");
         // A tool that asks for answers coming on the caller's next try stops at its ask.
         let ran = until_asked(run, call.asking.as_ref(), entry.name()).await;
         let (status, result) = match ran {
@@ -366,12 +387,12 @@ impl Inner {
         };
         // The tool's future is dropped by now; wake anything it handed the token to.
         tool_token.cancel();
-        (status, result, Some(running))
+        (status, result)
     }
 }
 
 /// How a run ended, and the history's entry of a tool that started.
-type Run<'h> = (
+pub(super) type Run<'h> = (
     ExecutionStatus,
     Result<Value, AgentError>,
     Option<Running<'h>>,
