@@ -22,5 +22,7 @@ mod sqlite;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
+#[cfg(feature = "conformance")]
+pub mod record_conformance;
 
 pub use sqlite::{SqliteStore, SqliteStoreOptions};

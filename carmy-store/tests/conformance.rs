@@ -12,6 +12,12 @@ mod memory {
                 .with_max_entries_per_principal(setup.max_entries_per_principal),
         )
     });
+
+    mod records {
+        use super::*;
+
+        carmy_store::record_conformance_tests!(|_: Setup| MemoryStore::default());
+    }
 }
 
 mod sqlite {
@@ -26,6 +32,14 @@ mod sqlite {
         )
         .expect("a fresh store")
     });
+
+    mod records {
+        use super::*;
+
+        carmy_store::record_conformance_tests!(|setup: Setup| {
+            SqliteStore::open(setup.dir.join("store.sqlite")).expect("a fresh store")
+        });
+    }
 }
 
 /// The one-call form runs the same scenarios.

@@ -39,6 +39,27 @@ fn terms(if_lost: Release, duration: Duration) -> LeaseTerms {
     LeaseTerms { duration, if_lost }
 }
 
+/// What the runtime asks for a transactional write: its effects commit with its outcome, so
+/// a lost lease frees the key.
+fn commit_terms() -> LeaseTerms {
+    terms(Release::Retry, LEASE)
+}
+
+/// Order `n` as a transactional tool would write it: the order, and the stock counter.
+fn order_of(n: u64) -> carmy_core::records::Changes {
+    use carmy_core::records::{Changes, RecordKey};
+    Changes {
+        writes: vec![
+            (
+                RecordKey::new("orders", &format!("ord-{n}")),
+                Some(json!({ "n": n })),
+            ),
+            (RecordKey::new("stock", "sku-1"), Some(json!(n))),
+        ],
+        ..Changes::default()
+    }
+}
+
 fn write_terms() -> LeaseTerms {
     terms(Release::Uncertain(ExecutionStatus::Lost), LEASE)
 }
@@ -117,6 +138,27 @@ fn child() {
                             .await
                             .unwrap();
                         say(&format!("finished {n}"));
+                    }
+                }
+                "commit-churn" => {
+                    // Each key claimed for a transactional write (a lost lease frees it), then
+                    // its record and its outcome committed together.
+                    use carmy_core::records::RecordStore;
+                    for n in 0.. {
+                        let id = format!("commit-{n}");
+                        let lease = match store.claim(&key(&id), fp(), commit_terms()).await {
+                            Ok(Claim::Acquired(lease)) => lease,
+                            other => panic!("the child could not claim {id}: {other:?}"),
+                        };
+                        let committed = store
+                            .commit(
+                                &order_of(n),
+                                Some((&lease, &recorded(&format!("exec_{n}")))),
+                            )
+                            .await
+                            .unwrap();
+                        assert_eq!(committed, carmy_core::records::Committed::Done);
+                        say(&format!("committed {n}"));
                     }
                 }
                 other => panic!("unknown child mode {other}"),
@@ -405,4 +447,59 @@ async fn kill_9_at_any_point_loses_no_finished_record_and_leaves_no_endless_clai
         total > 0,
         "the child never finished a key before it was killed"
     );
+}
+
+#[tokio::test]
+async fn kill_9_mid_commit_leaves_records_and_outcomes_together_or_neither() {
+    use carmy_core::records::{RecordKey, RecordStore};
+    let mut total = 0;
+    for (round, after) in [5u64, 60, 200].into_iter().enumerate() {
+        let scratch = Scratch::new(&format!("commit-{round}"));
+        let child = spawn("commit-churn", &scratch.file());
+        tokio::time::sleep(Duration::from_millis(after)).await;
+        let committed: Vec<u64> = child
+            .kill_9()
+            .iter()
+            .filter_map(|line| line.strip_prefix("committed ")?.parse().ok())
+            .collect();
+        let store = reopen(&scratch.file()).await;
+        let orders = store.list("orders").await.unwrap().records;
+        // Every committed outcome has its order, and the last commit said or not yet said is
+        // the only one that may be there beyond them: never an order without its outcome.
+        let next = committed.last().map_or(0, |n| n + 1);
+        for &n in &committed {
+            assert!(
+                matches!(
+                    store
+                        .claim(&key(&format!("commit-{n}")), fp(), commit_terms())
+                        .await
+                        .unwrap(),
+                    Claim::Finished(_)
+                ),
+                "round {round}: outcome {n} lost"
+            );
+        }
+        let in_flight = match store
+            .claim(&key(&format!("commit-{next}")), fp(), commit_terms())
+            .await
+            .unwrap()
+        {
+            Claim::Finished(_) => true,
+            // Claimed but not committed: its lease frees it, with nothing written.
+            Claim::Running(_) | Claim::Acquired(_) => false,
+            other => panic!("round {round}: {other:?}"),
+        };
+        let expected = committed.len() + usize::from(in_flight);
+        assert_eq!(
+            orders.len(),
+            expected,
+            "round {round}: orders without outcomes"
+        );
+        let stock = store.read(&RecordKey::new("stock", "sku-1")).await.unwrap();
+        if expected > 0 {
+            assert_eq!(stock.value, Some(json!(expected - 1)), "round {round}");
+        }
+        total += committed.len();
+    }
+    assert!(total > 0, "the child never committed before it was killed");
 }

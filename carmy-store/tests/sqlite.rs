@@ -398,3 +398,79 @@ async fn a_store_reopened_keeps_its_records() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_file_of_the_first_layout_gains_records_and_keeps_its_claims() {
+    use carmy_core::records::{Changes, Committed, RecordKey, RecordStore};
+    let scratch = Scratch::new("layout-1");
+    let store = SqliteStore::open(scratch.file()).unwrap();
+    let lease = acquire(&store, &key("before")).await;
+    store.finish(&lease, recorded("exec_before")).await.unwrap();
+    drop(store);
+    // Back to what layout 1 wrote: claims only.
+    let connection = rusqlite::Connection::open(scratch.file()).unwrap();
+    connection
+        .execute_batch(
+            "DROP TABLE carmy_records; DROP TABLE carmy_collections; \
+             DROP TABLE carmy_record_stamp; PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    drop(connection);
+
+    let store = SqliteStore::open(scratch.file()).unwrap();
+    assert!(matches!(
+        store.claim(&key("before"), fp(), WRITE).await,
+        Ok(Claim::Finished(_))
+    ));
+    let changes = Changes {
+        writes: vec![(
+            RecordKey::new("orders", "ord-1"),
+            Some(json!({ "total": 3 })),
+        )],
+        ..Changes::default()
+    };
+    assert_eq!(store.commit(&changes, None).await.unwrap(), Committed::Done);
+    let read = store
+        .read(&RecordKey::new("orders", "ord-1"))
+        .await
+        .unwrap();
+    assert_eq!(read.value, Some(json!({ "total": 3 })));
+    assert_eq!(rows(&scratch.file(), "PRAGMA user_version"), 2);
+}
+
+/// A record committed with an outcome by one process is there for another process that
+/// opens the file, and a conflicting commit from the second applies nothing.
+#[tokio::test]
+async fn records_are_shared_by_every_connection_to_the_file() {
+    use carmy_core::records::{Changes, Committed, RecordKey, RecordStore};
+    let scratch = Scratch::new("records-shared");
+    let first = SqliteStore::open(scratch.file()).unwrap();
+    let second = SqliteStore::open(scratch.file()).unwrap();
+    let stock = RecordKey::new("stock", "sku-1");
+    let seen = second.read(&stock).await.unwrap();
+    let lease = acquire(&first, &key("order-1")).await;
+    let take = Changes {
+        reads: vec![(stock.clone(), 0)],
+        writes: vec![(stock.clone(), Some(json!(4)))],
+        ..Changes::default()
+    };
+    let committed = first
+        .commit(&take, Some((&lease, &recorded("exec_1"))))
+        .await
+        .unwrap();
+    assert_eq!(committed, Committed::Done);
+    let stale = Changes {
+        reads: vec![(stock.clone(), seen.version)],
+        writes: vec![(stock.clone(), Some(json!(4)))],
+        ..Changes::default()
+    };
+    assert_eq!(
+        second.commit(&stale, None).await.unwrap(),
+        Committed::Conflict
+    );
+    assert_eq!(second.read(&stock).await.unwrap().value, Some(json!(4)));
+    match second.claim(&key("order-1"), fp(), WRITE).await {
+        Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_1")),
+        other => panic!("{other:?}"),
+    }
+}

@@ -105,6 +105,19 @@ impl Db {
         &self.options
     }
 
+    pub(super) fn connection(&self) -> &Connection {
+        &self.connection
+    }
+
+    pub(super) fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.connection
+    }
+
+    /// `key` was settled by this process: its waiters here may claim again.
+    pub(super) fn settled(&mut self, key: &IdempotencyKey) {
+        self.waiters.remove(key);
+    }
+
     pub(super) fn claim(
         &mut self,
         key: &IdempotencyKey,
@@ -372,7 +385,7 @@ fn make_room(
     Ok(())
 }
 
-fn finish(
+pub(super) fn finish(
     transaction: &Transaction<'_>,
     options: &SqliteStoreOptions,
     lease: &Lease,
@@ -415,7 +428,7 @@ fn finish(
 }
 
 /// Fails with `LeaseLost` unless `lease` is the holder of its key.
-fn held_by(transaction: &Transaction<'_>, lease: &Lease) -> Result<()> {
+pub(super) fn held_by(transaction: &Transaction<'_>, lease: &Lease) -> Result<()> {
     let key = lease.key();
     let held = transaction
         .prepare_cached(

@@ -1,6 +1,7 @@
 //! [`SqliteStore`]: claims and outcomes in one local SQLite file.
 
 mod db;
+mod records;
 mod schema;
 mod worker;
 
@@ -13,6 +14,7 @@ use std::{
 use carmy_core::{
     Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, Recorded, Release,
     StoreError,
+    records::{Changes, Committed, Listing, RecordKey, RecordStore, Versioned},
 };
 use tokio::{sync::watch, time::Instant};
 
@@ -265,6 +267,37 @@ impl IdempotencyStore for SqliteStore {
     async fn release(&self, lease: &Lease, release: Release) -> Result<(), StoreError> {
         let lease = lease.clone();
         self.worker.run(move |db| db.release(&lease, release)).await
+    }
+}
+
+/// The application's records live in the same file, and a transactional tool's writes commit
+/// in the transaction that records its outcome (see `carmy_core::records`).
+impl RecordStore for SqliteStore {
+    async fn read(&self, key: &RecordKey) -> Result<Versioned, StoreError> {
+        let key = key.clone();
+        self.worker.run(move |db| db.read_record(&key)).await
+    }
+
+    async fn list(&self, collection: &str) -> Result<Listing, StoreError> {
+        let collection = collection.to_owned();
+        self.worker
+            .run(move |db| db.list_records(&collection))
+            .await
+    }
+
+    async fn commit(
+        &self,
+        changes: &Changes,
+        outcome: Option<(&Lease, &Recorded)>,
+    ) -> Result<Committed, StoreError> {
+        let changes = changes.clone();
+        let outcome = outcome.map(|(lease, recorded)| (lease.clone(), recorded.clone()));
+        self.worker
+            .run(move |db| {
+                let outcome = outcome.as_ref().map(|(lease, recorded)| (lease, recorded));
+                db.commit_records(&changes, outcome)
+            })
+            .await
     }
 }
 

@@ -1,5 +1,9 @@
 //! The file's layout, and how a connection to it is set up.
 //!
+//! Layout 1 holds the execution records; layout 2 adds the application's records
+//! (`carmy_records`, see `carmy_core::records`), and a file of layout 1 is moved to 2 when
+//! opened.
+//!
 //! One row per key in `carmy_claims`. `expires_at` means one thing per state, so one index
 //! finds everything due: a held claim's lease expiry, a settled key's end of retention. The
 //! per-principal shares and the totals are counted by triggers, in the transaction that
@@ -12,7 +16,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::db::Failure;
 
 /// The layout this code writes, kept in `PRAGMA user_version`.
-const VERSION: i64 = 1;
+const VERSION: i64 = 2;
 
 /// A claim held under a lease.
 pub(super) const HELD: i64 = 0;
@@ -73,6 +77,29 @@ WHEN NEW.bytes != OLD.bytes BEGIN
 END;
 ";
 
+/// Layout 2: the application's records, by collection and key, each with the stamp of the
+/// commit that wrote it; each collection with the stamp of the last commit that wrote into it;
+/// and the one counter the stamps come from. Keys compare bytewise (SQLite's `BINARY`), so
+/// listings are in the order `carmy_core::records` promises.
+const RECORDS: &str = "
+CREATE TABLE carmy_records (
+    collection TEXT    NOT NULL,
+    key        TEXT    NOT NULL,
+    value      TEXT    NOT NULL,
+    version    INTEGER NOT NULL,
+    PRIMARY KEY (collection, key)
+) WITHOUT ROWID;
+CREATE TABLE carmy_collections (
+    collection TEXT    PRIMARY KEY,
+    version    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE carmy_record_stamp (
+    id    INTEGER PRIMARY KEY CHECK (id = 0),
+    stamp INTEGER NOT NULL
+);
+INSERT INTO carmy_record_stamp VALUES (0, 0);
+";
+
 /// Sets `connection` up for durable, shared use, and creates the layout if the file is new.
 pub(super) fn prepare(connection: &mut Connection, busy_timeout: Duration) -> Result<(), Failure> {
     // Another process may hold the write lock: wait for it rather than fail at once.
@@ -96,6 +123,11 @@ pub(super) fn prepare(connection: &mut Connection, busy_timeout: Duration) -> Re
     match version {
         0 => {
             transaction.execute_batch(SCHEMA)?;
+            transaction.execute_batch(RECORDS)?;
+            transaction.pragma_update(None, "user_version", VERSION)?;
+        }
+        1 => {
+            transaction.execute_batch(RECORDS)?;
             transaction.pragma_update(None, "user_version", VERSION)?;
         }
         VERSION => {}

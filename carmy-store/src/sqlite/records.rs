@@ -1,0 +1,178 @@
+//! The application's records in the file: reads, listings and commits, run on the store's
+//! thread like its claims. A commit is one `BEGIN IMMEDIATE` transaction: the lease checked,
+//! every read's version checked, the writes stamped and applied, the outcome recorded, and all
+//! of it on disk together, or none of it.
+
+use carmy_core::{
+    Lease, Recorded, StoreError,
+    records::{Changes, Committed, Listing, MAX_LISTED, RecordKey, Versioned},
+};
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
+use serde_json::Value;
+
+use super::db::{Db, Failure, finish, held_by, now_ms};
+
+type Result<T, E = Failure> = std::result::Result<T, E>;
+
+impl Db {
+    pub(super) fn read_record(&mut self, key: &RecordKey) -> Result<Versioned, StoreError> {
+        let row = self
+            .connection()
+            .prepare_cached(
+                "SELECT value, version FROM carmy_records WHERE collection = ?1 AND key = ?2",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_row((key.collection(), key.key()), |row| {
+                        Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+                    })
+                    .optional()
+            })
+            .map_err(Failure::from)?;
+        Ok(match row {
+            Some((text, version)) => Versioned {
+                value: Some(serde_json::from_str(&text).map_err(Failure::from)?),
+                version: stamp_from(version),
+            },
+            None => Versioned::ABSENT,
+        })
+    }
+
+    pub(super) fn list_records(&mut self, collection: &str) -> Result<Listing, StoreError> {
+        // One read transaction: the version and the rows are of the same moment, whatever
+        // another process commits meanwhile.
+        let transaction = self
+            .connection_mut()
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(Failure::from)?;
+        let listing = list(&transaction, collection)?;
+        transaction.commit().map_err(Failure::from)?;
+        Ok(listing)
+    }
+
+    pub(super) fn commit_records(
+        &mut self,
+        changes: &Changes,
+        outcome: Option<(&Lease, &Recorded)>,
+    ) -> Result<Committed, StoreError> {
+        let now = now_ms();
+        let options = *self.options();
+        let transaction = self
+            .connection_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(Failure::from)?;
+        if let Some((lease, _)) = outcome {
+            held_by(&transaction, lease)?;
+        }
+        if !unchanged(&transaction, changes)? {
+            // Dropping the transaction rolls it back: nothing was written anyway.
+            return Ok(Committed::Conflict);
+        }
+        apply(&transaction, changes)?;
+        if let Some((lease, recorded)) = outcome {
+            finish(&transaction, &options, lease, recorded, now)?;
+        }
+        transaction.commit().map_err(Failure::from)?;
+        if let Some((lease, _)) = outcome {
+            self.settled(lease.key());
+        }
+        Ok(Committed::Done)
+    }
+}
+
+fn list(transaction: &Transaction<'_>, collection: &str) -> Result<Listing> {
+    let version: i64 = transaction
+        .prepare_cached("SELECT version FROM carmy_collections WHERE collection = ?1")?
+        .query_row([collection], |row| row.get(0))
+        .optional()?
+        .unwrap_or(0);
+    let mut statement = transaction.prepare_cached(
+        "SELECT key, value FROM carmy_records WHERE collection = ?1 ORDER BY key LIMIT ?2",
+    )?;
+    let limit = i64::try_from(MAX_LISTED + 1).unwrap_or(i64::MAX);
+    let rows = statement.query_map((collection, limit), |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+    })?;
+    let mut records = Vec::new();
+    for row in rows {
+        let (key, text) = row?;
+        records.push((key, serde_json::from_str::<Value>(&text)?));
+    }
+    if records.len() > MAX_LISTED {
+        return Err(StoreError::Full(format!(
+            "the collection `{collection}` holds more than {MAX_LISTED} records to list"
+        ))
+        .into());
+    }
+    Ok(Listing {
+        version: stamp_from(version),
+        records,
+    })
+}
+
+/// Whether every record and collection `changes` read is still at the version it saw.
+fn unchanged(transaction: &Transaction<'_>, changes: &Changes) -> Result<bool> {
+    let mut record = transaction
+        .prepare_cached("SELECT version FROM carmy_records WHERE collection = ?1 AND key = ?2")?;
+    for (key, seen) in &changes.reads {
+        let version: Option<i64> = record
+            .query_row((key.collection(), key.key()), |row| row.get(0))
+            .optional()?;
+        if version.map_or(0, stamp_from) != *seen {
+            return Ok(false);
+        }
+    }
+    let mut collection = transaction
+        .prepare_cached("SELECT version FROM carmy_collections WHERE collection = ?1")?;
+    for (name, seen) in &changes.listed {
+        let version: Option<i64> = collection.query_row([name], |row| row.get(0)).optional()?;
+        if version.map_or(0, stamp_from) != *seen {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Stamps and applies the writes, and moves each collection written on to the stamp.
+fn apply(transaction: &Transaction<'_>, changes: &Changes) -> Result<()> {
+    if changes.writes.is_empty() {
+        return Ok(());
+    }
+    let stamp: i64 = transaction
+        .prepare_cached(
+            "UPDATE carmy_record_stamp SET stamp = stamp + 1 WHERE id = 0 RETURNING stamp",
+        )?
+        .query_row([], |row| row.get(0))?;
+    let mut put = transaction.prepare_cached(
+        "INSERT INTO carmy_records (collection, key, value, version) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value, \
+         version = excluded.version",
+    )?;
+    let mut delete = transaction
+        .prepare_cached("DELETE FROM carmy_records WHERE collection = ?1 AND key = ?2")?;
+    let mut moved = transaction.prepare_cached(
+        "INSERT INTO carmy_collections (collection, version) VALUES (?1, ?2) \
+         ON CONFLICT (collection) DO UPDATE SET version = excluded.version",
+    )?;
+    let mut collections = std::collections::BTreeSet::new();
+    for (key, value) in &changes.writes {
+        match value {
+            Some(value) => {
+                let text = serde_json::to_string(value)?;
+                put.execute((key.collection(), key.key(), text, stamp))?;
+            }
+            None => {
+                delete.execute((key.collection(), key.key()))?;
+            }
+        }
+        collections.insert(key.collection());
+    }
+    for collection in collections {
+        moved.execute((collection, stamp))?;
+    }
+    Ok(())
+}
+
+fn stamp_from(version: i64) -> u64 {
+    u64::try_from(version).unwrap_or(0)
+}
