@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use crate::{
     context::Context,
+    records::Records,
     state::{State, StateMap},
 };
 
@@ -23,6 +24,7 @@ pub struct CompletionRequest<'a> {
     pub(crate) arguments: &'a HashMap<String, String>,
     pub(crate) context: &'a Context,
     pub(crate) states: &'a StateMap,
+    pub(crate) records: &'a Records,
 }
 
 impl<'a> CompletionRequest<'a> {
@@ -52,6 +54,12 @@ impl<'a> CompletionRequest<'a> {
     /// runs.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
         self.states.get::<T>()
+    }
+
+    /// The application's records, read-only, for a completer that suggests from them (the ids
+    /// of the orders placed so far, say).
+    pub fn records(&self) -> &'a Records {
+        self.records
     }
 }
 

@@ -126,7 +126,11 @@ impl Records {
         key: &str,
     ) -> Result<Option<Value>, AgentError> {
         let shared = self.shared()?;
-        check_names(collection, Some(key))?;
+        check_names(collection, None)?;
+        if check_names(collection, Some(key)).is_err() {
+            // Nothing can be kept under a key no write accepts (a caller's 4 MB order id, say).
+            return Ok(None);
+        }
         let record = RecordKey::new(collection, key);
         if let Some(pending) = &shared.transaction
             && let Some(written) = lock(pending).writes.get(&record)

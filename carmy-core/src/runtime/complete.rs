@@ -196,12 +196,14 @@ impl Inner {
             target.name,
             begun.started_at,
         );
+        let records = self.reader();
         let asked = CompletionRequest {
             argument: &request.argument,
             value: &request.value,
             arguments: &request.arguments,
             context: &request.context,
             states: &self.states,
+            records: &records,
         };
         let suggested = match target.complete {
             Complete::Prompt(prompt) => prompt.prompt.complete(asked),

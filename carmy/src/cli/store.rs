@@ -127,7 +127,7 @@ pub(super) async fn apply(
     match opened {
         Ok(Ok(store)) => {
             tracing::info!(path = %path.display(), "idempotency store");
-            Ok(carmy.idempotency_store(store))
+            Ok(carmy.store(store))
         }
         Ok(Err(error)) => {
             eprintln!("error: --store {}: {error}", path.display());

@@ -1,10 +1,10 @@
 //! Browsing: `search_products` and `get_product`.
 
-use carmy::{AgentError, State, tool};
+use carmy::{AgentError, Context, Records, State, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::Store;
+use crate::{Store, books};
 
 /// A product category.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -101,15 +101,20 @@ pub struct ProductDetails {
 pub async fn get_product(
     input: GetProductInput,
     store: State<Store>,
+    ctx: &Context,
 ) -> Result<ProductDetails, AgentError> {
-    product_details(&store, &input.id)
+    product_details(&store, ctx.records(), &input.id).await
 }
 
 /// The product with `id` and its stock now: `get_product`'s answer, and the
 /// `shop://products/{id}` resource's.
-pub(crate) fn product_details(store: &Store, id: &str) -> Result<ProductDetails, AgentError> {
+pub(crate) async fn product_details(
+    store: &Store,
+    records: &Records,
+    id: &str,
+) -> Result<ProductDetails, AgentError> {
     let product = store.product(id).ok_or_else(|| product_not_found(id))?;
-    let stock = store.books().stock.get(id).copied().unwrap_or(0);
+    let stock = books::stock(records, store, id).await?;
     Ok(ProductDetails {
         product: product.clone(),
         stock,

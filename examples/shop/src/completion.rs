@@ -4,17 +4,14 @@
 
 use carmy::{AgentError, CompletionRequest, Completions};
 
-use crate::Store;
+use crate::{Store, books};
 
 /// The ids of the orders placed so far that start with what the user typed, oldest first.
 pub async fn order_ids(request: CompletionRequest<'_>) -> Result<Completions, AgentError> {
-    let Some(store) = request.state::<Store>() else {
-        return Ok(Completions::none());
-    };
-    let books = store.books();
+    let ids = books::order_ids(request.records()).await?;
     Ok(Completions::starting_with(
         request.value(),
-        books.orders.keys().map(String::as_str),
+        ids.iter().map(String::as_str),
     ))
 }
 

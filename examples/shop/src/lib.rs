@@ -1,4 +1,4 @@
-//! The shop: a small in-memory store whose tools cover every effect Carmy knows, with its
+//! The shop: a small store whose tools cover every effect Carmy knows, with its
 //! products and orders also readable as resources (see [`resources`]), a prompt for helping a
 //! customer with an order ([`prompts`]), and ids completed as the user types ([`completion`]).
 //!
@@ -7,12 +7,13 @@
 //! | `quote_delivery` | none | price and arrival dates of a delivery speed |
 //! | `search_products` | read, idempotent | `mouse` matches exactly 4 products |
 //! | `get_product` | read, idempotent | `PRODUCT_NOT_FOUND` suggests `search_products` |
-//! | `place_order` | write | safe to retry with a request id |
+//! | `place_order` | write, transactional | safe to retry with a request id; its writes commit with its outcome |
 //! | `get_order`, `list_orders` | read, idempotent | |
 //! | `send_receipt` | external_write | writes to the outbox (a stand-in for email) |
-//! | `cancel_order` | destructive | needs the host's grant `confirm:cancel_order` |
+//! | `cancel_order` | destructive, idempotent, transactional | needs the host's grant `confirm:cancel_order` |
 //! | `sales_report` | read, idempotent | slow; reports progress and honours cancellation |
 
+pub mod books;
 pub mod catalog;
 pub mod completion;
 pub mod delivery;

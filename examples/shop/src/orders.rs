@@ -1,11 +1,13 @@
 //! Orders: `place_order` (write), `get_order` and `list_orders` (read), `cancel_order`
 //! (destructive).
 
+use std::collections::BTreeMap;
+
 use carmy::{AgentError, Context, State, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{Store, catalog::product_not_found, delivery::Delivery};
+use crate::{Store, books, catalog::product_not_found, delivery::Delivery};
 
 /// One line of an order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -84,12 +86,16 @@ pub struct PlaceOrderInput {
 
 /// Place an order and take the units out of stock. Not idempotent by itself: send a request id
 /// (`_meta["carmy/request_id"]`) so a retry returns the same order instead of a second one.
-#[tool(effect = "write", title = "Place an order")]
+// Transactional: the order, the stock it takes and the order number are written in the step
+// that records the call's outcome, so a crash leaves the order placed and replayed, or not
+// placed at all, never "maybe".
+#[tool(effect = "write", transactional, title = "Place an order")]
 pub async fn place_order(
     input: PlaceOrderInput,
     store: State<Store>,
     ctx: &Context,
 ) -> Result<Order, AgentError> {
+    let records = ctx.records();
     let mut total_cents = input.delivery.price_cents();
     for line in &input.lines {
         let product = store
@@ -97,35 +103,30 @@ pub async fn place_order(
             .ok_or_else(|| product_not_found(&line.product_id))?;
         total_cents += product.price_cents * u64::from(line.quantity);
     }
-    let mut books = store.books();
-    // Check every line before taking anything, so a refused order changes nothing.
+    // What each product is ordered in all, checked against its stock before anything is
+    // taken, so a refused order changes nothing.
+    let mut ordered: BTreeMap<&str, u32> = BTreeMap::new();
     for line in &input.lines {
-        let ordered: u32 = input
-            .lines
-            .iter()
-            .filter(|other| other.product_id == line.product_id)
-            .map(|other| other.quantity)
-            .sum();
-        let available = books.stock.get(&line.product_id).copied().unwrap_or(0);
-        if ordered > available {
+        *ordered.entry(&line.product_id).or_default() += line.quantity;
+    }
+    let mut left = Vec::with_capacity(ordered.len());
+    for (&product_id, &quantity) in &ordered {
+        let available = books::stock(records, &store, product_id).await?;
+        if quantity > available {
             return Err(AgentError::conflict(
                 "OUT_OF_STOCK",
-                format!("only {available} of `{}` in stock", line.product_id),
+                format!("only {available} of `{product_id}` in stock"),
             )
-            .with_details(
-                serde_json::json!({ "product_id": line.product_id, "available": available }),
-            )
+            .with_details(serde_json::json!({ "product_id": product_id, "available": available }))
             .with_next_tool("search_products"));
         }
+        left.push((product_id, available - quantity));
     }
-    for line in &input.lines {
-        *books
-            .stock
-            .get_mut(&line.product_id)
-            .expect("checked above") -= line.quantity;
+    for (product_id, units) in left {
+        books::set_stock(records, product_id, units)?;
     }
     let order = Order {
-        order_id: format!("ord-{}", books.next_order),
+        order_id: books::take_order_id(records).await?,
         status: OrderStatus::Placed,
         lines: input.lines,
         ship_to: input.ship_to,
@@ -134,8 +135,7 @@ pub async fn place_order(
         note: input.note,
         placed_by: ctx.principal().map(str::to_owned),
     };
-    books.next_order += 1;
-    books.orders.insert(order.order_id.clone(), order.clone());
+    books::put_order(records, &order)?;
     tracing::info!(order_id = %order.order_id, total_cents, "order placed");
     Ok(order)
 }
@@ -149,12 +149,9 @@ pub struct OrderRef {
 
 /// Get one order by id.
 #[tool(effect = "read", idempotent, title = "Get an order")]
-pub async fn get_order(input: OrderRef, store: State<Store>) -> Result<Order, AgentError> {
-    store
-        .books()
-        .orders
-        .get(&input.order_id)
-        .cloned()
+pub async fn get_order(input: OrderRef, ctx: &Context) -> Result<Order, AgentError> {
+    books::order(ctx.records(), &input.order_id)
+        .await?
         .ok_or_else(|| order_not_found(&input.order_id))
 }
 
@@ -167,9 +164,10 @@ pub struct OrderList {
 
 /// List every order, oldest first.
 #[tool(effect = "read", idempotent, title = "List orders")]
-pub async fn list_orders(store: State<Store>) -> Result<OrderList, AgentError> {
-    let orders = store.books().orders.values().cloned().collect();
-    Ok(OrderList { orders })
+pub async fn list_orders(ctx: &Context) -> Result<OrderList, AgentError> {
+    Ok(OrderList {
+        orders: books::orders(ctx.records()).await?,
+    })
 }
 
 /// Arguments of `cancel_order`.
@@ -194,15 +192,20 @@ pub struct Cancellation {
 
 /// Cancel an order, refund it and put its units back in stock. Cannot be undone, so the host
 /// must confirm it (grant `confirm:cancel_order`).
-#[tool(effect = "destructive", idempotent, title = "Cancel an order")]
+#[tool(
+    effect = "destructive",
+    idempotent,
+    transactional,
+    title = "Cancel an order"
+)]
 pub async fn cancel_order(
     input: CancelInput,
     store: State<Store>,
+    ctx: &Context,
 ) -> Result<Cancellation, AgentError> {
-    let mut books = store.books();
-    let order = books
-        .orders
-        .get_mut(&input.order_id)
+    let records = ctx.records();
+    let mut order = books::order(records, &input.order_id)
+        .await?
         .ok_or_else(|| order_not_found(&input.order_id))?;
     if order.status == OrderStatus::Cancelled {
         return Err(AgentError::conflict(
@@ -211,10 +214,16 @@ pub async fn cancel_order(
         ));
     }
     order.status = OrderStatus::Cancelled;
-    let (lines, refunded_cents) = (order.lines.clone(), order.total_cents);
-    for line in lines {
-        *books.stock.entry(line.product_id).or_default() += line.quantity;
+    let mut returned: BTreeMap<&str, u32> = BTreeMap::new();
+    for line in &order.lines {
+        *returned.entry(&line.product_id).or_default() += line.quantity;
     }
+    for (product_id, quantity) in returned {
+        let units = books::stock(records, &store, product_id).await?;
+        books::set_stock(records, product_id, units + quantity)?;
+    }
+    books::put_order(records, &order)?;
+    let refunded_cents = order.total_cents;
     tracing::info!(order_id = %input.order_id, refunded_cents, "order cancelled");
     Ok(Cancellation {
         order_id: input.order_id,

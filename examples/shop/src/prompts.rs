@@ -5,11 +5,11 @@
 //! |---|---|---|
 //! | `order_help` | `order_id` (completed), `issue` | the order embedded as a resource, and the customer's issue to answer |
 
-use carmy::{AgentError, Content, Message, Messages, Role, State, prompt};
+use carmy::{AgentError, Content, Context, Message, Messages, Role, prompt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::{Store, completion::order_ids, orders::order_not_found};
+use crate::{books, completion::order_ids, orders::order_not_found};
 
 /// Arguments of `order_help`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -22,11 +22,8 @@ pub struct OrderHelpInput {
 
 /// Help a customer with one of their orders: the order as it stands, and what to answer.
 #[prompt(title = "Help with an order", complete(order_id = order_ids))]
-pub async fn order_help(
-    input: OrderHelpInput,
-    store: State<Store>,
-) -> Result<Messages, AgentError> {
-    let order = store.books().orders.get(&input.order_id).cloned();
+pub async fn order_help(input: OrderHelpInput, ctx: &Context) -> Result<Messages, AgentError> {
+    let order = books::order(ctx.records(), &input.order_id).await?;
     let order = order.ok_or_else(|| order_not_found(&input.order_id))?;
     let issue = input
         .issue

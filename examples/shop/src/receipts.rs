@@ -1,10 +1,10 @@
 //! `send_receipt`: the one tool that reaches outside the store.
 
-use carmy::{AgentError, State, tool};
+use carmy::{AgentError, Context, State, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{Store, orders::order_not_found};
+use crate::{Store, books, orders::order_not_found};
 
 /// Arguments of `send_receipt`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -29,18 +29,25 @@ pub struct Receipt {
 
 /// Email the receipt of an order. Reaches outside the store: an email cannot be unsent.
 #[tool(effect = "external_write", title = "Send a receipt")]
-pub async fn send_receipt(input: ReceiptInput, store: State<Store>) -> Result<Receipt, AgentError> {
-    let mut books = store.books();
-    if !books.orders.contains_key(&input.order_id) {
+pub async fn send_receipt(
+    input: ReceiptInput,
+    store: State<Store>,
+    ctx: &Context,
+) -> Result<Receipt, AgentError> {
+    if books::order(ctx.records(), &input.order_id)
+        .await?
+        .is_none()
+    {
         return Err(order_not_found(&input.order_id));
     }
+    // The outbox stands in for a mail API.
+    let mut outbox = store.outbox();
     let receipt = Receipt {
-        message_id: format!("msg-{}", books.outbox.len() + 1),
+        message_id: format!("msg-{}", outbox.len() + 1),
         order_id: input.order_id,
         sent_to: input.email,
     };
-    // The outbox stands in for a mail API.
-    books.outbox.push(receipt.clone());
+    outbox.push(receipt.clone());
     tracing::info!(message_id = %receipt.message_id, order_id = %receipt.order_id, "receipt sent");
     Ok(receipt)
 }

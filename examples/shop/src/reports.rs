@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use carmy::{AgentError, Context, State, tool};
+use carmy::{AgentError, Context, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::Store;
+use crate::books;
 
 /// Arguments of `sales_report`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -30,11 +30,7 @@ pub struct SalesReport {
 /// Compute the sales report. Slow on purpose (one step per tenth of a second): it reports
 /// progress and stops as soon as the call is cancelled.
 #[tool(effect = "read", idempotent, title = "Sales report", timeout = "90s")]
-pub async fn sales_report(
-    input: ReportInput,
-    store: State<Store>,
-    ctx: &Context,
-) -> Result<SalesReport, AgentError> {
+pub async fn sales_report(input: ReportInput, ctx: &Context) -> Result<SalesReport, AgentError> {
     let steps = input.seconds.unwrap_or(5) * 10;
     for step in 1..=steps {
         // The runtime drops this future on cancellation; awaiting here is what lets it.
@@ -45,13 +41,13 @@ pub async fn sales_report(
             Some("crunching orders"),
         );
     }
-    let books = store.books();
+    let orders = books::orders(ctx.records()).await?;
     let mut report = SalesReport {
         orders: 0,
         revenue_cents: 0,
         cancelled: 0,
     };
-    for order in books.orders.values() {
+    for order in &orders {
         match order.status {
             crate::orders::OrderStatus::Placed => {
                 report.orders += 1;

@@ -7,10 +7,10 @@
 //! | `shop://products/{id}` | one product with its stock now (what `get_product` returns) |
 //! | `shop://orders/{order_id}` | one order (what `get_order` returns) |
 
-use carmy::{AgentError, Content, State, resource};
+use carmy::{AgentError, Content, Context, State, resource};
 
 use crate::{
-    Store,
+    Store, books,
     catalog::{GetProductInput, product_details},
     completion::{order_ids, product_ids},
     orders::{OrderRef, order_not_found},
@@ -33,8 +33,12 @@ pub async fn catalog(store: State<Store>) -> Result<Content, AgentError> {
     complete(id = product_ids),
     mime_type = "application/json"
 )]
-pub async fn product(input: GetProductInput, store: State<Store>) -> Result<Content, AgentError> {
-    Content::json(&product_details(&store, &input.id)?)
+pub async fn product(
+    input: GetProductInput,
+    store: State<Store>,
+    ctx: &Context,
+) -> Result<Content, AgentError> {
+    Content::json(&product_details(&store, ctx.records(), &input.id).await?)
 }
 
 /// One order: its lines, address, total and status.
@@ -44,7 +48,7 @@ pub async fn product(input: GetProductInput, store: State<Store>) -> Result<Cont
     complete(order_id = order_ids),
     mime_type = "application/json"
 )]
-pub async fn order(input: OrderRef, store: State<Store>) -> Result<Content, AgentError> {
-    let found = store.books().orders.get(&input.order_id).cloned();
+pub async fn order(input: OrderRef, ctx: &Context) -> Result<Content, AgentError> {
+    let found = books::order(ctx.records(), &input.order_id).await?;
     Content::json(&found.ok_or_else(|| order_not_found(&input.order_id))?)
 }

@@ -1,22 +1,23 @@
-//! The store's state, shared by every tool through `State<Store>`.
+//! What the shop holds in its own process, shared by every tool through `State<Store>`: the
+//! catalog as shipped, and the outbox of receipts sent. What changes with orders lives in the
+//! runtime's store ([`crate::books`]).
 
-use std::{
-    collections::BTreeMap,
-    sync::{Arc, Mutex, MutexGuard},
-};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::{catalog::Product, orders::Order, receipts::Receipt};
+use crate::{catalog::Product, receipts::Receipt};
 
 /// The products as shipped, one per line.
 const CATALOG_JSON: &str = include_str!("../data/catalog.json");
 
-/// Products, stock, orders and the outbox. Cheap to clone (shared).
+/// The products and the outbox. Cheap to clone (shared).
 #[derive(Clone, Debug)]
 pub struct Store {
     products: Arc<[Product]>,
     /// `products`' names and tags lower-cased once, in the same order, for case-insensitive search.
     search_keys: Arc<[SearchKey]>,
-    books: Arc<Mutex<Books>>,
+    /// Receipts sent, oldest first: a stand-in for a mail system, outside the store's records
+    /// like a real one would be.
+    outbox: Arc<Mutex<Vec<Receipt>>>,
 }
 
 /// What a search compares a query with, lower-cased when the catalog is loaded rather than
@@ -40,36 +41,23 @@ impl SearchKey {
     }
 }
 
-/// Everything that changes.
-#[derive(Debug, Default)]
-pub struct Books {
-    /// Units in stock, by product id.
-    pub stock: BTreeMap<String, u32>,
-    /// Orders by id, in placement order.
-    pub orders: BTreeMap<String, Order>,
-    /// Receipts sent, oldest first.
-    pub outbox: Vec<Receipt>,
-    /// The number of the next order.
-    pub next_order: u64,
-}
-
 impl Store {
-    /// The shipped catalog, with 5 units of every product marked in stock.
+    /// The shipped catalog and an empty outbox.
     pub fn new() -> Self {
         let products: Vec<Product> =
             serde_json::from_str(CATALOG_JSON).expect("data/catalog.json is valid");
-        let stock = products
-            .iter()
-            .map(|product| (product.id.clone(), if product.in_stock { 5 } else { 0 }))
-            .collect();
         Self {
             search_keys: products.iter().map(SearchKey::of).collect(),
             products: products.into(),
-            books: Arc::new(Mutex::new(Books {
-                stock,
-                next_order: 1001,
-                ..Books::default()
-            })),
+            outbox: Arc::default(),
+        }
+    }
+
+    /// The units of `product_id` a new shop has: 5 of every product marked in stock, else 0.
+    pub fn units_shipped(&self, product_id: &str) -> u32 {
+        match self.product(product_id) {
+            Some(product) if product.in_stock => 5,
+            _ => 0,
         }
     }
 
@@ -94,11 +82,11 @@ impl Store {
         self.products.iter().find(|product| product.id == id)
     }
 
-    /// The changing part, locked.
-    pub fn books(&self) -> MutexGuard<'_, Books> {
-        // Tools never leave the books half-updated across an await, so a poisoned lock (a panic
-        // elsewhere) still holds consistent data.
-        self.books
+    /// The receipts sent, locked.
+    pub fn outbox(&self) -> MutexGuard<'_, Vec<Receipt>> {
+        // Nothing holds the lock across an await, so a poisoned lock (a panic elsewhere) still
+        // holds consistent data.
+        self.outbox
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }

@@ -18,6 +18,17 @@ fn host() -> (TestHost, Store) {
     )
 }
 
+/// Units of `product_id` in stock, as `get_product` tells.
+async fn stock(host: &TestHost, product_id: &str) -> u64 {
+    let outcome = host.call("get_product", json!({ "id": product_id })).await;
+    outcome.result.unwrap()["stock"].as_u64().unwrap()
+}
+
+async fn order_count(host: &TestHost) -> usize {
+    let orders: OrderList = host.call("list_orders", json!({})).await.unwrap_output();
+    orders.orders.len()
+}
+
 fn order_args(quantity: u32) -> Value {
     json!({
         "lines": [{ "product_id": "sku-001", "quantity": quantity }],
@@ -80,7 +91,7 @@ async fn unknown_products_point_to_search() {
 
 #[tokio::test]
 async fn a_retried_order_is_placed_once() {
-    let (host, store) = host();
+    let (host, _) = host();
     let first = host
         .call_with_request_id("place_order", order_args(2), "checkout-42")
         .await;
@@ -93,9 +104,8 @@ async fn a_retried_order_is_placed_once() {
         first.unwrap_output::<Order>(),
         retry.unwrap_output::<Order>()
     );
-    let orders: OrderList = host.call("list_orders", json!({})).await.unwrap_output();
-    assert_eq!(orders.orders.len(), 1);
-    assert_eq!(store.books().stock["sku-001"], 3);
+    assert_eq!(order_count(&host).await, 1);
+    assert_eq!(stock(&host, "sku-001").await, 3);
     // The same request id for another order is a conflict, not a second order.
     let other = host
         .call_with_request_id("place_order", order_args(1), "checkout-42")
@@ -105,7 +115,7 @@ async fn a_retried_order_is_placed_once() {
 
 #[tokio::test]
 async fn a_refused_order_changes_nothing() {
-    let (host, store) = host();
+    let (host, _) = host();
     let mut args = order_args(5);
     args["lines"]
         .as_array_mut()
@@ -113,13 +123,13 @@ async fn a_refused_order_changes_nothing() {
         .push(json!({ "product_id": "sku-001", "quantity": 1 }));
     let outcome = host.call("place_order", args).await;
     assert_eq!(outcome.unwrap_error_code(), "OUT_OF_STOCK");
-    assert_eq!(store.books().stock["sku-001"], 5);
-    assert!(store.books().orders.is_empty());
+    assert_eq!(stock(&host, "sku-001").await, 5);
+    assert_eq!(order_count(&host).await, 0);
 }
 
 #[tokio::test]
 async fn cancelling_needs_the_hosts_confirmation() {
-    let (host, store) = host();
+    let (host, _) = host();
     let order: Order = host
         .call("place_order", order_args(1))
         .await
@@ -127,7 +137,7 @@ async fn cancelling_needs_the_hosts_confirmation() {
     let args = json!({ "order_id": order.order_id, "reason": "changed my mind" });
     let refused = host.call("cancel_order", args.clone()).await;
     assert_eq!(refused.unwrap_error_code(), "CONFIRMATION_REQUIRED");
-    assert_eq!(store.books().stock["sku-001"], 4, "not run");
+    assert_eq!(stock(&host, "sku-001").await, 4, "not run");
 
     let host = host.with_grant("confirm:cancel_order");
     let cancelled = host.call("cancel_order", args.clone()).await;
@@ -135,7 +145,7 @@ async fn cancelling_needs_the_hosts_confirmation() {
         cancelled.result.as_ref().unwrap()["refunded_cents"],
         1999 + 990
     );
-    assert_eq!(store.books().stock["sku-001"], 5);
+    assert_eq!(stock(&host, "sku-001").await, 5);
     let again = host.call("cancel_order", args).await;
     assert_eq!(again.unwrap_error_code(), "ORDER_ALREADY_CANCELLED");
 }
@@ -149,7 +159,7 @@ async fn receipts_go_to_the_outbox() {
         .unwrap_output();
     let args = json!({ "order_id": order.order_id, "email": "ada@example.com" });
     assert!(host.call("send_receipt", args).await.is_ok());
-    assert_eq!(store.books().outbox.len(), 1);
+    assert_eq!(store.outbox().len(), 1);
     let bad = host
         .call(
             "send_receipt",
@@ -177,4 +187,37 @@ async fn the_sales_report_stops_when_cancelled() {
     assert_eq!(outcome.status, ExecutionStatus::Cancelled);
     let finished = host.call("sales_report", json!({ "seconds": 1 })).await;
     assert_eq!(finished.result.unwrap()["orders"], 0);
+}
+
+#[tokio::test]
+async fn two_shops_on_one_store_share_their_books() {
+    let store = std::sync::Arc::new(carmy::MemoryStore::default());
+    let replica = || {
+        TestHost::new(
+            shop::shop(Store::new())
+                .store(std::sync::Arc::clone(&store))
+                .build()
+                .unwrap(),
+        )
+    };
+    let (first, second) = (replica(), replica());
+    let placed: Order = first
+        .call_with_request_id("place_order", order_args(2), "shared-1")
+        .await
+        .unwrap_output();
+    // The other replica sees the order and its stock, replays the retry, and numbers the next
+    // order after it.
+    assert_eq!(stock(&second, "sku-001").await, 3);
+    let retry = second
+        .call_with_request_id("place_order", order_args(2), "shared-1")
+        .await;
+    assert_eq!(retry.status, ExecutionStatus::Replayed);
+    assert_eq!(retry.unwrap_output::<Order>(), placed);
+    let next: Order = second
+        .call("place_order", order_args(1))
+        .await
+        .unwrap_output();
+    assert_eq!(placed.order_id, "ord-1001");
+    assert_eq!(next.order_id, "ord-1002");
+    assert_eq!(order_count(&first).await, 2);
 }
