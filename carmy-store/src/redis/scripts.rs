@@ -268,3 +268,94 @@ const LONGEST_MS: u64 = 1000 * 366 * 24 * 60 * 60 * 1000;
 fn ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).map_or(LONGEST_MS, |ms| ms.min(LONGEST_MS))
 }
+
+#[cfg(test)]
+mod tests {
+    use carmy_core::IdempotencyKey;
+
+    use super::*;
+    use crate::redis::keys::Keys;
+
+    /// Runs `script` on `names` with `args` on the shared test server.
+    async fn run(
+        server: &test_servers::Redis,
+        script: &str,
+        names: &Names,
+        args: &[&str],
+    ) -> String {
+        let mut connection = redis::Client::open(server.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap();
+        let script = Script::new(script);
+        let mut invocation = invocation(&script, names);
+        for arg in args {
+            invocation.arg(*arg);
+        }
+        let reply: Vec<String> = invocation.invoke_async(&mut connection).await.unwrap();
+        reply[0].clone()
+    }
+
+    /// A claim or settle sent a second time (its first answer lost with its connection) is
+    /// recognised by its token: the claim is still its own, the settle was applied. Sent the
+    /// first time, a settle of a settled lease is refused, and a lease lost to its terms was
+    /// settled by nobody, so even a settle sent again is refused.
+    #[tokio::test]
+    async fn a_call_sent_again_is_recognised_by_its_token() {
+        let Some(server) = test_servers::Redis::shared() else {
+            return;
+        };
+        let keys = Keys::new(&format!("scripts-{}:", uuid::Uuid::new_v4().simple())).unwrap();
+        let names = keys.of(&IdempotencyKey::new(Some("alice"), "k"));
+        let claim = |token: &'static str, lease: &'static str| {
+            [
+                "fp", token, lease, "lost", "60000", "300", "10", "100000", "10", "100000", "",
+            ]
+        };
+        let finish = |token: &'static str, again: &'static str| {
+            [token, "{}", "{}", "60000", "100000", "100000", again]
+        };
+        assert_eq!(
+            run(server, CLAIM, &names, &claim("t1", "60000")).await,
+            "acquired"
+        );
+        assert_eq!(
+            run(server, CLAIM, &names, &claim("t1", "60000")).await,
+            "acquired"
+        );
+        assert_eq!(
+            run(server, CLAIM, &names, &claim("t2", "60000")).await,
+            "running"
+        );
+        assert_eq!(
+            run(server, FINISH, &names, &finish("t1", "")).await,
+            "finished"
+        );
+        assert_eq!(run(server, FINISH, &names, &finish("t1", "")).await, "lost");
+        assert_eq!(
+            run(server, FINISH, &names, &finish("t1", "again")).await,
+            "finished"
+        );
+        assert_eq!(
+            run(server, FINISH, &names, &finish("t2", "again")).await,
+            "lost"
+        );
+
+        let names = keys.of(&IdempotencyKey::new(Some("alice"), "lost"));
+        assert_eq!(
+            run(server, CLAIM, &names, &claim("t3", "0")).await,
+            "acquired"
+        );
+        assert_eq!(
+            run(server, CLAIM, &names, &claim("t4", "60000")).await,
+            "uncertain"
+        );
+        assert_eq!(
+            run(server, FINISH, &names, &finish("t3", "again")).await,
+            "lost"
+        );
+        let release = ["t3", "lost", "60000", "again"];
+        assert_eq!(run(server, RELEASE, &names, &release).await, "lost");
+    }
+}
