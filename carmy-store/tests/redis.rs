@@ -651,3 +651,14 @@ async fn the_password_is_never_shown() {
         other => panic!("a wrong password must fail closed: {other:?}"),
     }
 }
+
+/// TLS is not built in: a `rediss://` URL is refused at connect, not sent in the clear.
+#[tokio::test]
+async fn a_tls_url_is_refused_at_connect() {
+    match RedisStore::connect("rediss://127.0.0.1:1/0").await {
+        Err(StoreError::Unavailable(error)) => {
+            assert!(error.to_string().contains("TLS"), "{error}");
+        }
+        other => panic!("a TLS URL must be refused: {other:?}"),
+    }
+}

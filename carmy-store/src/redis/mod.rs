@@ -45,6 +45,8 @@ use crate::outcome;
 ///   (`TIME`), never a replica's, whose clocks differ. An expired lease is settled by its
 ///   [`LeaseTerms::if_lost`] whenever a claim looks at the key: uncertain for a write, free
 ///   again for a read. A replica that dies holding a claim needs nobody to clean up after it.
+///   A server whose clock is set back or forward lengthens or shortens the leases (and its
+///   own TTLs) alike; a failover moves them to the new primary's clock.
 /// - **Nothing kept forever.** Every key the store writes has a Redis TTL: a claim held to be
 ///   kept as uncertain if lost, its lease plus the retention ([`RedisStoreOptions::ttl`]);
 ///   a claim to forget if lost, its lease (after that there is nothing to keep); a settled
@@ -143,8 +145,9 @@ impl RedisStore {
     pub async fn connect_with(url: &str, options: RedisStoreOptions) -> Result<Self, StoreError> {
         let keys = Keys::new(&options.prefix)?;
         // The parser's error never repeats the URL, so it cannot leak a password.
-        let client = redis::Client::open(url)
-            .map_err(|error| StoreError::unavailable(format!("not a Redis URL: {error}")))?;
+        let client = redis::Client::open(url).map_err(|error| {
+            StoreError::unavailable(format!("cannot use this Redis URL: {error}"))
+        })?;
         let info = client.get_connection_info();
         let server = format!("{}/{}", info.addr(), info.redis_settings().db());
         let link = Arc::new(Link::new(
