@@ -461,7 +461,7 @@ async fn bounds_fail_closed_and_their_counts_follow_expiry() {
     let Some(server) = Redis::shared() else {
         return;
     };
-    let retention = Duration::from_millis(400);
+    let retention = Duration::from_millis(800);
     let store = open(
         server,
         options("bounds")
@@ -518,7 +518,7 @@ async fn outcome_bytes_are_bounded_and_free_again_after_expiry() {
     let Some(server) = Redis::shared() else {
         return;
     };
-    let retention = Duration::from_millis(500);
+    let retention = Duration::from_millis(1000);
     let store = open(
         server,
         options("bytes")
