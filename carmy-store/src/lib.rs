@@ -4,6 +4,9 @@
 //! - [`SqliteStore`]: one local file, shared by every process that opens it. The default of
 //!   the serving subcommands of a binary built with `carmy::cli::Cli::with_files` and carmy's
 //!   `store` feature (the shop is one), `--store memory` aside.
+//! - `RedisStore` (feature `redis`): a Redis server, shared by every replica of a service that
+//!   connects to it; leases on the server's clock, atomic scripts, the same bounds, failing
+//!   closed while Redis is away. Plain TCP, Redis 7.0 or later, not Redis Cluster.
 //! - `conformance` (feature `conformance`): the trait's contract as scenarios, which every
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //!
@@ -18,6 +21,8 @@
 //! SQLite's file can also be opened with the `sqlite3` shell when someone needs to look.
 
 mod outcome;
+#[cfg(feature = "redis")]
+mod redis;
 mod sqlite;
 
 #[cfg(feature = "conformance")]
@@ -25,4 +30,6 @@ pub mod conformance;
 #[cfg(feature = "conformance")]
 pub mod record_conformance;
 
+#[cfg(feature = "redis")]
+pub use redis::{Durability, RedisStore, RedisStoreOptions};
 pub use sqlite::{SqliteStore, SqliteStoreOptions};

@@ -98,6 +98,22 @@ pub(crate) fn not_kept(recorded: &Recorded, size: usize) -> Recorded {
     Recorded::new(recorded.execution_id.clone(), recorded.status, Err(error))
 }
 
+/// A status as its serde form names it (`lost`, `timed_out`), the text [`status_from`] reads:
+/// what a store keeps for an uncertain key and a claim's terms.
+pub(crate) fn status_text(status: ExecutionStatus) -> Result<String, serde_json::Error> {
+    match serde_json::to_value(status)? {
+        Value::String(text) => Ok(text),
+        other => Err(serde::ser::Error::custom(format!(
+            "a status written as {other}"
+        ))),
+    }
+}
+
+/// The status [`status_text`] wrote as `text`.
+pub(crate) fn status_from(text: &str) -> Result<ExecutionStatus, serde_json::Error> {
+    serde_json::from_value(Value::String(text.to_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +173,7 @@ mod tests {
             ExecutionStatus::Panicked,
         ] {
             round_trip(Recorded::new(ExecutionId::from("e"), status, Ok(json!(1))));
+            assert_eq!(status_from(&status_text(status).unwrap()).unwrap(), status);
         }
     }
 }

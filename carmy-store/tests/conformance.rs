@@ -1,4 +1,4 @@
-//! Every store passes the same contract: one line each (PostgreSQL and Redis join here).
+//! Every store passes the same contract: one line each (PostgreSQL joins here too).
 
 use carmy_store::conformance::Setup;
 
@@ -40,6 +40,28 @@ mod sqlite {
             SqliteStore::open(setup.dir.join("store.sqlite")).expect("a fresh store")
         });
     }
+}
+
+mod redis {
+    use super::*;
+    use carmy_store::{RedisStore, RedisStoreOptions};
+    use test_servers::Redis;
+
+    /// A store on the process's shared server, with a prefix of its own: every store a
+    /// scenario opens starts empty, whatever the others wrote.
+    fn open(setup: Setup) -> RedisStore {
+        let server = Redis::shared().expect("the tests run only where Redis is installed");
+        let options = RedisStoreOptions::default()
+            .with_max_entries_per_principal(setup.max_entries_per_principal)
+            .with_prefix(format!("conformance-{}:", uuid::Uuid::new_v4().simple()));
+        // The opener runs on a blocking thread of the scenario's runtime.
+        tokio::runtime::Handle::current()
+            .block_on(RedisStore::connect_with(&server.url(), options))
+            .expect("a store on the shared Redis")
+    }
+
+    // `shared()` prints why when Redis is not installed (and fails if servers are required).
+    carmy_store::conformance_tests!(open, when = Redis::shared().is_some());
 }
 
 /// The one-call form runs the same scenarios.

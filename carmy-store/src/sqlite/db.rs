@@ -192,7 +192,7 @@ impl Db {
                     .map_err(Failure::from)?;
             }
             Release::Uncertain(status) => {
-                let status = status_text(status)?;
+                let status = outcome::status_text(status).map_err(Failure::from)?;
                 transaction
                     .prepare_cached(
                         "UPDATE carmy_claims SET state = ?3, status = ?4, token = NULL, \
@@ -297,7 +297,7 @@ fn claim(
                 })
             }
             (FINISHED, _, _, Some(text)) => Ok(Seen::Finished(outcome::decode(&text)?)),
-            (UNCERTAIN, _, Some(status), _) => Ok(Seen::Uncertain(status_from(status)?)),
+            (UNCERTAIN, _, Some(status), _) => Ok(Seen::Uncertain(outcome::status_from(&status)?)),
             _ => Err(Failure::Invalid(format!(
                 "a kept claim is in no known state ({state})"
             ))),
@@ -307,7 +307,7 @@ fn claim(
     let token = uuid::Uuid::new_v4().as_u128();
     let if_lost = match terms.if_lost {
         Release::Retry => None,
-        Release::Uncertain(status) => Some(status_text(status)?),
+        Release::Uncertain(status) => Some(outcome::status_text(status)?),
     };
     transaction
         .prepare_cached(
@@ -520,16 +520,4 @@ fn count(n: usize) -> i64 {
 
 pub(super) fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, ms)
-}
-
-/// A status as its serde form names it, the one `status_from` reads.
-fn status_text(status: ExecutionStatus) -> Result<String> {
-    match serde_json::to_value(status)? {
-        serde_json::Value::String(text) => Ok(text),
-        other => Err(Failure::Invalid(format!("a status written as {other}"))),
-    }
-}
-
-fn status_from(text: String) -> Result<ExecutionStatus> {
-    Ok(serde_json::from_value(serde_json::Value::String(text))?)
 }

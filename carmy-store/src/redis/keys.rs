@@ -1,0 +1,146 @@
+//! Where a request's records live: the names of the keys, and their hash tags.
+//!
+//! For the prefix `carmy:` and the principal `alice`:
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `carmy:{p:alice}:r:<request id>` | hash | one request: its state, fingerprint, lease, outcome |
+//! | `carmy:{p:alice}:share` | sorted set | alice's request keys, scored by when each is forgotten |
+//! | `carmy:{p:alice}:weights` | hash | what each of them weighs, and the sum |
+//! | `carmy:{totals}:share` | sorted set | every principal's request keys, the same way |
+//! | `carmy:{totals}:weights` | hash | their weights, and the sum |
+//!
+//! Redis Cluster places a key by the text between its first `{` and the next `}`, so one
+//! principal's keys share a slot and each script's keys of that principal could run on one
+//! node. The tag always starts with `p:`, so an anonymous principal's tag is not empty (an
+//! empty tag would hash the whole key), and it can never be `totals`. A principal's `%`, `{`
+//! and `}` are escaped as `%25`, `%7B` and `%7D`: a `}` inside would end the tag early, and
+//! the escape keeps two principals apart however they are spelled. The request id comes last,
+//! after the tag, as it is: any text is a key name to Redis.
+
+use carmy_core::{IdempotencyKey, StoreError};
+
+/// The key names of one store (one prefix).
+#[derive(Clone, Debug)]
+pub(super) struct Keys {
+    prefix: String,
+}
+
+/// The five keys every script is given, in the order the scripts read them (`KEYS[1..5]`).
+pub(super) struct Names {
+    pub(super) request: String,
+    pub(super) share: String,
+    pub(super) weights: String,
+    pub(super) total: String,
+    pub(super) total_weights: String,
+}
+
+impl Names {
+    pub(super) fn all(&self) -> [&str; 5] {
+        [
+            &self.request,
+            &self.share,
+            &self.weights,
+            &self.total,
+            &self.total_weights,
+        ]
+    }
+}
+
+impl Keys {
+    /// The names under `prefix`, which may not hold a hash tag's braces: a tag in the prefix
+    /// would put every principal in one slot, or make a principal's keys disagree on theirs.
+    pub(super) fn new(prefix: &str) -> Result<Self, StoreError> {
+        if prefix.contains(['{', '}']) {
+            return Err(StoreError::unavailable(format!(
+                "the Redis key prefix {prefix:?} holds a brace; the store adds the hash tags itself"
+            )));
+        }
+        Ok(Self {
+            prefix: prefix.to_owned(),
+        })
+    }
+
+    pub(super) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The keys of `key`'s request, its principal's share and the totals.
+    pub(super) fn of(&self, key: &IdempotencyKey) -> Names {
+        let tagged = format!("{}{{p:{}}}", self.prefix, escape(key.principal()));
+        Names {
+            request: format!("{tagged}:r:{}", key.request_id()),
+            share: format!("{tagged}:share"),
+            weights: format!("{tagged}:weights"),
+            total: format!("{}{{totals}}:share", self.prefix),
+            total_weights: format!("{}{{totals}}:weights", self.prefix),
+        }
+    }
+}
+
+/// `principal` with the characters a hash tag cannot hold escaped, injectively.
+fn escape(principal: &str) -> String {
+    let mut escaped = String::with_capacity(principal.len());
+    for character in principal.chars() {
+        match character {
+            '%' => escaped.push_str("%25"),
+            '{' => escaped.push_str("%7B"),
+            '}' => escaped.push_str("%7D"),
+            other => escaped.push(other),
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The part of a key Redis Cluster hashes: between the first `{` and the next `}`.
+    fn hash_tag(key: &str) -> &str {
+        let open = key.find('{').expect("a tag");
+        let close = open + key[open..].find('}').expect("a closed tag");
+        &key[open + 1..close]
+    }
+
+    #[test]
+    fn one_principals_keys_share_a_tag_that_is_never_empty() {
+        let keys = Keys::new("carmy:").unwrap();
+        for principal in [None, Some("alice"), Some("a}b{c"), Some("%7D")] {
+            let names = keys.of(&IdempotencyKey::new(principal, "r-1}{"));
+            let tag = hash_tag(&names.request);
+            assert!(tag.starts_with("p:"), "{tag}");
+            assert_eq!(hash_tag(&names.share), tag);
+            assert_eq!(hash_tag(&names.weights), tag);
+            assert_eq!(hash_tag(&names.total), "totals");
+        }
+    }
+
+    #[test]
+    fn principals_and_request_ids_never_share_a_key() {
+        let keys = Keys::new("carmy:").unwrap();
+        let pairs = [
+            ("a", "b:c"),
+            ("a:b", "c"),
+            ("a}", "c"),
+            ("a%7D", "c"),
+            ("a", "}c"),
+            ("", "a"),
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for (principal, request_id) in pairs {
+            let names = keys.of(&IdempotencyKey::new(Some(principal), request_id));
+            assert!(seen.insert(names.request.clone()), "{}", names.request);
+        }
+        assert_eq!(
+            keys.of(&IdempotencyKey::new(Some("a}b"), "r")).request,
+            "carmy:{p:a%7Db}:r:r"
+        );
+    }
+
+    #[test]
+    fn a_prefix_with_braces_is_refused() {
+        assert!(Keys::new("app{1}:").is_err());
+        assert!(Keys::new("").is_ok());
+    }
+}

@@ -1,0 +1,152 @@
+#!lua
+-- What the store's three scripts share; the build puts it before each of them. The `#!lua`
+-- line makes Redis (7.0 or later) check the script before it runs: out of memory, or on a
+-- read-only replica, it is refused whole instead of failing half-way through its writes.
+--
+-- Every script gets the same five keys, all declared, so nothing touches an undeclared key:
+-- the request's hash, its principal's share and the share's weights (one hash slot, through
+-- the principal's hash tag), then the totals' share and weights (a slot of their own).
+local KEY, SHARE, WEIGHTS, TOTAL, TOTAL_WEIGHTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+
+-- The field of a weights hash that holds their sum. Members are request keys, whose names
+-- hold a `{p:` hash tag, so none is named `sum`.
+local SUM = 'sum'
+
+-- Members counted out at once by a routine trim: steady traffic never leaves more than that
+-- behind, and no script runs long. A share at its bound is trimmed whole before it refuses.
+local BATCH = 256
+
+-- Redis's clock, in milliseconds since the epoch: the one clock every replica that shares
+-- this server agrees on, whatever the clocks of their own machines say.
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- A number as an integer argument: Lua could write a large one in exponent form, which
+-- Redis would not read as an integer.
+local function int(n)
+  return string.format('%.0f', n)
+end
+
+-- A share is a sorted set of request keys scored by the instant each is forgotten, which is
+-- also when its hash's Redis TTL ends; its weights hash holds each member's weight and their
+-- sum. What a share holds at `now` is what scores after `now`: keys Redis expired on its own
+-- are counted out at that very instant, without anybody having looked at them.
+local function entries(share, now)
+  return redis.call('ZCOUNT', share, '(' .. int(now), '+inf')
+end
+
+-- The sum of the weights, including members whose time is up but that no trim removed yet:
+-- never less than the truth, so a bound checked on it fails closed; `trim(..., true)` makes
+-- it exact.
+local function weight(weights)
+  return tonumber(redis.call('HGET', weights, SUM)) or 0
+end
+
+-- Removes the members of `share` whose time is up, with their weights: one batch, or all of
+-- them when `all`.
+local function trim(share, weights, now, all)
+  repeat
+    local due = redis.call('ZRANGEBYSCORE', share, '-inf', int(now), 'LIMIT', 0, BATCH)
+    if #due == 0 then
+      return
+    end
+    local gone = 0
+    for _, kept in ipairs(redis.call('HMGET', weights, unpack(due))) do
+      gone = gone + (tonumber(kept) or 0)
+    end
+    -- The lowest ranks are the members just read: the set is ordered by score.
+    redis.call('ZREMRANGEBYRANK', share, 0, #due - 1)
+    redis.call('HDEL', weights, unpack(due))
+    if redis.call('EXISTS', share) == 0 then
+      redis.call('DEL', weights)
+    elseif redis.call('EXISTS', weights) == 1 then
+      redis.call('HINCRBY', weights, SUM, int(-gone))
+    end
+  until not all or #due < BATCH
+end
+
+-- Counts `member` in `share` until `score`, weighing `heft` (replacing what it counted for).
+local function count_in(share, weights, member, score, heft)
+  local before = tonumber(redis.call('HGET', weights, member)) or 0
+  redis.call('ZADD', share, int(score), member)
+  redis.call('HSET', weights, member, int(heft))
+  redis.call('HINCRBY', weights, SUM, int(heft - before))
+  -- The share lasts as long as its last member: nothing is kept forever, nothing ends early.
+  local last = redis.call('ZRANGE', share, -1, -1, 'WITHSCORES')[2]
+  redis.call('PEXPIREAT', share, last)
+  redis.call('PEXPIREAT', weights, last)
+end
+
+-- Counts `member` out of `share`, if it is still counted.
+local function count_out(share, weights, member)
+  if redis.call('ZREM', share, member) == 0 then
+    return
+  end
+  local heft = tonumber(redis.call('HGET', weights, member)) or 0
+  redis.call('HDEL', weights, member)
+  if redis.call('EXISTS', share) == 0 then
+    redis.call('DEL', weights)
+  elseif redis.call('EXISTS', weights) == 1 then
+    redis.call('HINCRBY', weights, SUM, int(-heft))
+  end
+end
+
+-- Keeps the request until `forget_at` (its hash's TTL and its score in both shares).
+local function keep_until(forget_at, heft)
+  redis.call('PEXPIREAT', KEY, int(forget_at))
+  count_in(SHARE, WEIGHTS, KEY, forget_at, heft)
+  count_in(TOTAL, TOTAL_WEIGHTS, KEY, forget_at, heft)
+end
+
+-- Forgets the request: its hash and its place in both shares.
+local function forget()
+  redis.call('DEL', KEY)
+  count_out(SHARE, WEIGHTS, KEY)
+  count_out(TOTAL, TOTAL_WEIGHTS, KEY)
+end
+
+-- The request's fields, or nil when there is none to keep: its hash is gone, or its time is
+-- up (Redis keeps a key through the last millisecond of its TTL; the store does not).
+local function request(now)
+  local f = redis.call('HMGET', KEY, 'state', 'fingerprint', 'token', 'lease', 'if_lost',
+    'forget_at', 'status', 'weight', 'settled_by')
+  if not f[1] then
+    return nil
+  end
+  local found = {
+    state = f[1], fingerprint = f[2], token = f[3], lease = tonumber(f[4]) or 0,
+    if_lost = f[5] or '', forget_at = tonumber(f[6]) or 0, status = f[7] or '',
+    weight = tonumber(f[8]) or 0, settled_by = f[9],
+  }
+  if found.forget_at <= now then
+    forget()
+    return nil
+  end
+  return found
+end
+
+-- The request as held by `token`, or nil: it is no longer that claim's to settle. A lease
+-- past its end that nobody settled yet is still its holder's, as in the other stores: the
+-- holder came back in time to say how the call ended.
+local function held_by(token, now)
+  local found = request(now)
+  if found and found.state == 'held' and found.token == token then
+    return found
+  end
+  return nil
+end
+
+-- Settles the request as `state` (with `fields`), by its holder `token`: the lease is over,
+-- and a call sent again after its answer was lost can tell that it was its own.
+local function settle(state, token, fields)
+  redis.call('HSET', KEY, 'state', state, 'settled_by', token, unpack(fields))
+  redis.call('HDEL', KEY, 'token', 'lease', 'if_lost')
+end
+
+-- Whether `token` settled the request itself (a lease that ran out settles it by nobody):
+-- asked of a settle sent again, after its first answer was lost.
+local function settled_by(found, token)
+  return found ~= nil and found.settled_by == token
+end

@@ -1,0 +1,337 @@
+//! [`RedisStore`]: claims and outcomes on a Redis server, shared by every replica that
+//! connects to it.
+//!
+//! - `keys`: the key layout and its hash tags;
+//! - `lua/` and `scripts`: claim, finish and release, each one atomic script;
+//! - `link`: the connection, replaced when it fails, every call bounded in time;
+//! - `waiters`: waking retries, here at once and elsewhere by polling;
+//! - `server` and `durability`: what is checked and read of the server at connect.
+
+mod durability;
+mod keys;
+mod link;
+mod options;
+mod scripts;
+mod server;
+mod waiters;
+
+use std::{fmt, sync::Arc, time::Duration};
+
+use carmy_core::{
+    Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, Recorded, Release,
+    StoreError,
+};
+use tokio::time::Instant;
+
+pub use durability::Durability;
+pub use options::RedisStoreOptions;
+
+use keys::{Keys, Names};
+use link::Link;
+use scripts::{ClaimArgs, Claimed, Scripts, Settled};
+use waiters::Waiters;
+
+use crate::outcome;
+
+/// An [`IdempotencyStore`] on a Redis server: every replica of a service that connects to the
+/// same server (and prefix) shares its claims and outcomes, so a retry that lands on another
+/// replica is replayed, or waits for the one running it.
+///
+/// What it guarantees:
+/// - **Atomic claims.** Each claim, finish and release is one Lua script, which Redis runs
+///   with nothing in between: of any number of concurrent claims of a key, from any number of
+///   replicas, one is `Acquired`.
+/// - **Leases on Redis's clock.** A lease's end is an instant of the server's clock
+///   (`TIME`), never a replica's, whose clocks differ. An expired lease is settled by its
+///   [`LeaseTerms::if_lost`] whenever a claim looks at the key: uncertain for a write, free
+///   again for a read. A replica that dies holding a claim needs nobody to clean up after it.
+///   A server whose clock is set back or forward lengthens or shortens the leases (and its
+///   own TTLs) alike; a failover moves them to the new primary's clock.
+/// - **Nothing kept forever.** Every key the store writes has a Redis TTL: a claim held to be
+///   kept as uncertain if lost, its lease plus the retention ([`RedisStoreOptions::ttl`]);
+///   a claim to forget if lost, its lease (after that there is nothing to keep); a settled
+///   key, the retention from its settling; a share, as long as its last member.
+/// - **Bounded, exactly.** `MemoryStore`'s bounds: a share of keys and bytes per principal
+///   and totals across principals, failing closed with [`StoreError::Full`]; nobody's kept
+///   key is forgotten to make room. The counts stay true although Redis expires keys
+///   silently: each principal's keys are a sorted set scored by the instant each key is
+///   forgotten, the very instant its TTL ends, so what is counted at any moment is what
+///   scores after it, however many keys expired unseen. The byte sum is kept beside the set,
+///   in the same scripts, and the members whose time is up are trimmed from it as claims
+///   pass; until they are, it can only count too much (never too little), and a bound is
+///   only refused after a whole trim, so what is refused is what is really kept. A key
+///   deleted by hand is counted until its time would have been up.
+/// - **Fails closed.** Whatever goes wrong reaching or using Redis (refused, timed out,
+///   `-LOADING` after a restart, `-READONLY` after a failover) fails the call with
+///   [`StoreError::Unavailable`], within the connect and response timeouts (2 s each by
+///   default): nothing is guessed and nothing waits for Redis. The next call connects afresh,
+///   so the same store serves again by itself once Redis is back.
+/// - **Waiters woken promptly.** A retry waiting on a running claim (`Claim::Running`) wakes
+///   at once when this store settles the key, and within 250 ms when another replica does
+///   (it polls, see below), and at the lease's end at the latest.
+///
+/// What the operator provides:
+/// - **Redis 7.0 or later**, standalone (or a primary with replicas); `connect` refuses an
+///   older server and Redis Cluster.
+/// - **Persistence**, for outcomes to survive Redis: `appendonly yes` and `appendfsync
+///   always`. Anything else can lose acknowledged outcomes on a crash, so their retries run
+///   again; `connect` reads the settings and logs a warning (see [`Durability`] for what
+///   each setting guarantees). Replication is asynchronous: a promoted replica may lack the
+///   last writes its primary acknowledged.
+/// - **Memory** above the store's byte bounds, and no eviction: `maxmemory-policy
+///   noeviction` (Redis's default). Every key of the store has a TTL, so the `volatile-*`
+///   policies would evict them as readily as the `allkeys-*` ones, and an evicted outcome is
+///   a retry run again; `connect` warns of any other policy. A server out of memory refuses
+///   the scripts whole (they are declared with `#!lua`, so Redis checks before running them),
+///   and the store fails closed.
+/// - **A private network.** The connection is plain TCP (`redis://host:port/db`, a password
+///   or ACL user in the URL): no TLS in this version (`rediss://` URLs are refused).
+///
+/// What it costs: one round trip per claim, finish and release, and one disk sync each with
+/// `appendfsync always`; about a few hundred bytes of Redis memory per kept key beside its
+/// outcome; a waiting retry polls one field at most four times a second. Scripts run in
+/// Redis's single thread: a claim that finds its principal's share (or the totals) at the
+/// bound trims all their expired members at once, and other commands wait meanwhile; the
+/// routine trim is a small batch.
+///
+/// Redis Cluster: every script declares its keys, and one principal's keys carry one hash
+/// tag (`{p:<principal>}`), so the per-principal part would run on a cluster node. The totals
+/// across principals (`{totals}`) are one more slot, which a script of another slot cannot
+/// touch on a cluster: that, and the cluster client (not built in), are what is missing.
+///
+/// ```no_run
+/// use carmy_core::{Claim, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, LeaseTerms, Release};
+/// use carmy_store::{RedisStore, RedisStoreOptions};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let store = RedisStore::connect_with(
+///     "redis://127.0.0.1:6379/0",
+///     RedisStoreOptions::default().with_prefix("shop:"),
+/// )
+/// .await?;
+/// let key = IdempotencyKey::new(Some("alice"), "order-7f3a");
+/// let terms = LeaseTerms {
+///     duration: std::time::Duration::from_secs(90),
+///     if_lost: Release::Uncertain(ExecutionStatus::Lost),
+/// };
+/// let claim = store.claim(&key, Fingerprint::of("place_order", &serde_json::json!({})), terms).await?;
+/// assert!(matches!(claim, Claim::Acquired(_)));
+/// # Ok::<(), carmy_core::StoreError>(())
+/// # }).unwrap();
+/// ```
+pub struct RedisStore {
+    link: Arc<Link>,
+    scripts: Scripts,
+    keys: Keys,
+    waiters: Arc<Waiters>,
+    options: RedisStoreOptions,
+    /// Where the server is, for `Debug` and the log: its address and database, never the URL
+    /// (which may hold a password).
+    server: String,
+    durability: Durability,
+}
+
+impl RedisStore {
+    /// Connects to the Redis server at `url` (`redis://[user:password@]host:port/db`) with the
+    /// default options.
+    ///
+    /// Fails with [`StoreError::Unavailable`] if the URL is not one, the server cannot be
+    /// reached within the connect timeout, is older than Redis 7.0, or is a cluster. Logs a
+    /// warning when its persistence settings could lose acknowledged outcomes.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with(url, RedisStoreOptions::default()).await
+    }
+
+    /// [`connect`](Self::connect) with other bounds, timings or key prefix.
+    pub async fn connect_with(url: &str, options: RedisStoreOptions) -> Result<Self, StoreError> {
+        let keys = Keys::new(&options.prefix)?;
+        // The parser's error never repeats the URL, so it cannot leak a password.
+        let client = redis::Client::open(url).map_err(|error| {
+            StoreError::unavailable(format!("cannot use this Redis URL: {error}"))
+        })?;
+        let info = client.get_connection_info();
+        let server = format!("{}/{}", info.addr(), info.redis_settings().db());
+        let link = Arc::new(Link::new(
+            client,
+            options.connect_timeout,
+            options.response_timeout,
+        ));
+        let durability = server::inspect(&link).await?;
+        let scripts = Scripts::new();
+        scripts.load(&link).await.map_err(StoreError::unavailable)?;
+        if let Some(warning) = durability.warning() {
+            tracing::warn!(%server, prefix = keys.prefix(), "{warning}");
+        }
+        Ok(Self {
+            link,
+            scripts,
+            keys,
+            waiters: Arc::default(),
+            options,
+            server,
+            durability,
+        })
+    }
+
+    /// The store's bounds, timings and prefix.
+    pub fn options(&self) -> &RedisStoreOptions {
+        &self.options
+    }
+
+    /// What the server's persistence settings promised at connect.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+}
+
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("server", &self.server)
+            .field("options", &self.options)
+            .field("durability", &self.durability)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a key counts for before its outcome: its hash (the name and a few fields) and its name
+/// again in its principal's share and in the totals, each with a weight.
+fn key_bytes(names: &Names) -> usize {
+    const OVERHEAD: usize = 256;
+    OVERHEAD + 3 * names.request.len()
+}
+
+impl IdempotencyStore for RedisStore {
+    async fn claim(
+        &self,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        terms: LeaseTerms,
+    ) -> Result<Claim, StoreError> {
+        let names = self.keys.of(key);
+        let token = uuid::Uuid::new_v4().as_u128();
+        let token_text = format!("{token:032x}");
+        let if_lost = match terms.if_lost {
+            Release::Retry => String::new(),
+            Release::Uncertain(status) => {
+                outcome::status_text(status).map_err(StoreError::unavailable)?
+            }
+        };
+        // Before the script runs: a settle by this process after it saw the key held must
+        // find this subscription (see `waiters`).
+        let watch = self.waiters.watch(key);
+        let claimed = self
+            .scripts
+            .claim(
+                &self.link,
+                &names,
+                ClaimArgs {
+                    fingerprint: fingerprint.as_bytes(),
+                    token: &token_text,
+                    lease: terms.duration,
+                    if_lost: &if_lost,
+                    ttl: self.options.ttl,
+                    weight: key_bytes(&names),
+                    max_entries_per_principal: self.options.max_entries_per_principal,
+                    max_bytes_per_principal: self.options.max_bytes_per_principal,
+                    max_entries: self.options.max_entries,
+                    max_bytes: self.options.max_bytes,
+                },
+            )
+            .await?;
+        Ok(match claimed {
+            Claimed::Acquired => Claim::Acquired(Lease::new(key.clone(), token)),
+            Claimed::Running { token, left } => {
+                let deadline = Instant::now()
+                    .checked_add(left)
+                    .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 60 * 60));
+                Claim::Running(Box::pin(waiters::wait(
+                    Arc::clone(&self.link),
+                    names.request,
+                    token,
+                    deadline,
+                    watch,
+                )))
+            }
+            Claimed::Finished(recorded) => Claim::Finished(recorded),
+            Claimed::Uncertain(status) => Claim::Uncertain(status),
+            Claimed::Conflict => Claim::Conflict,
+            Claimed::Full {
+                total: false,
+                entries,
+                bytes,
+            } => {
+                return Err(StoreError::Full(format!(
+                    "this principal already holds {entries} request ids ({bytes} bytes) from the \
+                     last {} s; retry once older ones expire",
+                    self.options.ttl.as_secs()
+                )));
+            }
+            Claimed::Full { total: true, .. } => {
+                return Err(StoreError::Full(
+                    "too many requests with a request id are kept; retry later".into(),
+                ));
+            }
+        })
+    }
+
+    async fn finish(&self, lease: &Lease, recorded: Recorded) -> Result<(), StoreError> {
+        let names = self.keys.of(lease.key());
+        let text = outcome::encode(&recorded).map_err(StoreError::unavailable)?;
+        let note = outcome::encode(&outcome::not_kept(&recorded, text.len()))
+            .map_err(StoreError::unavailable)?;
+        // Too large in any case: not even sent. The script decides whether one that is small
+        // enough fits in the share and the totals.
+        let text = if text.len() > self.options.max_outcome_bytes {
+            note.clone()
+        } else {
+            text
+        };
+        let settled = self
+            .scripts
+            .finish(
+                &self.link,
+                &names,
+                &format!("{:032x}", lease.token()),
+                &text,
+                &note,
+                self.options.ttl,
+                self.options.max_bytes_per_principal,
+                self.options.max_bytes,
+            )
+            .await?;
+        self.settled(lease, settled)
+    }
+
+    async fn release(&self, lease: &Lease, release: Release) -> Result<(), StoreError> {
+        let names = self.keys.of(lease.key());
+        let status = match release {
+            Release::Retry => String::new(),
+            Release::Uncertain(status) => {
+                outcome::status_text(status).map_err(StoreError::unavailable)?
+            }
+        };
+        let settled = self
+            .scripts
+            .release(
+                &self.link,
+                &names,
+                &format!("{:032x}", lease.token()),
+                &status,
+                self.options.ttl,
+            )
+            .await?;
+        self.settled(lease, settled)
+    }
+}
+
+impl RedisStore {
+    fn settled(&self, lease: &Lease, settled: Settled) -> Result<(), StoreError> {
+        match settled {
+            Settled::Done => {
+                self.waiters.wake(lease.key());
+                Ok(())
+            }
+            Settled::Lost => Err(StoreError::LeaseLost),
+        }
+    }
+}
