@@ -179,7 +179,7 @@ impl Db {
                     .map_err(Failure::from)?;
             }
             Release::Uncertain(status) => {
-                let status = status_text(status)?;
+                let status = outcome::status_name(status).map_err(Failure::from)?;
                 transaction
                     .prepare_cached(
                         "UPDATE carmy_claims SET state = ?3, status = ?4, token = NULL, \
@@ -284,7 +284,7 @@ fn claim(
                 })
             }
             (FINISHED, _, _, Some(text)) => Ok(Seen::Finished(outcome::decode(&text)?)),
-            (UNCERTAIN, _, Some(status), _) => Ok(Seen::Uncertain(status_from(status)?)),
+            (UNCERTAIN, _, Some(status), _) => Ok(Seen::Uncertain(outcome::status_named(&status)?)),
             _ => Err(Failure::Invalid(format!(
                 "a kept claim is in no known state ({state})"
             ))),
@@ -294,7 +294,7 @@ fn claim(
     let token = uuid::Uuid::new_v4().as_u128();
     let if_lost = match terms.if_lost {
         Release::Retry => None,
-        Release::Uncertain(status) => Some(status_text(status)?),
+        Release::Uncertain(status) => Some(outcome::status_name(status)?),
     };
     transaction
         .prepare_cached(
@@ -310,7 +310,7 @@ fn claim(
             &token.to_be_bytes()[..],
             if_lost,
             now.saturating_add(ms(terms.duration)),
-            count(key_bytes(key)),
+            count(outcome::key_bytes(key)),
         ))?;
     Ok(Seen::Acquired(Lease::new(key.clone(), token)))
 }
@@ -324,7 +324,7 @@ fn make_room(
     now: i64,
 ) -> Result<()> {
     let ttl = ms(options.ttl);
-    let bytes = count(key_bytes(key));
+    let bytes = count(outcome::key_bytes(key));
     let share = |transaction: &Transaction<'_>| -> Result<(i64, i64)> {
         Ok(transaction
             .prepare_cached("SELECT entries, bytes FROM carmy_shares WHERE principal = ?1")?
@@ -487,12 +487,6 @@ fn settle_due(transaction: &Transaction<'_>, scope: Scope<'_>, now: i64, ttl: i6
     Ok(())
 }
 
-/// What a key counts for before its outcome: the key, and the row and index bookkeeping.
-fn key_bytes(key: &IdempotencyKey) -> usize {
-    const OVERHEAD: usize = 128;
-    OVERHEAD + key.principal().len() + key.request_id().len()
-}
-
 /// The longest span kept (about a thousand years): far from overflowing milliseconds in an
 /// `i64` once added to now.
 const LONGEST_MS: i64 = 1000 * 366 * 24 * 60 * 60 * 1000;
@@ -507,16 +501,4 @@ fn count(n: usize) -> i64 {
 
 pub(super) fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, ms)
-}
-
-/// A status as its serde form names it, the one `status_from` reads.
-fn status_text(status: ExecutionStatus) -> Result<String> {
-    match serde_json::to_value(status)? {
-        serde_json::Value::String(text) => Ok(text),
-        other => Err(Failure::Invalid(format!("a status written as {other}"))),
-    }
-}
-
-fn status_from(text: String) -> Result<ExecutionStatus> {
-    Ok(serde_json::from_value(serde_json::Value::String(text))?)
 }
