@@ -20,6 +20,16 @@
 //! server does not follow tokio's paused time), with leases of a few hundred milliseconds where
 //! they need one to run out; each takes about a second at most.
 //!
+//! A store kept on a server that may not be installed where the tests run names a condition
+//! first; while it is false, each test returns at once (the condition itself says why):
+//!
+//! ```
+//! # use carmy_core::MemoryStore;
+//! # fn server_installed() -> bool { true }
+//! carmy_store::conformance_tests!(skip_unless: server_installed(), |_setup| MemoryStore::default());
+//! # fn main() {}
+//! ```
+//!
 //! A store kept on a server also runs [`fails_closed_while_down`], given an [`Outage`] that
 //! takes its server down and brings it back.
 
@@ -161,12 +171,13 @@ where
 }
 
 /// One `#[test]` per scenario of the [`conformance`](crate::conformance) suite, for the store
-/// the closure opens (`Fn(Setup) -> impl IdempotencyStore`).
+/// the closure opens (`Fn(Setup) -> impl IdempotencyStore`). With `skip_unless: CONDITION,`
+/// first, each test returns at once while the condition is false (a server not installed).
 #[macro_export]
 macro_rules! conformance_tests {
-    ($open:expr) => {
+    (skip_unless: $available:expr, $open:expr $(,)?) => {
         $crate::__conformance_tests!(
-            $open;
+            $available, $open;
             replay,
             conflict,
             wait_then_replay,
@@ -181,15 +192,21 @@ macro_rules! conformance_tests {
             principals_never_meet,
         );
     };
+    ($open:expr) => {
+        $crate::conformance_tests!(skip_unless: true, $open);
+    };
 }
 
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __conformance_tests {
-    ($open:expr; $($name:ident),* $(,)?) => {
+    ($available:expr, $open:expr; $($name:ident),* $(,)?) => {
         $(
             #[test]
             fn $name() {
+                if !$available {
+                    return;
+                }
                 $crate::conformance::check(
                     ::core::stringify!($name),
                     $open,
