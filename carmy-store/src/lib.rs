@@ -4,6 +4,8 @@
 //! - [`SqliteStore`]: one local file, shared by every process that opens it. The default of
 //!   the serving subcommands of a binary built with `carmy::cli::Cli::with_files` and carmy's
 //!   `store` feature (the shop is one), `--store memory` aside.
+//! - [`PostgresStore`] (feature `postgres`): a PostgreSQL database, shared by every replica of a
+//!   server: one claim per key across them all, by the database server's clock.
 //! - `conformance` (feature `conformance`): the trait's contract as scenarios, which every
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //!
@@ -18,9 +20,13 @@
 //! SQLite's file can also be opened with the `sqlite3` shell when someone needs to look.
 
 mod outcome;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod sqlite;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresStore, PostgresStoreOptions};
 pub use sqlite::{SqliteStore, SqliteStoreOptions};

@@ -1,4 +1,4 @@
-//! Every store passes the same contract: one line each (PostgreSQL and Redis join here).
+//! Every store passes the same contract: one line each (Redis joins here).
 
 use carmy_store::conformance::Setup;
 
@@ -26,6 +26,31 @@ mod sqlite {
         )
         .expect("a fresh store")
     });
+}
+
+/// Against the test process's PostgreSQL server, each store in a schema of its own (so they
+/// never meet); skipped with a notice where PostgreSQL is not installed.
+mod postgres {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use carmy_store::{PostgresStore, PostgresStoreOptions};
+    use test_servers::Postgres;
+
+    fn open(setup: Setup) -> PostgresStore {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let server = Postgres::shared().expect("checked by skip_unless");
+        let schema = format!("conformance_{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let options = PostgresStoreOptions::default()
+            .with_schema(schema)
+            .with_max_entries_per_principal(setup.max_entries_per_principal);
+        // The opener runs on a blocking thread of the scenario's runtime.
+        tokio::runtime::Handle::current()
+            .block_on(PostgresStore::connect_with(&server.url(), options))
+            .expect("a fresh store")
+    }
+
+    carmy_store::conformance_tests!(skip_unless: Postgres::shared().is_some(), open);
 }
 
 /// The one-call form runs the same scenarios.
