@@ -5,15 +5,17 @@
 //! 1. it locks the key's row (`SELECT ... FOR UPDATE`), so every claim of an existing key waits
 //!    its turn and sees what the one before it committed; a lease that has run out, or a key
 //!    past its retention, is settled there and then, as its terms say;
-//! 2. a key that is (now) absent needs room: the totals are read without a lock, then the
-//!    principal's share is locked and checked, and when it is full its own expired keys are
-//!    settled (a bounded batch) and it is checked again;
-//! 3. the row is inserted with `ON CONFLICT DO NOTHING`. Two claims of a new key both find it
-//!    absent in step 1; the second waits for the first's share lock, then its insert finds the
-//!    committed row and does nothing, and it answers from that row instead. Of any number of
-//!    claims of a key, in any number of processes, exactly one inserts it.
+//! 2. a key that is (now) absent is inserted with `ON CONFLICT DO NOTHING` once the totals
+//!    (read without a lock) have room. Two claims of a new key both find it absent in step 1;
+//!    the second's insert waits for the first's to commit, then does nothing, and the second
+//!    looks the row up again and answers from it. Of any number of claims of a key, in any
+//!    number of processes, exactly one inserts it;
+//! 3. the insert's trigger counts the key in its principal's share, locking that row until the
+//!    commit; the claim then checks the share. When it is over its bounds, its own expired keys
+//!    are settled (a bounded batch) and it is checked again; still over, the row is deleted
+//!    again (its trigger takes the count back) and the claim fails with `Full`.
 //!
-//! Bounds. A principal's bounds are exact: its share's row lock is held from the check to the
+//! Bounds. A principal's bounds are exact: its share's row lock is held from the count to the
 //! commit by every transaction that adds to it (a claim, a finish), so they add one at a time,
 //! each after seeing the others' sums. Only one principal's claims of new keys take turns on
 //! that row; claims of existing keys never touch it. The totals are not locked for the check:
@@ -30,7 +32,7 @@ use std::time::Duration;
 use carmy_core::{
     ExecutionStatus, Fingerprint, IdempotencyKey, Lease, LeaseTerms, Recorded, Release, StoreError,
 };
-use deadpool_postgres::{Object, Transaction};
+use deadpool_postgres::Object;
 use tokio_postgres::{Row, types::ToSql};
 
 use super::{
@@ -72,56 +74,112 @@ pub(super) async fn claim(
 ) -> Result<Seen, Failure> {
     let (principal, request_id) = (key.principal().as_bytes(), key.request_id().as_bytes());
     let ttl = millis(options.ttl);
+    let bytes = count(outcome::key_bytes(key));
+    let token = uuid::Uuid::new_v4().as_u128();
+    let if_lost = match terms.if_lost {
+        Release::Retry => None,
+        Release::Uncertain(status) => Some(outcome::status_name(status)?),
+    };
     let transaction = connection.transaction().await?;
     let lookup = transaction.prepare_cached(&sql.lookup).await?;
     let totals = transaction.prepare_cached(&sql.totals).await?;
+    let insert = transaction.prepare_cached(&sql.insert).await?;
+    let share = transaction.prepare_cached(&sql.share).await?;
+    let key_params: [&(dyn ToSql + Sync); 2] = [&principal, &request_id];
     // Sent together: the totals read takes no lock, so its place in the pipeline is free.
-    let params: [&(dyn ToSql + Sync); 2] = [&principal, &request_id];
     let (mut row, totals) = tokio::try_join!(
-        transaction.query_opt(&lookup, &params),
+        transaction.query_opt(&lookup, &key_params),
         transaction.query_one(&totals, &[]),
     )?;
-    if row.as_ref().is_some_and(|row| row.get::<_, bool>("due")) {
-        // The row is locked: settling it here is settling it once.
-        sweep::settle_keys(&transaction, sql, &[principal], &[request_id], ttl).await?;
-        row = transaction
-            .query_opt(&lookup, &[&principal, &request_id])
-            .await?;
-    }
-    if let Some(row) = row {
-        let seen = seen(&row, fingerprint)?;
-        transaction.commit().await?;
-        return Ok(seen);
-    }
-
-    let bytes = count(outcome::key_bytes(key));
-    let (entries, weight): (i64, i64) = (totals.get(0), totals.get(1));
-    if entries >= count(options.max_entries)
-        || weight.saturating_add(bytes) > count(options.max_bytes)
-    {
-        // Committed, not rolled back: what was settled on the way stays settled.
-        transaction.commit().await?;
-        if room_made {
-            return Err(StoreError::Full(
-                "too many requests with a request id are kept; retry later".into(),
-            )
-            .into());
+    // A key that another claim inserts between this one's lookup and insert is looked up
+    // again; one that keeps appearing and vanishing (inserted, then released at once) gets a
+    // waiter that resolves at once, and the claim that follows tells.
+    for _ in 0..3 {
+        if row.as_ref().is_some_and(|row| row.get::<_, bool>("due")) {
+            // The row is locked: settling it here is settling it once.
+            sweep::settle_keys(&transaction, sql, &[principal], &[request_id], ttl).await?;
+            row = transaction.query_opt(&lookup, &key_params).await?;
         }
-        return Ok(Seen::Crowded);
-    }
-
-    let full = |(held, weight): (i64, i64)| {
-        held >= count(options.max_entries_per_principal)
-            || weight.saturating_add(bytes) > count(options.max_bytes_per_principal)
-    };
-    let mut share = lock_share(&transaction, sql, principal).await?;
-    if full(share) {
-        // Only now is the principal's backlog worth a look: most claims never pay for it.
-        sweep::settle_due(&transaction, sql, Scope::Principal(principal), ttl).await?;
-        share = lock_share(&transaction, sql, principal).await?;
-        if full(share) {
+        if let Some(row) = row {
+            let seen = seen(&row, fingerprint)?;
+            if matches!(seen, Seen::Running { .. }) && !row.get::<_, bool>("watched") {
+                // The row is locked, so its holder cannot settle it before this commits: once
+                // it does, its end will be announced.
+                let watch = transaction.prepare_cached(&sql.watch).await?;
+                transaction.execute(&watch, &key_params).await?;
+            }
             transaction.commit().await?;
-            let (held, weight) = share;
+            return Ok(seen);
+        }
+
+        let (entries, weight): (i64, i64) = (totals.get(0), totals.get(1));
+        if entries >= count(options.max_entries)
+            || weight.saturating_add(bytes) > count(options.max_bytes)
+        {
+            // Committed, not rolled back: what was settled on the way stays settled.
+            transaction.commit().await?;
+            if room_made {
+                return Err(StoreError::Full(
+                    "too many requests with a request id are kept; retry later".into(),
+                )
+                .into());
+            }
+            return Ok(Seen::Crowded);
+        }
+
+        // The row first: its trigger then locks the share and the slot, in their order. (An
+        // insert may wait for another transaction deleting the same key, which holds that row
+        // and wants the share; taking the share first would make that a cycle.)
+        let inserted = transaction
+            .execute(
+                &insert,
+                &[
+                    &principal,
+                    &request_id,
+                    &&fingerprint.as_bytes()[..],
+                    &&token.to_be_bytes()[..],
+                    &if_lost,
+                    &millis(terms.duration),
+                    &bytes,
+                ],
+            )
+            .await?;
+        if inserted == 0 {
+            // Another claim of the key committed since the lookup: nothing is held but what
+            // this claim settled, so the row can be locked and read again.
+            row = transaction.query_opt(&lookup, &key_params).await?;
+            continue;
+        }
+
+        // Counted, and the share locked by the trigger until the commit: the check sees this
+        // claim's key and every other committed one, and no other claim of the principal can
+        // add to it meanwhile.
+        let over = |(held, weight): (i64, i64)| {
+            held > count(options.max_entries_per_principal)
+                || weight > count(options.max_bytes_per_principal)
+        };
+        let read_share = async || -> Result<(i64, i64), Failure> {
+            let row = transaction.query_one(&share, &[&principal]).await?;
+            Ok((row.get(0), row.get(1)))
+        };
+        let mut held = read_share().await?;
+        if over(held) {
+            // Only now is the principal's backlog worth a look: most claims never pay for it.
+            sweep::settle_due(&transaction, sql, Scope::Principal(principal), ttl).await?;
+            held = read_share().await?;
+        }
+        if over(held) {
+            // Undone by deleting the row (its trigger takes the counts back); what was settled
+            // on the way stays settled.
+            let forget = transaction.prepare_cached(&sql.forget).await?;
+            transaction
+                .execute(
+                    &forget,
+                    &[&principal, &request_id, &&token.to_be_bytes()[..]],
+                )
+                .await?;
+            transaction.commit().await?;
+            let (held, weight) = (held.0 - 1, held.1 - bytes);
             return Err(StoreError::Full(format!(
                 "this principal already holds {held} request ids ({weight} bytes) from the last \
                  {} s; retry once older ones expire",
@@ -129,66 +187,14 @@ pub(super) async fn claim(
             ))
             .into());
         }
-    }
-
-    let token = uuid::Uuid::new_v4().as_u128();
-    let if_lost = match terms.if_lost {
-        Release::Retry => None,
-        Release::Uncertain(status) => Some(outcome::status_name(status)?),
-    };
-    let insert = transaction.prepare_cached(&sql.insert).await?;
-    let inserted = transaction
-        .execute(
-            &insert,
-            &[
-                &principal,
-                &request_id,
-                &&fingerprint.as_bytes()[..],
-                &&token.to_be_bytes()[..],
-                &if_lost,
-                &millis(terms.duration),
-                &bytes,
-            ],
-        )
-        .await?;
-    if inserted == 0 {
-        // Another claim of the key committed between the lookup and the insert.
-        let row = transaction
-            .query_opt(&lookup, &[&principal, &request_id])
-            .await?;
-        let seen = match row {
-            Some(row) => seen(&row, fingerprint)?,
-            None => Seen::Running {
-                token: 0,
-                left: Duration::ZERO,
-            },
-        };
         transaction.commit().await?;
-        return Ok(seen);
+        return Ok(Seen::Acquired(Lease::new(key.clone(), token)));
     }
     transaction.commit().await?;
-    Ok(Seen::Acquired(Lease::new(key.clone(), token)))
-}
-
-/// The principal's share, locked, as (entries, bytes); created empty first if it has none.
-async fn lock_share(
-    transaction: &Transaction<'_>,
-    sql: &Sql,
-    principal: &[u8],
-) -> Result<(i64, i64), Failure> {
-    let share = transaction.prepare_cached(&sql.share).await?;
-    let create = transaction.prepare_cached(&sql.share_create).await?;
-    // A share created here can be removed as empty by another transaction before this one locks
-    // it (its principal's last key forgotten); a few turns always get it.
-    for _ in 0..4 {
-        if let Some(row) = transaction.query_opt(&share, &[&principal]).await? {
-            return Ok((row.get(0), row.get(1)));
-        }
-        transaction.execute(&create, &[&principal]).await?;
-    }
-    Err(Failure::Invalid(
-        "the principal's share kept vanishing while it was locked".into(),
-    ))
+    Ok(Seen::Running {
+        token: 0,
+        left: Duration::ZERO,
+    })
 }
 
 /// What the (locked) row of a key says to a claim with `fingerprint`.

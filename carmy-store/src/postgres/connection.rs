@@ -139,7 +139,8 @@ impl Database {
 /// capped far from overflowing a timestamp once added to now (about a thousand years).
 pub(super) fn millis(duration: Duration) -> i64 {
     const LONGEST: i64 = 1000 * 366 * 24 * 60 * 60 * 1000;
-    let whole = duration.as_millis() + u128::from(!duration.subsec_nanos().is_multiple_of(1_000_000));
+    let whole =
+        duration.as_millis() + u128::from(!duration.subsec_nanos().is_multiple_of(1_000_000));
     i64::try_from(whole).map_or(LONGEST, |ms| ms.min(LONGEST))
 }
 

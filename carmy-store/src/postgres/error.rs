@@ -9,7 +9,7 @@ use carmy_core::StoreError;
 pub(super) enum Failure {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("postgres: {0}")]
+    #[error("postgres: {}", sql_error(.0))]
     Sql(#[from] tokio_postgres::Error),
     #[error("no connection to postgres: {0}")]
     Pool(#[from] deadpool_postgres::PoolError),
@@ -32,6 +32,15 @@ impl Failure {
             Self::Sql(error) => error.as_db_error().is_none() || error.is_closed(),
             _ => false,
         }
+    }
+}
+
+/// What the server said, for the log: tokio-postgres's own text for a server's error is only
+/// "db error".
+fn sql_error(error: &tokio_postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
+        None => error.to_string(),
     }
 }
 

@@ -106,6 +106,9 @@ macro_rules! on_connection {
 ///   a running key, one locked read; a finish, one transaction; a release, one statement;
 /// - up to [`pool_size`](PostgresStoreOptions::pool_size) connections per store, plus the
 ///   listening one;
+/// - when a retry waits on a running call, one more write to mark the claim as waited for, and
+///   a `NOTIFY` when it ends (PostgreSQL makes notifying commits take turns server-wide, so
+///   claims nobody waits on are never announced);
 /// - a row per key kept (its outcome inline) and one per principal holding keys;
 /// - the sweep, one transaction per 500 due keys per replica, every
 ///   [`sweep_interval`](PostgresStoreOptions::sweep_interval).
@@ -211,12 +214,9 @@ impl Shared {
                 sweep::sweep_batch(&mut connection, &self.db.sql, ttl)
             })?;
             if settled < usize::try_from(sweep::BATCH).unwrap_or(usize::MAX) {
-                break;
+                return Ok(());
             }
         }
-        on_connection!(&self.db, "forgetting empty shares", |connection| {
-            sweep::forget_empty_shares(&mut connection, &self.db.sql)
-        })
     }
 
     async fn claim(

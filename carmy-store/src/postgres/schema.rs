@@ -8,7 +8,8 @@
 //! changes the rows, so they can never drift from them: `shares` has one row per principal,
 //! `totals` splits the sums across principals into [`SLOTS`] rows (a principal's keys always
 //! count in the same one), so claims of different principals rarely touch the same row.
-//! Another trigger announces each settled claim (`NOTIFY`), for waiters in other processes.
+//! Another trigger announces each settled claim that someone waits on (`NOTIFY`), for waiters
+//! in other processes.
 //!
 //! `meta` holds the layout's version. Connecting takes a transaction-scoped advisory lock
 //! named for the schema, then creates or migrates the layout in that same transaction: replicas
@@ -53,6 +54,8 @@ CREATE TABLE {s}.claims (
     outcome     text,
     -- what the key counts for in its principal's share.
     bytes       bigint      NOT NULL,
+    -- held: a claim saw it running, so someone may be waiting for it to settle.
+    watched     boolean     NOT NULL DEFAULT false,
     PRIMARY KEY (principal, request_id),
     CHECK ((state = 0) = (token IS NOT NULL))
 );
@@ -108,11 +111,14 @@ $$;
 CREATE TRIGGER counted AFTER INSERT OR DELETE OR UPDATE OF bytes ON {s}.claims
     FOR EACH ROW EXECUTE FUNCTION {s}.count_claim();
 
--- A held claim that ends (finished, released, settled as its terms say, forgotten) is
--- announced at commit to every store listening, so their waiters claim again at once.
+-- A held claim that ends (finished, released, settled as its terms say, forgotten) while
+-- someone may wait for it is announced at commit to every store listening, so their waiters
+-- claim again at once. Only watched claims: PostgreSQL makes the commits of notifying
+-- transactions take turns (across the whole server), a price not worth paying for the many
+-- claims that end with nobody waiting.
 CREATE FUNCTION {s}.announce_settled() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF OLD.state = 0 AND (TG_OP = 'DELETE' OR NEW.state <> 0) THEN
+    IF OLD.state = 0 AND OLD.watched AND (TG_OP = 'DELETE' OR NEW.state <> 0) THEN
         PERFORM pg_notify('{channel}', {s}.tag_of(OLD.principal, OLD.request_id));
     END IF;
     RETURN NULL;

@@ -16,7 +16,7 @@ use super::schema::quoted;
 /// The claim row of a key, locked: what a claim decides on. `due`: its lease or retention has
 /// run out; `left_ms`: how long its lease still holds, by the server's clock.
 const LOOKUP: &str = "
-SELECT fingerprint, state, token, status, outcome,
+SELECT fingerprint, state, token, status, outcome, watched,
        expires_at <= statement_timestamp() AS due,
        greatest(0, ceil(extract(epoch FROM expires_at - statement_timestamp()) * 1000))::int8
            AS left_ms
@@ -28,13 +28,9 @@ const TOTALS: &str = "
 SELECT coalesce(sum(entries), 0)::int8, coalesce(sum(bytes), 0)::int8 FROM {s}.totals";
 
 /// A principal's share, locked until the transaction ends: the claims and finishes of one
-/// principal's keys take turns here, which keeps its bounds exact.
+/// principal's keys take turns here, which keeps its bounds exact. (A claim's insert has
+/// locked it already, through its trigger.)
 const SHARE: &str = "SELECT entries, bytes FROM {s}.shares WHERE principal = $1 FOR UPDATE";
-
-/// An empty share to lock, for a principal that has none.
-const SHARE_CREATE: &str = "
-INSERT INTO {s}.shares (principal, entries, bytes) VALUES ($1, 0, 0)
-ON CONFLICT (principal) DO NOTHING";
 
 /// A new claim; nothing when another claim of the key committed since it was looked up.
 const INSERT: &str = "
@@ -42,6 +38,11 @@ INSERT INTO {s}.claims (principal, request_id, fingerprint, state, token, if_los
                         bytes)
 VALUES ($1, $2, $3, 0, $4, $5, statement_timestamp() + $6::int8 * interval '1 millisecond', $7)
 ON CONFLICT (principal, request_id) DO NOTHING";
+
+/// Marks a held claim as waited for, so that its end is announced (see the schema's
+/// `announce_settled`).
+const WATCH: &str = "
+UPDATE {s}.claims SET watched = true WHERE principal = $1 AND request_id = $2";
 
 /// The claim row of `lease`, locked, if it is still the key's holder.
 const HELD_BY: &str = "
@@ -109,16 +110,13 @@ WHERE (principal, request_id) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[])
   AND (state <> 0 OR if_lost IS NULL
        OR expires_at + $3::int8 * interval '1 millisecond' <= statement_timestamp())";
 
-/// Shares left empty: a claim that created one and then found its key taken by another.
-const EMPTY_SHARES: &str = "DELETE FROM {s}.shares WHERE entries <= 0 AND bytes <= 0";
-
 /// The statements, for one schema.
 pub(super) struct Sql {
     pub(super) lookup: String,
     pub(super) totals: String,
     pub(super) share: String,
-    pub(super) share_create: String,
     pub(super) insert: String,
+    pub(super) watch: String,
     pub(super) held_by: String,
     pub(super) finish: String,
     pub(super) forget: String,
@@ -130,7 +128,6 @@ pub(super) struct Sql {
     pub(super) lock_slots: String,
     pub(super) settle_lost: String,
     pub(super) forget_due: String,
-    pub(super) empty_shares: String,
 }
 
 impl Sql {
@@ -141,8 +138,8 @@ impl Sql {
             lookup: sql(LOOKUP),
             totals: sql(TOTALS),
             share: sql(SHARE),
-            share_create: sql(SHARE_CREATE),
             insert: sql(INSERT),
+            watch: sql(WATCH),
             held_by: sql(HELD_BY),
             finish: sql(FINISH),
             forget: sql(FORGET),
@@ -154,7 +151,6 @@ impl Sql {
             lock_slots: sql(LOCK_SLOTS),
             settle_lost: sql(SETTLE_LOST),
             forget_due: sql(FORGET_DUE),
-            empty_shares: sql(EMPTY_SHARES),
         }
     }
 }

@@ -99,13 +99,6 @@ pub(super) async fn sweep_batch(
     Ok(settled)
 }
 
-/// Removes the shares left empty (see `sql::EMPTY_SHARES`).
-pub(super) async fn forget_empty_shares(connection: &mut Object, sql: &Sql) -> Result<(), Failure> {
-    let statement = connection.prepare_cached(&sql.empty_shares).await?;
-    connection.execute(&statement, &[]).await?;
-    Ok(())
-}
-
 /// Sweeps every `interval` until the store is dropped.
 pub(super) fn spawn(shared: Weak<Shared>, interval: Duration) -> tokio::task::JoinHandle<()> {
     let interval = interval.max(Duration::from_millis(10));
