@@ -82,7 +82,8 @@ macro_rules! on_connection {
 /// - **Fails closed, in bounded time.** Whatever the server does (refuses connections,
 ///   restarts, holds a lock, stops answering), a call answers within
 ///   [`connect_timeout`](PostgresStoreOptions::connect_timeout) +
-///   [`statement_timeout`](PostgresStoreOptions::statement_timeout) + 1 s, with
+///   [`statement_timeout`](PostgresStoreOptions::statement_timeout) + 1 s (three times that
+///   for a claim that finds the totals full and sweeps for room first), with
 ///   [`StoreError::Unavailable`] if it could not be sure: nothing runs that was not claimed.
 ///   Once the server is back, the same store serves again by itself (broken connections are
 ///   closed and new ones made).

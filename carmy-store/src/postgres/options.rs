@@ -15,8 +15,9 @@ pub struct PostgresStoreOptions {
     pub max_entries_per_principal: usize,
     /// Bytes one principal's keys and outcomes may take (default 16 MiB).
     pub max_bytes_per_principal: usize,
-    /// Keys across all principals (default 100,000). Checked without a lock (see the type's
-    /// docs): claims committing at the same instant may pass it by their number, at most.
+    /// Keys across all principals (default 100,000). Checked without a lock (see
+    /// [`PostgresStore`](super::PostgresStore)): claims committing at the same instant may pass
+    /// it by their number, at most.
     pub max_entries: usize,
     /// Bytes across all principals (default 128 MiB), checked like `max_entries`.
     pub max_bytes: usize,

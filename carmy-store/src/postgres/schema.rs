@@ -23,6 +23,9 @@ use super::error::Failure;
 /// The layout this code writes.
 pub(super) const VERSION: i32 = 1;
 
+// The states of a claim row. The statements in `sql` and the triggers below write them as
+// the literals 0, 1 and 2: a table's meaning is fixed by its layout's version, not by the code.
+
 /// A claim held under a lease.
 pub(super) const HELD: i16 = 0;
 /// Finished: `outcome` is kept for replay.
@@ -198,7 +201,8 @@ pub(super) async fn migrate(connection: &mut Object, schema: &str) -> Result<(),
     }
     let slots = SLOTS.to_string();
     let channel = channel(schema);
-    for (from, migration) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+    let done = usize::try_from(version).unwrap_or(0);
+    for (to, migration) in (1..).zip(MIGRATIONS.iter()).skip(done) {
         let sql = migration
             .replace("{s}", &s)
             .replace("{channel}", &channel)
@@ -207,7 +211,7 @@ pub(super) async fn migrate(connection: &mut Object, schema: &str) -> Result<(),
         transaction
             .execute(
                 &format!("UPDATE {s}.meta SET version = $1 WHERE id = 0"),
-                &[&(from as i32 + 1)],
+                &[&to],
             )
             .await?;
     }
