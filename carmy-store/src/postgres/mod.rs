@@ -105,6 +105,9 @@ macro_rules! on_connection {
 /// What it costs:
 /// - a claim of a new key is one transaction of a few round trips and one commit; a replay or
 ///   a running key, one locked read; a finish, one transaction; a release, one statement;
+/// - the claims of new keys (and the finishes) of one principal commit one at a time, on its
+///   share's row: that is what keeps its bounds exact. Different principals do not wait on one
+///   another, but every anonymous caller is the same principal;
 /// - up to [`pool_size`](PostgresStoreOptions::pool_size) connections per store, plus the
 ///   listening one;
 /// - when a retry waits on a running call, one more write to mark the claim as waited for, and
