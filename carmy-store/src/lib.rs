@@ -7,6 +7,8 @@
 //! - `RedisStore` (feature `redis`): a Redis server, shared by every replica of a service that
 //!   connects to it; leases on the server's clock, atomic scripts, the same bounds, failing
 //!   closed while Redis is away. Plain TCP, Redis 7.0 or later, not Redis Cluster.
+//! - `PostgresStore` (feature `postgres`): a PostgreSQL database, shared by every replica of a
+//!   server: one claim per key across them all, by the database server's clock.
 //! - `conformance` (feature `conformance`): the trait's contract as scenarios, which every
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //!
@@ -19,10 +21,22 @@
 //! any number of processes read and take turns writing. `redb`, the other well-kept embedded
 //! database in Rust, locks its file to one process at a time, which rules out the second.
 //! SQLite's file can also be opened with the `sqlite3` shell when someone needs to look.
+//!
+//! ## Why PostgreSQL
+//!
+//! Replicas of a server on several hosts cannot share a file: they need a store they all reach,
+//! that makes a claim atomic across them, and whose clock they agree on. PostgreSQL is the
+//! database most teams already run for that: row locks and `INSERT ... ON CONFLICT` make a
+//! claim one short transaction, the server's `statement_timestamp()` is the one clock, and
+//! `LISTEN`/`NOTIFY` wakes a retry that waits on another replica. `tokio-postgres` is its
+//! asynchronous client in pure Rust (no libpq to link), and `deadpool-postgres` pools its
+//! connections with bounded waits.
 
 mod outcome;
 #[cfg(feature = "redis")]
 mod redis;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod sqlite;
 
 #[cfg(feature = "conformance")]
@@ -32,4 +46,6 @@ pub mod record_conformance;
 
 #[cfg(feature = "redis")]
 pub use redis::{Durability, RedisStore, RedisStoreOptions};
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresStore, PostgresStoreOptions};
 pub use sqlite::{SqliteStore, SqliteStoreOptions};

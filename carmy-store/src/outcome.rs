@@ -5,6 +5,9 @@
 //! Some(null)` is written `"details": null` and read back as `None`. A replay must be the
 //! outcome itself, so the stored form spells every field out (an error's details in a
 //! one-element array, so `null` stays a value) and the wire form stays untouched.
+//!
+//! The other things every durable store writes the same way live here too: a status as text,
+//! and what a key weighs in its principal's share.
 
 use carmy_core::{AgentError, ErrorCategory, ExecutionId, ExecutionStatus, Recorded, codes};
 use serde::{Deserialize, Serialize};
@@ -75,6 +78,14 @@ pub(crate) fn decode(text: &str) -> Result<Recorded, serde_json::Error> {
         }
     };
     Ok(Recorded::new(stored.execution_id, stored.status, result))
+}
+
+/// What a key counts for in its principal's share before its outcome: the key, and the row
+/// and index bookkeeping. One measure for every durable store, so moving from one to another
+/// changes where keys live, not how many fit.
+pub(crate) fn key_bytes(key: &carmy_core::IdempotencyKey) -> usize {
+    const OVERHEAD: usize = 128;
+    OVERHEAD + key.principal().len() + key.request_id().len()
 }
 
 /// The note kept instead of an outcome too large to keep: the call ran, under this execution

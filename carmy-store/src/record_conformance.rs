@@ -27,12 +27,16 @@ use tokio::time::sleep;
 
 use crate::conformance::Opener;
 
-/// One `#[test]` per scenario of this suite, for the store the closure opens.
+/// One `#[test]` per scenario of this suite, for the store the closure opens; `when = EXPR`
+/// as for [`conformance_tests!`](crate::conformance_tests).
 #[macro_export]
 macro_rules! record_conformance_tests {
-    ($open:expr) => {
+    ($open:expr $(,)?) => {
+        $crate::record_conformance_tests!($open, when = true);
+    };
+    ($open:expr, when = $available:expr $(,)?) => {
         $crate::__record_conformance_tests!(
-            $open;
+            $open, $available;
             absent_records_are_version_zero,
             writes_commit_and_stamps_grow,
             a_stale_read_conflicts_and_applies_nothing,
@@ -52,10 +56,13 @@ macro_rules! record_conformance_tests {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __record_conformance_tests {
-    ($open:expr; $($name:ident),* $(,)?) => {
+    ($open:expr, $available:expr; $($name:ident),* $(,)?) => {
         $(
             #[test]
             fn $name() {
+                if !$available {
+                    return;
+                }
                 $crate::conformance::check(
                     ::core::stringify!($name),
                     $open,

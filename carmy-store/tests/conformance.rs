@@ -1,4 +1,4 @@
-//! Every store passes the same contract: one line each (PostgreSQL joins here too).
+//! Every store passes the same contract: one line each.
 
 use carmy_store::conformance::Setup;
 
@@ -62,6 +62,31 @@ mod redis {
 
     // `shared()` prints why when Redis is not installed (and fails if servers are required).
     carmy_store::conformance_tests!(open, when = Redis::shared().is_some());
+}
+
+/// Against the test process's PostgreSQL server, each store in a schema of its own (so they
+/// never meet); skipped with a notice where PostgreSQL is not installed.
+mod postgres {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use carmy_store::{PostgresStore, PostgresStoreOptions};
+    use test_servers::Postgres;
+
+    fn open(setup: Setup) -> PostgresStore {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let server = Postgres::shared().expect("the tests run only where PostgreSQL is installed");
+        let schema = format!("conformance_{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let options = PostgresStoreOptions::default()
+            .with_schema(schema)
+            .with_max_entries_per_principal(setup.max_entries_per_principal);
+        // The opener runs on a blocking thread of the scenario's runtime.
+        tokio::runtime::Handle::current()
+            .block_on(PostgresStore::connect_with(&server.url(), options))
+            .expect("a fresh store")
+    }
+
+    carmy_store::conformance_tests!(open, when = Postgres::shared().is_some());
 }
 
 /// The one-call form runs the same scenarios.

@@ -323,7 +323,7 @@ fn claim(
             &token.to_be_bytes()[..],
             if_lost,
             now.saturating_add(ms(terms.duration)),
-            count(key_bytes(key)),
+            count(outcome::key_bytes(key)),
         ))?;
     Ok(Seen::Acquired(Lease::new(key.clone(), token)))
 }
@@ -337,7 +337,7 @@ fn make_room(
     now: i64,
 ) -> Result<()> {
     let ttl = ms(options.ttl);
-    let bytes = count(key_bytes(key));
+    let bytes = count(outcome::key_bytes(key));
     let share = |transaction: &Transaction<'_>| -> Result<(i64, i64)> {
         Ok(transaction
             .prepare_cached("SELECT entries, bytes FROM carmy_shares WHERE principal = ?1")?
@@ -498,12 +498,6 @@ fn settle_due(transaction: &Transaction<'_>, scope: Scope<'_>, now: i64, ttl: i6
         statement.raw_execute()?;
     }
     Ok(())
-}
-
-/// What a key counts for before its outcome: the key, and the row and index bookkeeping.
-fn key_bytes(key: &IdempotencyKey) -> usize {
-    const OVERHEAD: usize = 128;
-    OVERHEAD + key.principal().len() + key.request_id().len()
 }
 
 /// The longest span kept (about a thousand years): far from overflowing milliseconds in an

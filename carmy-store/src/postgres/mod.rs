@@ -1,0 +1,370 @@
+//! [`PostgresStore`]: claims and outcomes in a PostgreSQL database that server replicas share.
+//!
+//! - `options`: the bounds, timings and schema;
+//! - `connection`: the pool, and how every call is bounded in time and fails closed;
+//! - `schema`: the tables, their triggers, and the migrations run at connect;
+//! - `sql`: every statement, and the one order their locks are taken in;
+//! - `claims`: the transactions of a claim, a finish and a release, and why the bounds hold;
+//! - `sweep`: settling what is due, in bounded batches;
+//! - `waiters` and `listener`: waking the waiters of a settled key, here and in other processes.
+
+mod claims;
+mod connection;
+mod error;
+mod listener;
+mod options;
+mod schema;
+mod sql;
+mod sweep;
+mod waiters;
+
+use std::{fmt, sync::Arc, time::Duration};
+
+use carmy_core::{
+    Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, Recorded, Release,
+    StoreError,
+};
+use tokio::{sync::watch, task::JoinHandle, time::Instant};
+
+pub use options::PostgresStoreOptions;
+
+use claims::Seen;
+use connection::{Database, millis};
+use error::Failure;
+use waiters::{Waiters, tag};
+
+/// The first pause of a waiter polling for another process's claim; it doubles up to
+/// [`LONGEST_POLL`] (or [`LONGEST_POLL_LISTENING`] while the listener would hear the key
+/// settle), and never goes past the lease's expiry.
+const FIRST_POLL: Duration = Duration::from_millis(10);
+const LONGEST_POLL: Duration = Duration::from_millis(250);
+const LONGEST_POLL_LISTENING: Duration = Duration::from_secs(2);
+
+/// Runs `$work` on a connection of `$db`'s pool, bounded in time; a connection the failure
+/// broke is closed instead of going back to the pool.
+macro_rules! on_connection {
+    ($db:expr, $what:literal, |$connection:ident| $work:expr) => {{
+        let db: &Database = $db;
+        match db.connection().await {
+            Ok(mut $connection) => {
+                let answer = db.bounded($what, $work).await;
+                Database::give_back($connection, &answer);
+                answer
+            }
+            Err(failure) => Err(failure),
+        }
+    }};
+}
+
+/// An [`IdempotencyStore`] in a PostgreSQL database, shared by every replica that connects to
+/// it: claims, leases and outcomes outlive any replica, and retries of one request are answered
+/// the same whichever replica they reach.
+///
+/// What it guarantees:
+/// - **Atomic claims across processes.** A claim is one transaction that locks the key's row
+///   (`SELECT ... FOR UPDATE`) or inserts it (`INSERT ... ON CONFLICT DO NOTHING`): of any
+///   number of concurrent claims of a key, from any number of replicas, exactly one is
+///   `Acquired`, and the others see it running, then its outcome.
+/// - **One clock.** Lease expiries and retention are instants of the database server's clock
+///   (`statement_timestamp()`), never a replica's: replicas whose clocks differ agree on when a
+///   lease runs out. A waiter is told how long the lease has left, by that clock.
+/// - **Nothing held forever.** A lease is its expiry in the row; once it passes, the key
+///   settles as the claim's [`LeaseTerms::if_lost`] says (uncertain for a write, free again for
+///   a read) whenever a claim looks at it, and in the background sweep of every replica
+///   (bounded batches). A replica that dies, even mid-transaction, leaves nothing locked past
+///   its session's end.
+/// - **Bounded.** `MemoryStore`'s shares per principal and totals, failing closed with
+///   [`StoreError::Full`]; a live key, or one settled within
+///   [`ttl`](PostgresStoreOptions::ttl), is never forgotten to make room. A principal's bounds
+///   are exact. The totals are checked without serializing every claim on one row, so claims
+///   committing at the same instant may pass them by at most their number (at most the sum of
+///   the replicas' pool sizes).
+/// - **Fails closed, in bounded time.** Whatever the server does (refuses connections,
+///   restarts, holds a lock, stops answering), a call answers within
+///   [`connect_timeout`](PostgresStoreOptions::connect_timeout) +
+///   [`statement_timeout`](PostgresStoreOptions::statement_timeout) + 1 s (three times that
+///   for a claim that finds the totals full and sweeps for room first), with
+///   [`StoreError::Unavailable`] if it could not be sure: nothing runs that was not claimed.
+///   Once the server is back, the same store serves again by itself (broken connections are
+///   closed and new ones made).
+/// - **Prompt waiters.** A waiter (`Claim::Running`) is woken as soon as this process settles
+///   the key, and by the server's `NOTIFY` (one dedicated `LISTEN` connection) when another
+///   process does; it also polls, every 10 ms at first and at most every 250 ms (2 s while the
+///   listener is connected), and never waits past the lease's expiry.
+///
+/// What the operator provides:
+/// - PostgreSQL 11 or newer (tested with 15), reached over a **plain connection: no TLS in this
+///   release**. Keep it on a socket, a private network or a tunnel; a connection string asking
+///   for TLS (`sslmode=require`) fails to connect.
+/// - A role that may create the store's schema in the database (`CREATE` on it), or an existing
+///   schema that the role owns.
+/// - A direct connection, or a pooler that keeps sessions (the store prepares statements,
+///   listens, and sets `statement_timeout` with the `options` startup parameter): PgBouncer's
+///   transaction mode does not.
+///
+/// What it costs:
+/// - a claim of a new key is one transaction of a few round trips and one commit; a replay or
+///   a running key, one locked read; a finish, one transaction; a release, one statement;
+/// - the claims of new keys (and the finishes) of one principal commit one at a time, on its
+///   share's row: that is what keeps its bounds exact. Different principals do not wait on one
+///   another, but every anonymous caller is the same principal;
+/// - up to [`pool_size`](PostgresStoreOptions::pool_size) connections per store, plus the
+///   listening one;
+/// - when a retry waits on a running call, one more write to mark the claim as waited for, and
+///   a `NOTIFY` when it ends (PostgreSQL makes notifying commits take turns server-wide, so
+///   claims nobody waits on are never announced);
+/// - a row per key kept (its outcome inline) and one per principal holding keys;
+/// - the sweep, one transaction per 500 due keys per replica, every
+///   [`sweep_interval`](PostgresStoreOptions::sweep_interval).
+///
+/// ```no_run
+/// use carmy_core::{Claim, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, LeaseTerms, Release};
+/// use carmy_store::{PostgresStore, PostgresStoreOptions};
+/// # async fn run() -> Result<(), carmy_core::StoreError> {
+/// let store = PostgresStore::connect_with(
+///     "postgres://shop@db.internal/shop",
+///     PostgresStoreOptions::default().with_schema("shop_idempotency"),
+/// )
+/// .await?;
+/// let key = IdempotencyKey::new(Some("alice"), "order-7f3a");
+/// let terms = LeaseTerms {
+///     duration: std::time::Duration::from_secs(90),
+///     if_lost: Release::Uncertain(ExecutionStatus::Lost),
+/// };
+/// let claim = store.claim(&key, Fingerprint::of("place_order", &serde_json::json!({})), terms).await?;
+/// assert!(matches!(claim, Claim::Acquired(_)));
+/// # Ok(())
+/// # }
+/// ```
+pub struct PostgresStore {
+    shared: Arc<Shared>,
+    /// The listener and the sweeper: they end with the store.
+    tasks: [JoinHandle<()>; 2],
+}
+
+/// What the store's calls, its waiters and its sweeper share.
+struct Shared {
+    db: Database,
+    waiters: Arc<Waiters>,
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` with the default options: see
+    /// [`connect_with`](Self::connect_with).
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with(url, PostgresStoreOptions::default()).await
+    }
+
+    /// Connects to the database at `url` (a `postgres://` URL, or libpq's `key=value` form),
+    /// creates or migrates the store's tables in [`schema`](PostgresStoreOptions::schema), and
+    /// starts listening for settled keys and sweeping expired ones. Call it within a tokio
+    /// runtime with time enabled: those two run as tasks on it, until the store is dropped.
+    ///
+    /// Fails with [`StoreError::Unavailable`] if the options are invalid, the server cannot be
+    /// reached within [`connect_timeout`](PostgresStoreOptions::connect_timeout), the role may
+    /// not create the schema, or the schema is not a store's or has a newer layout than this
+    /// code.
+    pub async fn connect_with(
+        url: &str,
+        options: PostgresStoreOptions,
+    ) -> Result<Self, StoreError> {
+        options.check()?;
+        let db = Database::new(url, options)?;
+        let schema = db.options.schema.clone();
+        let migrated: Result<(), Failure> =
+            on_connection!(&db, "creating or migrating the schema", |connection| {
+                schema::migrate(&mut connection, &schema)
+            });
+        migrated.map_err(|failure| {
+            StoreError::unavailable(format!(
+                "cannot open the store in schema `{schema}` of {}: {failure}",
+                db.target()
+            ))
+        })?;
+        let waiters = Arc::new(Waiters::default());
+        let listener = listener::spawn(
+            db.config().clone(),
+            schema::channel(&schema),
+            Arc::clone(&waiters),
+            db.options.connect_timeout,
+        );
+        let interval = db.options.sweep_interval;
+        let shared = Arc::new(Shared { db, waiters });
+        let sweeper = sweep::spawn(Arc::downgrade(&shared), interval);
+        Ok(Self {
+            shared,
+            tasks: [listener, sweeper],
+        })
+    }
+
+    /// The store's bounds, timings and schema.
+    pub fn options(&self) -> &PostgresStoreOptions {
+        &self.shared.db.options
+    }
+
+    /// Settles every expired lease and forgets every key past its retention now, in batches,
+    /// as the background sweep does every
+    /// [`sweep_interval`](PostgresStoreOptions::sweep_interval).
+    pub async fn sweep(&self) -> Result<(), StoreError> {
+        Ok(self.shared.sweep().await?)
+    }
+}
+
+impl Shared {
+    async fn sweep(&self) -> Result<(), Failure> {
+        let ttl = millis(self.db.options.ttl);
+        loop {
+            let settled: usize = on_connection!(&self.db, "sweeping", |connection| {
+                sweep::sweep_batch(&mut connection, &self.db.sql, ttl)
+            })?;
+            if settled < usize::try_from(sweep::BATCH).unwrap_or(usize::MAX) {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn claim(
+        &self,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        terms: LeaseTerms,
+        room_made: bool,
+    ) -> Result<Seen, Failure> {
+        on_connection!(&self.db, "claiming", |connection| claims::claim(
+            &mut connection,
+            &self.db.sql,
+            &self.db.options,
+            key,
+            fingerprint,
+            terms,
+            room_made,
+        ))
+    }
+
+    async fn still_held(&self, key: &IdempotencyKey, token: u128) -> Result<bool, Failure> {
+        on_connection!(&self.db, "polling a claim", |connection| {
+            claims::still_held(&mut connection, &self.db.sql, key, token)
+        })
+    }
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (open, idle) = self.shared.db.pool_status();
+        f.debug_struct("PostgresStore")
+            .field("server", &self.shared.db.target())
+            .field("options", &self.shared.db.options)
+            .field("connections", &open)
+            .field("idle", &idle)
+            .field("listening", &self.shared.waiters.listening())
+            .finish()
+    }
+}
+
+impl IdempotencyStore for PostgresStore {
+    async fn claim(
+        &self,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        terms: LeaseTerms,
+    ) -> Result<Claim, StoreError> {
+        let mut seen = self.shared.claim(key, fingerprint, terms, false).await?;
+        if let Seen::Crowded = seen {
+            // The totals are full: make room the way the sweep does (one batch, in its own
+            // transaction), then claim once more; still full is `Full`.
+            let ttl = millis(self.shared.db.options.ttl);
+            on_connection!(&self.shared.db, "sweeping for room", |connection| {
+                sweep::sweep_batch(&mut connection, &self.shared.db.sql, ttl)
+            })?;
+            seen = self.shared.claim(key, fingerprint, terms, true).await?;
+        }
+        Ok(match seen {
+            Seen::Acquired(lease) => Claim::Acquired(lease),
+            Seen::Finished(recorded) => Claim::Finished(recorded),
+            Seen::Conflict => Claim::Conflict,
+            Seen::Uncertain(status) => Claim::Uncertain(status),
+            Seen::Running { token, left } => {
+                let settled = self.shared.waiters.subscribe(&tag(key));
+                Claim::Running(Box::pin(wait(
+                    Arc::clone(&self.shared),
+                    key.clone(),
+                    token,
+                    Instant::now() + left,
+                    settled,
+                )))
+            }
+            Seen::Crowded => {
+                return Err(StoreError::Full(
+                    "too many requests with a request id are kept; retry later".into(),
+                ));
+            }
+        })
+    }
+
+    async fn finish(&self, lease: &Lease, recorded: Recorded) -> Result<(), StoreError> {
+        let db = &self.shared.db;
+        on_connection!(db, "finishing", |connection| claims::finish(
+            &mut connection,
+            &db.sql,
+            &db.options,
+            lease,
+            &recorded,
+        ))?;
+        self.shared.waiters.wake(&tag(lease.key()));
+        Ok(())
+    }
+
+    async fn release(&self, lease: &Lease, release: Release) -> Result<(), StoreError> {
+        let db = &self.shared.db;
+        on_connection!(db, "releasing", |connection| claims::release(
+            &mut connection,
+            &db.sql,
+            &db.options,
+            lease,
+            release,
+        ))?;
+        self.shared.waiters.wake(&tag(lease.key()));
+        Ok(())
+    }
+}
+
+/// Resolves once `token` no longer holds `key`: settled here or announced by the server
+/// (`settled` closes), seen settled or taken over by a poll, or at the lease's expiry at the
+/// latest. A store that cannot be read ends the wait too; the claim that follows reports it.
+async fn wait(
+    shared: Arc<Shared>,
+    key: IdempotencyKey,
+    token: u128,
+    deadline: Instant,
+    mut settled: watch::Receiver<()>,
+) {
+    let mut pause = FIRST_POLL;
+    loop {
+        let nap = pause.min(deadline.saturating_duration_since(Instant::now()));
+        tokio::select! {
+            _ = settled.changed() => return,
+            () = tokio::time::sleep(nap) => {}
+        }
+        if Instant::now() >= deadline {
+            return;
+        }
+        match shared.still_held(&key, token).await {
+            Ok(true) => {}
+            Ok(false) | Err(_) => return,
+        }
+        let longest = if shared.waiters.listening() {
+            LONGEST_POLL_LISTENING
+        } else {
+            LONGEST_POLL
+        };
+        pause = (pause * 2).min(longest);
+    }
+}

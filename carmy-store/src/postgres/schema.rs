@@ -1,0 +1,230 @@
+//! The tables, and how the store creates and migrates them when it connects.
+//!
+//! One row per key in `claims`; `expires_at` means one thing per state, so one index finds
+//! everything due: a held claim's lease expiry, a settled key's end of retention. Both are
+//! instants of the server's clock, never a replica's.
+//!
+//! The counts the bounds are checked against are kept by a trigger, in the statement that
+//! changes the rows, so they can never drift from them: `shares` has one row per principal,
+//! `totals` splits the sums across principals into [`SLOTS`] rows (a principal's keys always
+//! count in the same one), so claims of different principals rarely touch the same row.
+//! Another trigger announces each settled claim that someone waits on (`NOTIFY`), for waiters
+//! in other processes.
+//!
+//! `meta` holds the layout's version. Connecting takes a transaction-scoped advisory lock
+//! named for the schema, then creates or migrates the layout in that same transaction: replicas
+//! starting at once take turns, the first does the work, and the others find it done. A layout
+//! newer than this code is refused rather than written to.
+
+use deadpool_postgres::Object;
+
+use super::error::Failure;
+
+/// The layout this code writes.
+pub(super) const VERSION: i32 = 1;
+
+// The states of a claim row. The statements in `sql` and the triggers below write them as
+// the literals 0, 1 and 2: a table's meaning is fixed by its layout's version, not by the code.
+
+/// A claim held under a lease.
+pub(super) const HELD: i16 = 0;
+/// Finished: `outcome` is kept for replay.
+pub(super) const FINISHED: i16 = 1;
+/// Interrupted after it may have had effects: `status` says how.
+pub(super) const UNCERTAIN: i16 = 2;
+
+/// How many rows the totals are split across. Enough that claims of different principals seldom
+/// wait on one another's counts; few enough that summing them is one small read.
+pub(super) const SLOTS: i32 = 64;
+
+/// Each migration, in order: `MIGRATIONS[n]` takes the layout from version `n` to `n + 1`.
+/// `{s}` is the schema (quoted), `{channel}` the NOTIFY channel, `{slots}` [`SLOTS`].
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE {s}.claims (
+    principal   bytea       NOT NULL,
+    request_id  bytea       NOT NULL,
+    fingerprint bytea       NOT NULL,
+    state       smallint    NOT NULL,
+    -- held: the holder's lease token (16 bytes) and, if it is lost, the status to keep the key
+    -- as uncertain with (NULL: forget the claim).
+    token       bytea,
+    if_lost     text,
+    -- held: when the lease runs out; settled: when the key is forgotten.
+    expires_at  timestamptz NOT NULL,
+    -- uncertain: the status retries are told.
+    status      text,
+    -- finished: the outcome (crate::outcome's JSON, as text: jsonb would reorder its keys).
+    outcome     text,
+    -- what the key counts for in its principal's share.
+    bytes       bigint      NOT NULL,
+    -- held: a claim saw it running, so someone may be waiting for it to settle.
+    watched     boolean     NOT NULL DEFAULT false,
+    PRIMARY KEY (principal, request_id),
+    CHECK ((state = 0) = (token IS NOT NULL))
+);
+CREATE INDEX claims_expiry ON {s}.claims (expires_at);
+
+CREATE TABLE {s}.shares (
+    principal bytea  PRIMARY KEY,
+    entries   bigint NOT NULL,
+    bytes     bigint NOT NULL
+);
+CREATE TABLE {s}.totals (
+    slot    integer PRIMARY KEY,
+    entries bigint  NOT NULL,
+    bytes   bigint  NOT NULL
+);
+INSERT INTO {s}.totals SELECT slot, 0, 0 FROM generate_series(0, {slots} - 1) AS slot;
+
+-- The totals row a principal's keys count in.
+CREATE FUNCTION {s}.slot_of(principal bytea) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT get_byte(sha256(principal), 0) % {slots} $$;
+
+-- What a settled key is announced as: its parts, unambiguously joined, hashed to fit NOTIFY's
+-- payload whatever their length (the store computes the same tag for the keys it waits on).
+CREATE FUNCTION {s}.tag_of(principal bytea, request_id bytea) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT encode(sha256(int4send(length(principal)) || principal || request_id), 'hex') $$;
+
+CREATE FUNCTION {s}.count_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO {s}.shares AS share (principal, entries, bytes)
+            VALUES (NEW.principal, 1, NEW.bytes)
+            ON CONFLICT (principal)
+            DO UPDATE SET entries = share.entries + 1, bytes = share.bytes + EXCLUDED.bytes;
+        UPDATE {s}.totals SET entries = entries + 1, bytes = bytes + NEW.bytes
+            WHERE slot = {s}.slot_of(NEW.principal);
+    ELSIF TG_OP = 'DELETE' THEN
+        UPDATE {s}.shares SET entries = entries - 1, bytes = bytes - OLD.bytes
+            WHERE principal = OLD.principal;
+        DELETE FROM {s}.shares WHERE principal = OLD.principal AND entries <= 0;
+        UPDATE {s}.totals SET entries = entries - 1, bytes = bytes - OLD.bytes
+            WHERE slot = {s}.slot_of(OLD.principal);
+    ELSIF NEW.bytes <> OLD.bytes THEN
+        UPDATE {s}.shares SET bytes = bytes + NEW.bytes - OLD.bytes
+            WHERE principal = NEW.principal;
+        UPDATE {s}.totals SET bytes = bytes + NEW.bytes - OLD.bytes
+            WHERE slot = {s}.slot_of(NEW.principal);
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER counted AFTER INSERT OR DELETE OR UPDATE OF bytes ON {s}.claims
+    FOR EACH ROW EXECUTE FUNCTION {s}.count_claim();
+
+-- A held claim that ends (finished, released, settled as its terms say, forgotten) while
+-- someone may wait for it is announced at commit to every store listening, so their waiters
+-- claim again at once. Only watched claims: PostgreSQL makes the commits of notifying
+-- transactions take turns (across the whole server), a price not worth paying for the many
+-- claims that end with nobody waiting.
+CREATE FUNCTION {s}.announce_settled() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF OLD.state = 0 AND OLD.watched AND (TG_OP = 'DELETE' OR NEW.state <> 0) THEN
+        PERFORM pg_notify('{channel}', {s}.tag_of(OLD.principal, OLD.request_id));
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER announced AFTER DELETE OR UPDATE OF state ON {s}.claims
+    FOR EACH ROW EXECUTE FUNCTION {s}.announce_settled();
+"#];
+
+/// `schema` as an identifier in SQL. Options allow only lowercase letters, digits and `_`, so
+/// quoting is all it takes (and keeps names like `user` usable).
+pub(super) fn quoted(schema: &str) -> String {
+    format!("\"{schema}\"")
+}
+
+/// The NOTIFY channel of the stores in `schema` (channels are per database).
+pub(super) fn channel(schema: &str) -> String {
+    format!("{schema}_settled")
+}
+
+/// Creates the layout in `schema`, or migrates it to [`VERSION`], under the schema's advisory
+/// lock; fails if it is newer than this code or is not a store's.
+pub(super) async fn migrate(connection: &mut Object, schema: &str) -> Result<(), Failure> {
+    let s = quoted(schema);
+    let transaction = connection.transaction().await?;
+    // Held until the transaction ends, so it cannot outlive a crashed replica's migration.
+    transaction
+        .execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            &[&format!("carmy-store migrate {schema}")],
+        )
+        .await?;
+    let has_meta: bool = transaction
+        .query_one(
+            "SELECT to_regclass($1) IS NOT NULL",
+            &[&format!("{s}.meta")],
+        )
+        .await?
+        .get(0);
+    let version = if has_meta {
+        let row = transaction
+            .query_opt(&format!("SELECT version FROM {s}.meta WHERE id = 0"), &[])
+            .await?;
+        row.map(|row| row.get::<_, i32>(0)).ok_or_else(|| {
+            Failure::Invalid(format!(
+                "the schema `{schema}` has a meta table without a version: not a carmy store"
+            ))
+        })?
+    } else {
+        // CREATE SCHEMA needs the CREATE privilege on the database even with IF NOT EXISTS;
+        // an operator may have created the schema for a role that has no more than that.
+        let exists: bool = transaction
+            .query_one(
+                "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)",
+                &[&schema],
+            )
+            .await?
+            .get(0);
+        if !exists {
+            transaction
+                .batch_execute(&format!("CREATE SCHEMA {s}"))
+                .await?;
+        }
+        transaction
+            .batch_execute(&format!(
+                "CREATE TABLE {s}.meta (id integer PRIMARY KEY CHECK (id = 0), \
+                 version integer NOT NULL); INSERT INTO {s}.meta VALUES (0, 0);"
+            ))
+            .await?;
+        0
+    };
+    if version > VERSION {
+        return Err(Failure::Invalid(format!(
+            "the schema `{schema}` has layout {version}, newer than this program's \
+             ({VERSION}): upgrade the program, or use another schema"
+        )));
+    }
+    let slots = SLOTS.to_string();
+    let channel = channel(schema);
+    let done = usize::try_from(version).unwrap_or(0);
+    for (to, migration) in (1..).zip(MIGRATIONS.iter()).skip(done) {
+        let sql = migration
+            .replace("{s}", &s)
+            .replace("{channel}", &channel)
+            .replace("{slots}", &slots);
+        transaction.batch_execute(&sql).await?;
+        transaction
+            .execute(
+                &format!("UPDATE {s}.meta SET version = $1 WHERE id = 0"),
+                &[&to],
+            )
+            .await?;
+    }
+    transaction.commit().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_layout_version_counts_the_migrations() {
+        assert_eq!(usize::try_from(VERSION).unwrap(), MIGRATIONS.len());
+    }
+}

@@ -1,0 +1,115 @@
+//! Who waits on which key in this process, and how they are woken.
+//!
+//! A waiter (`Claim::Running`) subscribes to its key's tag. The tag is woken when this process
+//! settles the key (at once, after its commit), and when the listener hears the server announce
+//! it (another process settled it, or a sweep did). Waking drops the key's sender, which every
+//! receiver sees. Nothing here is needed for correctness: a waiter also polls the database, and
+//! always stops at its lease's expiry; this only makes it prompt.
+
+use std::{
+    collections::HashMap,
+    fmt::Write as _,
+    sync::{
+        Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+};
+
+use carmy_core::IdempotencyKey;
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+
+#[derive(Debug, Default)]
+pub(super) struct Waiters {
+    by_tag: Mutex<HashMap<String, watch::Sender<()>>>,
+    /// Whether the listener is connected and listening now (waiters then poll less often).
+    listening: AtomicBool,
+}
+
+impl Waiters {
+    /// A receiver that changes (closes) when `tag` is woken.
+    pub(super) fn subscribe(&self, tag: &str) -> watch::Receiver<()> {
+        self.lock()
+            .entry(tag.to_owned())
+            .or_insert_with(|| watch::Sender::new(()))
+            .subscribe()
+    }
+
+    /// Wakes every waiter on `tag`.
+    pub(super) fn wake(&self, tag: &str) {
+        self.lock().remove(tag);
+    }
+
+    /// Forgets the tags nobody waits on any more.
+    pub(super) fn prune(&self) {
+        self.lock().retain(|_, sender| sender.receiver_count() > 0);
+    }
+
+    pub(super) fn set_listening(&self, listening: bool) {
+        self.listening.store(listening, Ordering::Relaxed);
+    }
+
+    pub(super) fn listening(&self) -> bool {
+        self.listening.load(Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<()>>> {
+        // No invariant spans the lock: a poisoned map is still a map.
+        self.by_tag
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The tag the server announces `key` under: what the schema's `tag_of` computes, the SHA-256 of
+/// the principal's length (4 bytes, big-endian, as `int4send`), the principal and the request
+/// id, in hex.
+pub(super) fn tag(key: &IdempotencyKey) -> String {
+    let principal = key.principal().as_bytes();
+    let mut hasher = Sha256::new();
+    hasher.update(
+        u32::try_from(principal.len())
+            .unwrap_or(u32::MAX)
+            .to_be_bytes(),
+    );
+    hasher.update(principal);
+    hasher.update(key.request_id().as_bytes());
+    hasher
+        .finalize()
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tag_is_the_schemas() {
+        // SELECT tag_of('ab', 'c'), computed by PostgreSQL 15.
+        assert_eq!(
+            tag(&IdempotencyKey::new(Some("ab"), "c")),
+            "3dc693fb05f87048570cb494badaae90fe011e14b93ac478d40d02462b39b9b3"
+        );
+        assert_ne!(
+            tag(&IdempotencyKey::new(Some("a"), "bc")),
+            tag(&IdempotencyKey::new(Some("ab"), "c"))
+        );
+    }
+
+    #[tokio::test]
+    async fn waking_a_tag_wakes_its_waiters_only() {
+        let waiters = Waiters::default();
+        let mut mine = waiters.subscribe("a");
+        let other = waiters.subscribe("b");
+        waiters.wake("a");
+        assert!(mine.changed().await.is_err());
+        assert!(!other.has_changed().unwrap());
+        drop(other);
+        waiters.prune();
+        assert!(waiters.lock().is_empty());
+    }
+}

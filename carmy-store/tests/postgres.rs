@@ -1,0 +1,852 @@
+//! What the PostgreSQL store promises beyond the shared contract, against real servers: several
+//! replicas on one database, a replica that dies, retention and the sweep, bounds across
+//! replicas, the layout's migrations, waiters woken by another replica, and failing closed
+//! (the server down, a lock held, the pool exhausted) then serving again.
+//!
+//! Each test that can share the test process's server does, in a schema of its own; those that
+//! crash their server start their own. Without PostgreSQL installed they pass without running
+//! (see `test_servers`).
+
+use std::{
+    collections::HashMap,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use carmy_core::{
+    Claim, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, Lease,
+    LeaseTerms, Recorded, Release, StoreError,
+};
+use carmy_store::{
+    PostgresStore, PostgresStoreOptions,
+    conformance::{self, Outage},
+};
+use serde_json::json;
+use test_servers::Postgres;
+use tokio::time::{Instant, sleep, timeout};
+
+const WRITE: LeaseTerms = LeaseTerms {
+    duration: Duration::from_secs(60),
+    if_lost: Release::Uncertain(ExecutionStatus::Lost),
+};
+
+fn write(duration: Duration) -> LeaseTerms {
+    LeaseTerms {
+        duration,
+        if_lost: Release::Uncertain(ExecutionStatus::Lost),
+    }
+}
+
+fn read(duration: Duration) -> LeaseTerms {
+    LeaseTerms {
+        duration,
+        if_lost: Release::Retry,
+    }
+}
+
+fn fp() -> Fingerprint {
+    Fingerprint::of("place_order", &json!({ "sku": "MOUSE-1" }))
+}
+
+fn key(id: &str) -> IdempotencyKey {
+    IdempotencyKey::new(Some("alice"), id)
+}
+
+fn recorded(id: &str) -> Recorded {
+    Recorded::new(
+        ExecutionId::from(id),
+        ExecutionStatus::Succeeded,
+        Ok(json!({ "order": id })),
+    )
+}
+
+/// A schema no other test uses.
+fn schema(name: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!("{name}_{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+async fn open(server: &Postgres, options: PostgresStoreOptions) -> PostgresStore {
+    PostgresStore::connect_with(&server.url(), options)
+        .await
+        .expect("a store")
+}
+
+async fn acquire(store: &PostgresStore, key: &IdempotencyKey, terms: LeaseTerms) -> Lease {
+    match store.claim(key, fp(), terms).await {
+        Ok(Claim::Acquired(lease)) => lease,
+        other => panic!("expected to acquire {key:?}: {other:?}"),
+    }
+}
+
+/// One number `sql` selects.
+fn number(server: &Postgres, sql: &str) -> i64 {
+    let text = server.sql(sql);
+    text.parse()
+        .unwrap_or_else(|_| panic!("{sql} printed {text:?}"))
+}
+
+/// Whether every share and every totals slot counts exactly the rows it stands for.
+fn counts_match_rows(server: &Postgres, schema: &str) -> bool {
+    let shares = number(
+        server,
+        &format!(
+            "SELECT count(*) FROM (SELECT principal, count(*) AS n, sum(bytes) AS b \
+             FROM {schema}.claims GROUP BY principal) AS actual \
+             FULL JOIN {schema}.shares AS share USING (principal) \
+             WHERE actual.n IS DISTINCT FROM share.entries OR actual.b IS DISTINCT FROM share.bytes"
+        ),
+    );
+    let slots = number(
+        server,
+        &format!(
+            "SELECT count(*) FROM (SELECT {schema}.slot_of(principal) AS slot, count(*) AS n, \
+             sum(bytes) AS b FROM {schema}.claims GROUP BY 1) AS actual \
+             RIGHT JOIN {schema}.totals AS total USING (slot) \
+             WHERE coalesce(actual.n, 0) <> total.entries OR coalesce(actual.b, 0) <> total.bytes"
+        ),
+    );
+    shares == 0 && slots == 0
+}
+
+/// A server of the test's own, crashed and restarted by the conformance scenario.
+struct Crashing(Postgres);
+
+impl Outage for Crashing {
+    fn take_down(&self) {
+        self.0.crash();
+    }
+
+    fn bring_back(&self) {
+        self.0.restart();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fails_closed_while_down_and_serves_again_by_itself() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default()
+        .with_schema("outage")
+        .with_connect_timeout(Duration::from_secs(2))
+        .with_statement_timeout(Duration::from_secs(2));
+    let store = Arc::new(open(&server, options).await);
+    conformance::fails_closed_while_down(store, Crashing(server)).await;
+}
+
+/// Three replicas, each claiming the same keys many times at once as the runtime does (claim,
+/// wait while running, claim again): each key runs once, and every claim gets its outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_claiming_the_same_keys_run_each_once() {
+    const REPLICAS: usize = 3;
+    const KEYS: usize = 8;
+    const CLAIMS: usize = 12;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default().with_schema(schema("replicas"));
+    let mut replicas = Vec::new();
+    for _ in 0..REPLICAS {
+        replicas.push(Arc::new(open(server, options.clone()).await));
+    }
+    let runs: Arc<Vec<AtomicUsize>> = Arc::new((0..KEYS).map(|_| AtomicUsize::new(0)).collect());
+    let start = Arc::new(tokio::sync::Barrier::new(REPLICAS * KEYS * CLAIMS));
+    let mut claims = Vec::new();
+    for (replica, store) in replicas.iter().enumerate() {
+        for n in 0..KEYS {
+            for claim in 0..CLAIMS {
+                let (store, runs, start) =
+                    (Arc::clone(store), Arc::clone(&runs), Arc::clone(&start));
+                claims.push(tokio::spawn(async move {
+                    let key = key(&format!("shared-{n}"));
+                    start.wait().await;
+                    loop {
+                        match store.claim(&key, fp(), WRITE).await {
+                            Ok(Claim::Acquired(lease)) => {
+                                runs[n].fetch_add(1, Ordering::SeqCst);
+                                sleep(Duration::from_millis(20)).await;
+                                let id = format!("exec_{replica}_{claim}");
+                                store.finish(&lease, recorded(&id)).await.unwrap();
+                                return (n, id);
+                            }
+                            Ok(Claim::Finished(outcome)) => {
+                                return (n, outcome.execution_id.to_string());
+                            }
+                            Ok(Claim::Running(waiter)) => timeout(Duration::from_secs(10), waiter)
+                                .await
+                                .expect("a waiter was never woken"),
+                            other => panic!("a replica's claim got {other:?}"),
+                        }
+                    }
+                }));
+            }
+        }
+    }
+    let mut ids: HashMap<usize, Vec<String>> = HashMap::new();
+    for claim in claims {
+        let (n, id) = claim.await.unwrap();
+        ids.entry(n).or_default().push(id);
+    }
+    for (n, runs) in runs.iter().enumerate() {
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "key {n} ran more than once");
+        let seen = &ids[&n];
+        assert_eq!(seen.len(), REPLICAS * CLAIMS);
+        assert!(
+            seen.iter().all(|id| id == &seen[0]),
+            "key {n} answered {seen:?}"
+        );
+    }
+}
+
+/// A replica dies holding claims (its store dropped, its connections closed): once the leases
+/// run out, another replica finds the write uncertain and the read free, and the dead one's
+/// leases are lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_replicas_leases_settle_by_their_terms() {
+    const LEASE: Duration = Duration::from_millis(400);
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default().with_schema(schema("dead"));
+    let dead = PostgresStore::connect_with(
+        &format!("{}?application_name=dead_replica", server.url()),
+        options.clone(),
+    )
+    .await
+    .unwrap();
+    let survivor = open(server, options).await;
+    let write_lease = acquire(&dead, &key("write"), write(LEASE)).await;
+    let read_lease = acquire(&dead, &key("read"), read(LEASE)).await;
+    let started = Instant::now();
+    drop(dead);
+
+    let Ok(Claim::Running(waiter)) = survivor.claim(&key("write"), fp(), WRITE).await else {
+        panic!("the dead replica's lease still holds");
+    };
+    timeout(LEASE + Duration::from_secs(3), waiter)
+        .await
+        .expect("the waiter outlived the dead replica's lease");
+    assert!(
+        started.elapsed() >= LEASE - Duration::from_millis(100),
+        "the waiter resolved before the lease ran out"
+    );
+    assert!(matches!(
+        survivor.claim(&key("write"), fp(), WRITE).await,
+        Ok(Claim::Uncertain(ExecutionStatus::Lost))
+    ));
+    let again = acquire(&survivor, &key("read"), WRITE).await;
+    assert_ne!(again, read_lease);
+    for lease in [&write_lease, &read_lease] {
+        assert!(matches!(
+            survivor.finish(lease, recorded("exec_late")).await,
+            Err(StoreError::LeaseLost)
+        ));
+    }
+    survivor
+        .finish(&again, recorded("exec_again"))
+        .await
+        .unwrap();
+    // Nothing of the dead replica stays connected.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while number(
+        server,
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'dead_replica'",
+    ) > 0
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the dropped store kept its connections"
+        );
+        sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Settled keys go once their retention has passed, expired leases settle, and the background
+/// sweep does both with nobody claiming; the counts follow the rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settled_keys_are_forgotten_after_retention_and_swept_in_the_background() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("retention");
+    let options = PostgresStoreOptions::default()
+        .with_schema(&schema)
+        .with_ttl(Duration::from_secs(1))
+        .with_sweep_interval(Duration::from_millis(50));
+    let store = open(server, options).await;
+    for n in 0..5 {
+        let lease = acquire(&store, &key(&format!("old-{n}")), WRITE).await;
+        store.finish(&lease, recorded("exec_old")).await.unwrap();
+    }
+    let lease = acquire(&store, &key("uncertain"), WRITE).await;
+    store
+        .release(&lease, Release::Uncertain(ExecutionStatus::TimedOut))
+        .await
+        .unwrap();
+    acquire(
+        &store,
+        &key("abandoned-read"),
+        read(Duration::from_millis(500)),
+    )
+    .await;
+    acquire(
+        &store,
+        &key("abandoned-write"),
+        write(Duration::from_millis(500)),
+    )
+    .await;
+    let rows = format!("SELECT count(*) FROM {schema}.claims");
+    assert_eq!(number(server, &rows), 8);
+    assert!(counts_match_rows(server, &schema));
+    // Nobody claims: the sweep alone settles and forgets them (the lost write after its
+    // retention, counted from its lease's expiry).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while number(server, &rows) > 0 {
+        assert!(Instant::now() < deadline, "the sweep left rows behind");
+        sleep(Duration::from_millis(50)).await;
+    }
+    assert!(counts_match_rows(server, &schema));
+    assert_eq!(
+        number(server, &format!("SELECT count(*) FROM {schema}.shares")),
+        0
+    );
+    // And a forgotten key runs anew.
+    acquire(&store, &key("old-0"), WRITE).await;
+}
+
+/// A backlog much larger than one batch is cleared by one `sweep()`, a batch per transaction,
+/// and every count follows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_backlog_is_swept_in_batches() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("backlog");
+    let store = open(server, PostgresStoreOptions::default().with_schema(&schema)).await;
+    let live = acquire(&store, &key("live"), WRITE).await;
+    // Expired leases of seven principals, written behind the store's back (the triggers still
+    // count them): reads to forget, and writes to keep as uncertain.
+    server.sql(&format!(
+        "INSERT INTO {schema}.claims \
+         (principal, request_id, fingerprint, state, token, if_lost, expires_at, bytes) \
+         SELECT convert_to('p' || (n % 7), 'UTF8'), convert_to('r' || n, 'UTF8'), '\\x00', 0, \
+                '\\x0102', CASE WHEN n % 2 = 0 THEN 'lost' END, \
+                statement_timestamp() - interval '1 second', 150 \
+         FROM generate_series(1, 1700) AS n"
+    ));
+    assert!(counts_match_rows(server, &schema));
+    store.sweep().await.unwrap();
+    let held = format!("SELECT count(*) FROM {schema}.claims WHERE state = 0");
+    let uncertain = format!("SELECT count(*) FROM {schema}.claims WHERE state = 2");
+    assert_eq!(
+        number(server, &held),
+        1,
+        "only the live claim is still held"
+    );
+    assert_eq!(number(server, &uncertain), 850);
+    assert!(counts_match_rows(server, &schema));
+    store.finish(&live, recorded("exec_live")).await.unwrap();
+}
+
+/// Per principal, the bound is exact even when three replicas claim at once; a principal at its
+/// bound keeps everything it holds and leaves the others alone. The totals may pass theirs by no
+/// more than the claims committing at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bounds_fail_closed_across_replicas_and_the_counts_match_the_rows() {
+    const REPLICAS: usize = 3;
+    const POOL: usize = 4;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("bounds");
+    let options = PostgresStoreOptions::default()
+        .with_schema(&schema)
+        .with_pool_size(POOL)
+        .with_max_entries_per_principal(10)
+        .with_max_entries(40);
+    let mut replicas = Vec::new();
+    for _ in 0..REPLICAS {
+        replicas.push(Arc::new(open(server, options.clone()).await));
+    }
+    let claim_all = |principal: &'static str, count: usize| {
+        let claims: Vec<_> = (0..count)
+            .map(|n| {
+                let store = Arc::clone(&replicas[n % REPLICAS]);
+                tokio::spawn(async move {
+                    let key = IdempotencyKey::new(Some(principal), &format!("r-{n}"));
+                    match store.claim(&key, fp(), WRITE).await {
+                        Ok(Claim::Acquired(_)) => true,
+                        Err(StoreError::Full(_)) => false,
+                        other => panic!("{other:?}"),
+                    }
+                })
+            })
+            .collect();
+        async move {
+            let mut acquired = 0;
+            for claim in claims {
+                acquired += usize::from(claim.await.unwrap());
+            }
+            acquired
+        }
+    };
+    assert_eq!(claim_all("alice", 60).await, 10, "alice's share is 10 keys");
+    assert!(matches!(
+        replicas[0]
+            .claim(&IdempotencyKey::new(Some("alice"), "r-0"), fp(), WRITE)
+            .await,
+        Ok(Claim::Running(_)) | Err(StoreError::Full(_))
+    ));
+    assert_eq!(claim_all("bob", 10).await, 10, "bob has a share of his own");
+    assert!(counts_match_rows(server, &schema));
+    // 20 keys held of 40: a crowd of principals claiming at once gets at least the 20 left,
+    // and at most as many more as could commit together.
+    let claims: Vec<_> = (0..60)
+        .map(|n| {
+            let store = Arc::clone(&replicas[n % REPLICAS]);
+            tokio::spawn(async move {
+                let key = IdempotencyKey::new(Some(&format!("crowd-{n}")), "r");
+                match store.claim(&key, fp(), WRITE).await {
+                    Ok(Claim::Acquired(_)) => true,
+                    Err(StoreError::Full(_)) => false,
+                    other => panic!("{other:?}"),
+                }
+            })
+        })
+        .collect();
+    let mut acquired = 0;
+    for claim in claims {
+        acquired += usize::from(claim.await.unwrap());
+    }
+    assert!(
+        (20..=20 + REPLICAS * POOL).contains(&acquired),
+        "{acquired} claims acquired with 20 keys of room"
+    );
+    assert!(counts_match_rows(server, &schema));
+    assert!(matches!(
+        replicas[1].claim(&key("one-more"), fp(), WRITE).await,
+        Err(StoreError::Full(_))
+    ));
+}
+
+/// Three replicas under a mixed load meant to cross every path at once: short leases left to
+/// expire, finishes, releases both ways, full shares settling their own backlog, full totals
+/// sweeping for room, and background sweeps every few milliseconds. Nothing may fail but with
+/// `Full`; a deadlock or a timeout would be `Unavailable`. Then the counts still match the rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mixed_load_on_three_replicas_never_fails_but_full() {
+    const REPLICAS: usize = 3;
+    const TASKS: usize = 60;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("mixed");
+    let options = PostgresStoreOptions::default()
+        .with_schema(&schema)
+        .with_ttl(Duration::from_millis(150))
+        .with_sweep_interval(Duration::from_millis(20))
+        .with_max_entries_per_principal(12)
+        .with_max_entries(40);
+    let mut replicas = Vec::new();
+    for _ in 0..REPLICAS {
+        replicas.push(Arc::new(open(server, options.clone()).await));
+    }
+    let until = Instant::now() + Duration::from_millis(1500);
+    let (claims, full) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|task| {
+            let store = Arc::clone(&replicas[task % REPLICAS]);
+            let (claims, full) = (Arc::clone(&claims), Arc::clone(&full));
+            tokio::spawn(async move {
+                // A small generator of its own per task: the test needs variety, not quality.
+                let mut state = 0x9e37_79b9_7f4a_7c15_u64 ^ (task as u64 + 1);
+                let mut next = move |below: u64| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state % below
+                };
+                while Instant::now() < until {
+                    let principal = format!("p{}", next(4));
+                    let key = IdempotencyKey::new(Some(&principal), &format!("k{}", next(20)));
+                    let lease = Duration::from_millis(30 + next(60));
+                    let terms = if next(2) == 0 {
+                        write(lease)
+                    } else {
+                        read(lease)
+                    };
+                    claims.fetch_add(1, Ordering::Relaxed);
+                    match store.claim(&key, fp(), terms).await {
+                        Ok(Claim::Acquired(lease)) => {
+                            sleep(Duration::from_millis(next(10))).await;
+                            let settled = match next(4) {
+                                0 => store.finish(&lease, recorded("exec_mixed")).await,
+                                1 => store.release(&lease, Release::Retry).await,
+                                2 => {
+                                    let status = Release::Uncertain(ExecutionStatus::TimedOut);
+                                    store.release(&lease, status).await
+                                }
+                                // Abandoned: its lease runs out.
+                                _ => Ok(()),
+                            };
+                            match settled {
+                                Ok(()) | Err(StoreError::LeaseLost) => {}
+                                Err(error) => panic!("settling a claim failed: {error:?}"),
+                            }
+                        }
+                        Ok(Claim::Running(waiter)) => {
+                            timeout(Duration::from_secs(3), waiter)
+                                .await
+                                .expect("a waiter outlived every lease");
+                        }
+                        Ok(_) => {}
+                        Err(StoreError::Full(_)) => {
+                            full.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(error) => panic!("a claim failed: {error:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    for store in &replicas {
+        store.sweep().await.unwrap();
+    }
+    assert!(counts_match_rows(server, &schema));
+    let (claims, full) = (claims.load(Ordering::Relaxed), full.load(Ordering::Relaxed));
+    assert!(
+        claims > 200 && full > 0,
+        "{claims} claims, {full} refused as full"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_outcome_is_kept_as_a_note_and_shares_stay_bounded() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("outcomes");
+    let store = open(
+        server,
+        PostgresStoreOptions::default()
+            .with_schema(&schema)
+            .with_max_outcome_bytes(64 << 10)
+            .with_max_bytes_per_principal(1 << 20),
+    )
+    .await;
+    let big = Recorded::new(
+        ExecutionId::from("exec_big"),
+        ExecutionStatus::Succeeded,
+        Ok(json!({ "report": "x".repeat(1 << 20) })),
+    );
+    let lease = acquire(&store, &key("report"), WRITE).await;
+    store.finish(&lease, big).await.unwrap();
+    let Ok(Claim::Finished(note)) = store.claim(&key("report"), fp(), WRITE).await else {
+        panic!("the call ran: its retry must not run it again");
+    };
+    assert_eq!(note.execution_id.as_str(), "exec_big");
+    let error = note.result.unwrap_err();
+    assert_eq!(error.code(), "OUTCOME_NOT_KEPT");
+    let (mut kept, mut noted, mut refused) = (0, 0, 0);
+    for n in 0..40 {
+        let key = key(&format!("r-{n}"));
+        let lease = match store.claim(&key, fp(), WRITE).await {
+            Ok(Claim::Acquired(lease)) => lease,
+            Err(StoreError::Full(_)) => {
+                refused += 1;
+                continue;
+            }
+            other => panic!("{other:?}"),
+        };
+        let outcome = Recorded::new(
+            ExecutionId::from("e"),
+            ExecutionStatus::Succeeded,
+            Ok(json!("y".repeat(60 << 10))),
+        );
+        store.finish(&lease, outcome).await.unwrap();
+        match store.claim(&key, fp(), WRITE).await {
+            Ok(Claim::Finished(replayed)) if replayed.result.is_ok() => kept += 1,
+            Ok(Claim::Finished(_)) => noted += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(
+        (14..=17).contains(&kept),
+        "{kept} outcomes of 60 KiB kept in 1 MiB"
+    );
+    assert!(
+        noted >= 1 && refused >= 1,
+        "{noted} noted, {refused} refused"
+    );
+    // A note is kept even past the bound (the call ran and must not run again), so the share
+    // may exceed it by a note's few hundred bytes, and no more.
+    let weight = number(
+        server,
+        &format!("SELECT bytes FROM {schema}.shares WHERE principal = 'alice'"),
+    );
+    assert!(
+        weight <= (1 << 20) + 1024,
+        "{weight} bytes kept in a share of 1 MiB"
+    );
+    assert!(counts_match_rows(server, &schema));
+}
+
+/// Replicas starting at once create the layout once; connecting again migrates nothing and
+/// keeps every record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("migrate");
+    let options = PostgresStoreOptions::default().with_schema(&schema);
+    let url = server.url();
+    let connects: Vec<_> = (0..6)
+        .map(|_| {
+            let (url, options) = (url.clone(), options.clone());
+            tokio::spawn(async move { PostgresStore::connect_with(&url, options).await })
+        })
+        .collect();
+    let mut stores = Vec::new();
+    for connect in connects {
+        stores.push(connect.await.unwrap().expect("every replica connects"));
+    }
+    assert_eq!(
+        server.sql(&format!("SELECT version FROM {schema}.meta")),
+        "1"
+    );
+    let lease = acquire(&stores[0], &key("kept"), WRITE).await;
+    stores[1]
+        .finish(&lease, recorded("exec_kept"))
+        .await
+        .unwrap();
+    drop(stores);
+    let store = open(server, options).await;
+    match store.claim(&key("kept"), fp(), WRITE).await {
+        Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_kept")),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        number(
+            server,
+            &format!("SELECT count(*) FROM pg_tables WHERE schemaname = '{schema}'")
+        ),
+        4
+    );
+    assert_eq!(
+        number(server, &format!("SELECT count(*) FROM {schema}.totals")),
+        64
+    );
+}
+
+/// A layout newer than this code, a schema that is not a store's, and options that cannot be
+/// honoured are refused at connect, saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_or_foreign_schema_and_bad_options_are_refused() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let newer = schema("newer");
+    drop(open(server, PostgresStoreOptions::default().with_schema(&newer)).await);
+    server.sql(&format!("UPDATE {newer}.meta SET version = 99"));
+    let refused = |result: Result<PostgresStore, StoreError>| match result {
+        Err(error @ StoreError::Unavailable(_)) => error.to_string(),
+        other => panic!("expected Unavailable, got {other:?}"),
+    };
+    let message = refused(
+        PostgresStore::connect_with(
+            &server.url(),
+            PostgresStoreOptions::default().with_schema(&newer),
+        )
+        .await,
+    );
+    assert!(message.contains("newer"), "{message}");
+
+    let foreign = schema("foreign");
+    server.sql(&format!(
+        "CREATE SCHEMA {foreign}; CREATE TABLE {foreign}.meta (id int); \
+         CREATE TABLE {foreign}.claims (id int)"
+    ));
+    let message = refused(
+        PostgresStore::connect_with(
+            &server.url(),
+            PostgresStoreOptions::default().with_schema(&foreign),
+        )
+        .await,
+    );
+    assert!(
+        message.contains("not a carmy store") || message.contains("version"),
+        "{message}"
+    );
+
+    for bad in ["", "Upper", "1st", "pg_store", "a-b", "semi;colon"] {
+        refused(
+            PostgresStore::connect_with(
+                &server.url(),
+                PostgresStoreOptions::default().with_schema(bad),
+            )
+            .await,
+        );
+    }
+    refused(
+        PostgresStore::connect_with(
+            &server.url(),
+            PostgresStoreOptions::default().with_statement_timeout(Duration::ZERO),
+        )
+        .await,
+    );
+    refused(PostgresStore::connect("not a connection string at all=").await);
+}
+
+/// A waiter on another replica's claim is woken by the server's announcement: long after its
+/// polls have slowed to one every two seconds, the finish reaches it in a moment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_is_woken_by_another_replicas_finish_through_notify() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default().with_schema(schema("notify"));
+    let holder = open(server, options.clone()).await;
+    let waiter_side = open(server, options).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !format!("{waiter_side:?}").contains("listening: true") {
+        assert!(Instant::now() < deadline, "the store never listened");
+        sleep(Duration::from_millis(20)).await;
+    }
+    let lease = acquire(&holder, &key("announced"), WRITE).await;
+    let Ok(Claim::Running(mut waiter)) = waiter_side.claim(&key("announced"), fp(), WRITE).await
+    else {
+        panic!("the other replica's claim must be seen running");
+    };
+    // Polls at 10, 30, 70 ... 1270, 2550 ms; the next is two seconds after that.
+    assert!(
+        timeout(Duration::from_millis(2700), &mut waiter)
+            .await
+            .is_err(),
+        "the waiter resolved while the claim still held"
+    );
+    let finished = Instant::now();
+    holder
+        .finish(&lease, recorded("exec_announced"))
+        .await
+        .unwrap();
+    timeout(Duration::from_secs(3), waiter).await.unwrap();
+    let noticed = finished.elapsed();
+    assert!(
+        noticed < Duration::from_millis(600),
+        "the waiter took {noticed:?}: it polled, it was not told"
+    );
+}
+
+/// A lock held on the table ends a claim at the statement timeout, and an exhausted pool ends
+/// the next at the connect timeout: both fail closed, and both serve once the lock goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_lock_and_an_exhausted_pool_fail_closed_in_bounded_time() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("locked");
+    let store = Arc::new(
+        open(
+            server,
+            PostgresStoreOptions::default()
+                .with_schema(&schema)
+                .with_pool_size(1)
+                .with_connect_timeout(Duration::from_millis(200))
+                .with_statement_timeout(Duration::from_millis(800)),
+        )
+        .await,
+    );
+    let (blocker, connection) = tokio_postgres::connect(&server.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    blocker
+        .batch_execute(&format!(
+            "BEGIN; LOCK TABLE {schema}.claims IN ACCESS EXCLUSIVE MODE"
+        ))
+        .await
+        .unwrap();
+
+    let started = Instant::now();
+    let blocked = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move { store.claim(&key("blocked"), fp(), WRITE).await })
+    };
+    sleep(Duration::from_millis(100)).await;
+    // The only connection waits on the lock: this claim cannot get one.
+    let queued = Instant::now();
+    let answer = store.claim(&key("queued"), fp(), WRITE).await;
+    assert!(
+        matches!(answer, Err(StoreError::Unavailable(_))),
+        "{answer:?}"
+    );
+    assert!(
+        queued.elapsed() < Duration::from_millis(600),
+        "an exhausted pool took {:?} to fail the call",
+        queued.elapsed()
+    );
+    let answer = blocked.await.unwrap();
+    assert!(
+        matches!(answer, Err(StoreError::Unavailable(_))),
+        "{answer:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(2000),
+        "a held lock took {:?} to fail the call",
+        started.elapsed()
+    );
+
+    blocker.batch_execute("COMMIT").await.unwrap();
+    acquire(&store, &key("blocked"), WRITE).await;
+    acquire(&store, &key("queued"), WRITE).await;
+}
+
+/// A server nobody listens on fails the connect at once; no password is ever printed, neither
+/// in an error nor in the store's `Debug`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_server_fails_at_once_and_no_password_is_printed() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let started = Instant::now();
+    let error = PostgresStore::connect_with(
+        &format!("postgres://carmy:hunter2-secret@127.0.0.1:{port}/app"),
+        PostgresStoreOptions::default().with_connect_timeout(Duration::from_secs(2)),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    for text in [error.to_string(), format!("{error:?}")] {
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("127.0.0.1"), "{text}");
+    }
+
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    // The server trusts local connections, so any password is accepted (and must not show).
+    let url = format!(
+        "postgres://postgres:hunter2-secret@127.0.0.1:{}/postgres",
+        server.port()
+    );
+    let store = PostgresStore::connect_with(
+        &url,
+        PostgresStoreOptions::default().with_schema(schema("debug")),
+    )
+    .await
+    .unwrap();
+    let shown = format!("{store:?}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(shown.contains("postgres@127.0.0.1"), "{shown}");
+}
