@@ -33,10 +33,10 @@
 //! connections with bounded waits.
 
 mod outcome;
-#[cfg(feature = "redis")]
-mod redis;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "redis")]
+mod redis;
 mod sqlite;
 
 #[cfg(feature = "conformance")]
@@ -44,8 +44,8 @@ pub mod conformance;
 #[cfg(feature = "conformance")]
 pub mod record_conformance;
 
-#[cfg(feature = "redis")]
-pub use redis::{Durability, RedisStore, RedisStoreOptions};
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, PostgresStoreOptions};
+#[cfg(feature = "redis")]
+pub use redis::{Durability, RedisStore, RedisStoreOptions};
 pub use sqlite::{SqliteStore, SqliteStoreOptions};
