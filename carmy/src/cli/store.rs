@@ -1,10 +1,12 @@
-//! `--store <memory | PATH>` (feature `store`): where the serving subcommands keep idempotency
-//! claims and outcomes.
+//! `--store <memory | PATH | postgres://... | redis://...>` (feature `store`): where the
+//! serving subcommands keep idempotency claims and outcomes, and the application's records.
 //!
 //! By default a durable [`SqliteStore`] file in the user's data directory, so a retried write
-//! is replayed, not run again, after the server restarts; `memory` keeps the per-process store.
-//! The flag beats `CARMY_STORE`, which beats the default. Only a command line that builds its
-//! runtime ([`Cli::with_files`](super::Cli::with_files)) can choose the runtime's store.
+//! is replayed, not run again, after the server restarts; `memory` keeps the per-process store;
+//! a `postgres://` or `redis://` URL (features `postgres` and `redis`) puts them on a server
+//! that replicas share. The flag beats `CARMY_STORE`, which beats the default. Only a command
+//! line that builds its runtime ([`Cli::with_files`](super::Cli::with_files)) can choose the
+//! runtime's store.
 
 use std::{
     ffi::OsString,
@@ -32,13 +34,14 @@ pub(super) fn add_arg(mut command: Command, name: &str) -> Command {
 fn arg(name: &str) -> Arg {
     Arg::new("store")
         .long("store")
-        .value_name("memory|PATH")
+        .value_name("memory|PATH|URL")
         .value_parser(value_parser!(OsString))
         .help(format!(
-            "Keep idempotency claims and outcomes in the SQLite file PATH (shared by every \
-             process that opens it, kept across restarts), or `memory` for this process only \
-             [env: {STORE_ENV}] [default: $XDG_DATA_HOME or ~/.local/share, then \
-             carmy/{name}/store.sqlite]"
+            "Keep idempotency claims, outcomes and records in the SQLite file PATH (shared by \
+             every process that opens it, kept across restarts), in a PostgreSQL database or a \
+             Redis server shared by replicas (postgres://USER@HOST/DB, redis://HOST:PORT/), or \
+             `memory` for this process only [env: {STORE_ENV}] [default: $XDG_DATA_HOME or \
+             ~/.local/share, then carmy/{name}/store.sqlite]"
         ))
 }
 
@@ -50,13 +53,20 @@ enum Choice {
     Given(PathBuf),
     /// The default file: its directories are created.
     Default(PathBuf),
+    /// A PostgreSQL database, by URL.
+    Postgres(String),
+    /// A Redis server, by URL.
+    Redis(String),
 }
 
 /// The store chosen by `given` (the flag, else the environment), for the binary `name`.
 fn choose(given: Option<OsString>, name: &str) -> Result<Choice, String> {
     match given.filter(|given| !given.is_empty()) {
         Some(given) if given == "memory" => Ok(Choice::Memory),
-        Some(path) => Ok(Choice::Given(PathBuf::from(path))),
+        Some(given) => Ok(given
+            .to_str()
+            .and_then(server_url)
+            .unwrap_or_else(|| Choice::Given(PathBuf::from(given)))),
         None => data_dir()
             .map(|dir| Choice::Default(dir.join("carmy").join(name).join("store.sqlite")))
             .ok_or_else(|| {
@@ -64,6 +74,32 @@ fn choose(given: Option<OsString>, name: &str) -> Result<Choice, String> {
                  unset or relative); pass --store PATH, or --store memory"
                     .to_owned()
             }),
+    }
+}
+
+/// A store on a server, if `given` is a URL of one (by its scheme).
+fn server_url(given: &str) -> Option<Choice> {
+    let (scheme, _) = given.split_once("://")?;
+    match scheme.to_ascii_lowercase().as_str() {
+        "postgres" | "postgresql" => Some(Choice::Postgres(given.to_owned())),
+        "redis" | "rediss" => Some(Choice::Redis(given.to_owned())),
+        _ => None,
+    }
+}
+
+/// `url` with its password, if any, replaced by `***`: what error messages and logs show.
+fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
     }
 }
 
@@ -92,6 +128,8 @@ pub(super) async fn apply(
     let given = flag.cloned().or_else(|| std::env::var_os(STORE_ENV));
     let path = match choose(given, name) {
         Ok(Choice::Memory) => return Ok(carmy),
+        Ok(Choice::Postgres(url)) => return postgres(carmy, &url).await,
+        Ok(Choice::Redis(url)) => return redis(carmy, &url).await,
         Ok(Choice::Given(path)) => {
             let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
             if dir.is_some_and(|dir| !dir.is_dir()) {
@@ -140,6 +178,59 @@ pub(super) async fn apply(
     }
 }
 
+/// A store on the PostgreSQL database at `url`, its layout created or migrated first. A
+/// database that cannot be reached now is a failure (exit 1): the server does not start.
+#[cfg(feature = "postgres")]
+async fn postgres(carmy: Carmy, url: &str) -> Result<Carmy, ExitCode> {
+    match carmy_store::PostgresStore::connect(url).await {
+        Ok(store) => {
+            tracing::info!(store = ?store, "idempotency store");
+            Ok(carmy.store(store))
+        }
+        Err(error) => {
+            eprintln!("error: --store {}: {error}", redacted(url));
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn postgres(_: Carmy, url: &str) -> Result<Carmy, ExitCode> {
+    unsupported(url, "postgres")
+}
+
+/// A store on the Redis server at `url`. A server that cannot be reached now is a failure
+/// (exit 1): the server does not start.
+#[cfg(feature = "redis")]
+async fn redis(carmy: Carmy, url: &str) -> Result<Carmy, ExitCode> {
+    match carmy_store::RedisStore::connect(url).await {
+        Ok(store) => {
+            tracing::info!(store = ?store, "idempotency store");
+            Ok(carmy.store(store))
+        }
+        Err(error) => {
+            eprintln!("error: --store {}: {error}", redacted(url));
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
+#[cfg(not(feature = "redis"))]
+async fn redis(_: Carmy, url: &str) -> Result<Carmy, ExitCode> {
+    unsupported(url, "redis")
+}
+
+/// A URL of a store this binary was built without: bad usage (exit 2), naming the feature.
+#[cfg(not(all(feature = "postgres", feature = "redis")))]
+fn unsupported(url: &str, feature: &str) -> Result<Carmy, ExitCode> {
+    eprintln!(
+        "error: --store {}: this binary was built without the `{feature}` store (carmy's \
+         feature `{feature}`)",
+        redacted(url)
+    );
+    Err(ExitCode::from(2))
+}
+
 /// Creates `dir` and its parents, readable by the user alone: outcomes may hold what tools
 /// returned to them.
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
@@ -161,6 +252,23 @@ mod tests {
             choose(Some("/tmp/x/store.sqlite".into()), "shop"),
             Ok(Choice::Given("/tmp/x/store.sqlite".into()))
         );
+        assert_eq!(
+            choose(Some("postgres://carmy@db.internal/shop".into()), "shop"),
+            Ok(Choice::Postgres("postgres://carmy@db.internal/shop".into()))
+        );
+        assert_eq!(
+            choose(Some("postgresql://db/shop".into()), "shop"),
+            Ok(Choice::Postgres("postgresql://db/shop".into()))
+        );
+        assert_eq!(
+            choose(Some("redis://127.0.0.1:6379/0".into()), "shop"),
+            Ok(Choice::Redis("redis://127.0.0.1:6379/0".into()))
+        );
+        // Anything else is a file, even with a colon in its name.
+        assert_eq!(
+            choose(Some("./data:v2/store.sqlite".into()), "shop"),
+            Ok(Choice::Given("./data:v2/store.sqlite".into()))
+        );
         // An empty value is no value.
         match (choose(Some(OsString::new()), "shop"), data_dir()) {
             (Ok(Choice::Default(path)), Some(dir)) => {
@@ -169,5 +277,24 @@ mod tests {
             (Err(_), None) => {}
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn passwords_never_reach_a_message() {
+        assert_eq!(
+            redacted("postgres://carmy:s3cret@db:5432/shop?sslmode=disable"),
+            "postgres://carmy:***@db:5432/shop?sslmode=disable"
+        );
+        assert_eq!(
+            redacted("redis://:s3cret@cache:6379/0"),
+            "redis://:***@cache:6379/0"
+        );
+        assert_eq!(redacted("redis://cache:6379/"), "redis://cache:6379/");
+        assert_eq!(redacted("postgres://carmy@db/shop"), "postgres://carmy@db/shop");
+        // An `@` in the password: the host is what follows the last one.
+        assert_eq!(
+            redacted("postgres://u:p@ss@db/x"),
+            "postgres://u:***@db/x"
+        );
     }
 }
