@@ -11,6 +11,10 @@
 //! Raw HTTP on purpose: the driver shares the machine with the server, so it must cost little.
 //! A call counts as an error unless it is answered `200` with a JSON-RPC result whose
 //! `isError` is false.
+//!
+//! `--url` may be given several times (replicas behind no load balancer): the clients are
+//! spread over them in turn. `--request-ids` sends a fresh `_meta["carmy/request_id"]` with
+//! every call, so each is claimed and recorded by the idempotency store.
 
 use std::{
     net::SocketAddr,
@@ -24,33 +28,37 @@ use tokio::{
 };
 
 struct Options {
-    addr: SocketAddr,
-    path: String,
+    targets: Vec<(SocketAddr, String)>,
     token: Option<String>,
     clients: usize,
     seconds: u64,
     tool: String,
     arguments: Value,
+    request_ids: bool,
 }
 
 fn options() -> Options {
-    let mut url = "http://127.0.0.1:8080/mcp".to_owned();
+    let mut urls = Vec::new();
     let mut options = Options {
-        addr: "127.0.0.1:8080".parse().expect("an address"),
-        path: "/mcp".into(),
+        targets: Vec::new(),
         token: std::env::var("CARMY_LOAD_TOKEN").ok(),
         clients: 64,
         seconds: 10,
         tool: "get_product".into(),
         arguments: json!({ "id": "sku-001" }),
+        request_ids: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--request-ids" {
+            options.request_ids = true;
+            continue;
+        }
         let value = args
             .next()
             .unwrap_or_else(|| panic!("{flag} needs a value"));
         match flag.as_str() {
-            "--url" => url = value,
+            "--url" => urls.push(value),
             "--token" => options.token = Some(value),
             "--clients" => options.clients = value.parse().expect("--clients N"),
             "--seconds" => options.seconds = value.parse().expect("--seconds N"),
@@ -59,15 +67,37 @@ fn options() -> Options {
             other => panic!("unknown flag {other}"),
         }
     }
-    let rest = url.strip_prefix("http://").expect("an http:// URL");
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    options.addr = authority.parse().expect("an IP:port authority");
-    options.path = if path.is_empty() {
-        "/".into()
-    } else {
-        path.into()
-    };
+    if urls.is_empty() {
+        urls.push("http://127.0.0.1:8080/mcp".to_owned());
+    }
+    for url in urls {
+        let rest = url.strip_prefix("http://").expect("an http:// URL");
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let addr = authority.parse().expect("an IP:port authority");
+        let path = if path.is_empty() { "/" } else { path };
+        options.targets.push((addr, path.to_owned()));
+    }
     options
+}
+
+/// The bytes of one `tools/call` to `target`, with `request_id` in its `_meta` when given.
+fn request(options: &Options, target: &(SocketAddr, String), request_id: Option<&str>) -> Vec<u8> {
+    let mut params = json!({ "name": options.tool, "arguments": options.arguments });
+    if let Some(request_id) = request_id {
+        params["_meta"] = json!({ "carmy/request_id": request_id });
+    }
+    let body =
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }).to_string();
+    let mut head = format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        target.1,
+        target.0,
+        body.len()
+    );
+    if let Some(token) = &options.token {
+        head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    format!("{head}\r\n{body}").into_bytes()
 }
 
 #[derive(Default)]
@@ -77,19 +107,30 @@ struct Tally {
     first_error: Option<String>,
 }
 
-async fn client(options: &Options, request: &[u8], until: Instant) -> Tally {
+async fn client(options: &Options, number: usize, until: Instant) -> Tally {
+    let target = &options.targets[number % options.targets.len()];
+    let fixed = request(options, target, None);
     let mut tally = Tally::default();
     let mut connection: Option<BufReader<TcpStream>> = None;
+    let mut sent = 0u64;
     while Instant::now() < until {
         let started = Instant::now();
+        let with_id;
+        let bytes = if options.request_ids {
+            sent += 1;
+            with_id = request(options, target, Some(&format!("load-{number}-{sent}")));
+            &with_id
+        } else {
+            &fixed
+        };
         let answer = async {
             if connection.is_none() {
-                let stream = TcpStream::connect(options.addr).await?;
+                let stream = TcpStream::connect(target.0).await?;
                 stream.set_nodelay(true)?;
                 connection = Some(BufReader::new(stream));
             }
             let stream = connection.as_mut().expect("connected");
-            stream.get_mut().write_all(request).await?;
+            stream.get_mut().write_all(bytes).await?;
             read_response(stream).await
         }
         .await;
@@ -155,31 +196,13 @@ fn percentile(sorted: &[u32], p: f64) -> f64 {
 
 #[tokio::main]
 async fn main() {
-    let options = options();
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": { "name": options.tool, "arguments": options.arguments },
-    })
-    .to_string();
-    let mut head = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-        options.path,
-        options.addr,
-        body.len()
-    );
-    if let Some(token) = &options.token {
-        head.push_str(&format!("Authorization: Bearer {token}\r\n"));
-    }
-    let request = format!("{head}\r\n{body}").into_bytes();
-
-    let options = std::sync::Arc::new(options);
-    let request = std::sync::Arc::new(request);
+    let options = std::sync::Arc::new(options());
     let until = Instant::now() + Duration::from_secs(options.seconds);
     let started = Instant::now();
     let tasks: Vec<_> = (0..options.clients)
-        .map(|_| {
-            let (options, request) = (options.clone(), request.clone());
-            tokio::spawn(async move { client(&options, &request, until).await })
+        .map(|number| {
+            let options = options.clone();
+            tokio::spawn(async move { client(&options, number, until).await })
         })
         .collect();
     let mut latencies = Vec::new();

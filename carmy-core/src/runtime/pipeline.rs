@@ -29,8 +29,11 @@ use crate::{
 };
 
 /// How long a claim outlives the longest execution it can cover (waiting for its turn, then
-/// running, each bounded by the tool's timeout), so that a live holder never loses it.
-const LEASE_MARGIN: Duration = Duration::from_secs(30);
+/// running, each bounded by the tool's timeout), so that a live holder never loses it: half
+/// the timeout, between these bounds. A longer margin only makes the retry of a call whose
+/// holder died wait longer.
+const MIN_LEASE_MARGIN: Duration = Duration::from_secs(1);
+const MAX_LEASE_MARGIN: Duration = Duration::from_secs(30);
 
 /// One call as the pipeline sees it: the request, less its arguments, and when it began.
 pub(super) struct Call {
@@ -233,7 +236,7 @@ impl Inner {
             duration: entry
                 .timeout()
                 .saturating_mul(2)
-                .saturating_add(LEASE_MARGIN),
+                .saturating_add((entry.timeout() / 2).clamp(MIN_LEASE_MARGIN, MAX_LEASE_MARGIN)),
             if_lost: if may_have_effects {
                 Release::Uncertain(ExecutionStatus::Lost)
             } else {

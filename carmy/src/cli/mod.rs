@@ -75,6 +75,15 @@ impl Cli {
         })
     }
 
+    /// A command line for the runtime `carmy` builds once the command line is read. With the
+    /// `store` feature, `mcp`, `http` and `unix` then take `--store <memory | PATH | URL>` (or
+    /// `CARMY_STORE`), as for [`with_files`](Cli::with_files): one line gives any Carmy binary
+    /// a durable store, or one shared by replicas on PostgreSQL or Redis. A catalog that does
+    /// not build is bad usage (exit 2).
+    pub fn build(carmy: carmy_core::Carmy) -> Self {
+        Self::serving(Served::Builder(Box::new(carmy)))
+    }
+
     fn serving(served: Served) -> Self {
         Self {
             served,
@@ -200,6 +209,20 @@ impl Cli {
         let context = host_context(self.context.clone(), sub);
         let runtime = match self.served {
             Served::Runtime(runtime) => runtime,
+            Served::Builder(carmy) => {
+                #[cfg(feature = "store")]
+                let carmy = match store::apply(*carmy, self.name, sub).await {
+                    Ok(carmy) => Box::new(carmy),
+                    Err(status) => return status,
+                };
+                match carmy.build() {
+                    Ok(runtime) => runtime,
+                    Err(error) => {
+                        eprintln!("error: {error}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
             #[cfg(feature = "fs")]
             Served::Files {
                 carmy,
@@ -309,12 +332,12 @@ impl Cli {
         #[cfg(feature = "fs")]
         let command = match self.served {
             Served::Files { .. } => files::add_arg(command),
-            Served::Runtime(_) => command,
+            Served::Runtime(_) | Served::Builder(_) => command,
         };
         // Only a runtime built here can be given a store; `Cli::new`'s keeps its own.
         #[cfg(feature = "store")]
         let command = match self.served {
-            Served::Files { .. } => store::add_arg(command, self.name),
+            Served::Files { .. } | Served::Builder(_) => store::add_arg(command, self.name),
             Served::Runtime(_) => command,
         };
         command
@@ -326,6 +349,8 @@ impl Cli {
 #[derive(Debug)]
 enum Served {
     Runtime(Runtime),
+    /// Boxed: a builder is large beside a runtime, which is a handle.
+    Builder(Box<carmy_core::Carmy>),
     #[cfg(feature = "fs")]
     Files {
         /// Boxed: a builder is large beside a runtime, which is a handle.

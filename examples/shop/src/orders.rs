@@ -89,7 +89,14 @@ pub struct PlaceOrderInput {
 // Transactional: the order, the stock it takes and the order number are written in the step
 // that records the call's outcome, so a crash leaves the order placed and replayed, or not
 // placed at all, never "maybe".
-#[tool(effect = "write", transactional, title = "Place an order")]
+// A 5 s deadline: placing an order takes milliseconds, and a retry whose first try died with
+// its replica waits for the claim to run out (twice the deadline and a little more).
+#[tool(
+    effect = "write",
+    transactional,
+    title = "Place an order",
+    timeout = "5s"
+)]
 pub async fn place_order(
     input: PlaceOrderInput,
     store: State<Store>,
