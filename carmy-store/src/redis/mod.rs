@@ -28,7 +28,7 @@ pub use options::RedisStoreOptions;
 
 use keys::{Keys, Names};
 use link::Link;
-use scripts::{ClaimArgs, Claimed, Scripts, Settled};
+use scripts::{ClaimArgs, Claimed, Finish, Scripts, Settled};
 use waiters::Waiters;
 
 use crate::outcome;
@@ -276,28 +276,10 @@ impl IdempotencyStore for RedisStore {
 
     async fn finish(&self, lease: &Lease, recorded: Recorded) -> Result<(), StoreError> {
         let names = self.keys.of(lease.key());
-        let text = outcome::encode(&recorded).map_err(StoreError::unavailable)?;
-        let note = outcome::encode(&outcome::not_kept(&recorded, text.len()))
-            .map_err(StoreError::unavailable)?;
-        // Too large in any case: not even sent. The script decides whether one that is small
-        // enough fits in the share and the totals.
-        let text = if text.len() > self.options.max_outcome_bytes {
-            note.clone()
-        } else {
-            text
-        };
+        let outcome = Outcome::of(lease, &recorded)?;
         let settled = self
             .scripts
-            .finish(
-                &self.link,
-                &names,
-                &format!("{:032x}", lease.token()),
-                &text,
-                &note,
-                self.options.ttl,
-                self.options.max_bytes_per_principal,
-                self.options.max_bytes,
-            )
+            .finish(&self.link, &names, &outcome.finish(&self.options))
             .await?;
         self.settled(lease, settled)
     }
@@ -321,6 +303,44 @@ impl IdempotencyStore for RedisStore {
             )
             .await?;
         self.settled(lease, settled)
+    }
+}
+
+/// What finishing a lease sends: the lease's token, and the outcome as stored JSON with the
+/// note to keep instead.
+struct Outcome {
+    token: String,
+    text: String,
+    note: String,
+}
+
+impl Outcome {
+    fn of(lease: &Lease, recorded: &Recorded) -> Result<Self, StoreError> {
+        let text = outcome::encode(recorded).map_err(StoreError::unavailable)?;
+        let note = outcome::encode(&outcome::not_kept(recorded, text.len()))
+            .map_err(StoreError::unavailable)?;
+        Ok(Self {
+            token: format!("{:032x}", lease.token()),
+            text,
+            note,
+        })
+    }
+
+    fn finish<'a>(&'a self, options: &RedisStoreOptions) -> Finish<'a> {
+        Finish {
+            token: &self.token,
+            // Too large in any case: not even sent. The script decides whether one that is
+            // small enough fits in the share and the totals.
+            text: if self.text.len() > options.max_outcome_bytes {
+                &self.note
+            } else {
+                &self.text
+            },
+            note: &self.note,
+            ttl: options.ttl,
+            max_bytes_per_principal: options.max_bytes_per_principal,
+            max_bytes: options.max_bytes,
+        }
     }
 }
 

@@ -78,6 +78,18 @@ pub(super) enum Settled {
     Lost,
 }
 
+/// What finishing a lease is sent besides its keys.
+pub(super) struct Finish<'a> {
+    pub(super) token: &'a str,
+    /// The outcome as stored JSON.
+    pub(super) text: &'a str,
+    /// What to keep instead if the outcome does not fit in the share or the totals.
+    pub(super) note: &'a str,
+    pub(super) ttl: Duration,
+    pub(super) max_bytes_per_principal: usize,
+    pub(super) max_bytes: usize,
+}
+
 impl Scripts {
     pub(super) fn new() -> Self {
         Self {
@@ -151,30 +163,18 @@ impl Scripts {
         })
     }
 
-    /// Records `text` as the outcome of `token`'s claim, or `note` if `text` does not fit in
-    /// the share or the totals.
-    #[allow(clippy::too_many_arguments)]
+    /// Records the outcome of `finish.token`'s claim (or its note, if it does not fit in the
+    /// share or the totals).
     pub(super) async fn finish(
         &self,
         link: &Link,
         names: &Names,
-        token: &str,
-        text: &str,
-        note: &str,
-        ttl: Duration,
-        max_bytes_per_principal: usize,
-        max_bytes: usize,
+        finish: &Finish<'_>,
     ) -> Result<Settled, StoreError> {
         let reply = invoke(link, "finish", |again| {
             let mut invocation = invocation(&self.finish, names);
-            invocation
-                .arg(token)
-                .arg(text)
-                .arg(note)
-                .arg(ms(ttl))
-                .arg(max_bytes_per_principal)
-                .arg(max_bytes)
-                .arg(again_flag(again));
+            finish_args(&mut invocation, finish);
+            invocation.arg(again_flag(again));
             invocation
         })
         .await?;
@@ -210,6 +210,17 @@ fn invocation<'a>(script: &'a Script, names: &Names) -> ScriptInvocation<'a> {
         invocation.key(key);
     }
     invocation
+}
+
+/// Finish's arguments, as the finish script reads them.
+fn finish_args(invocation: &mut ScriptInvocation<'_>, finish: &Finish<'_>) {
+    invocation
+        .arg(finish.token)
+        .arg(finish.text)
+        .arg(finish.note)
+        .arg(ms(finish.ttl))
+        .arg(finish.max_bytes_per_principal)
+        .arg(finish.max_bytes);
 }
 
 /// Runs the invocation `build` makes: `build(again)` is called for each attempt, `again` when

@@ -150,3 +150,25 @@ end
 local function settled_by(found, token)
   return found ~= nil and found.settled_by == token
 end
+
+-- Finishes the request `found`, held by `token`, with `outcome` kept for the retention (`ttl`
+-- ms); or with `note` if the outcome does not fit in its principal's bytes (`share_bytes`) or
+-- the totals' (`total_bytes`), even after a whole trim.
+local function finish_held(found, token, outcome, note, ttl, share_bytes, total_bytes, now)
+  local function fits()
+    return weight(WEIGHTS) + #outcome <= share_bytes
+      and weight(TOTAL_WEIGHTS) + #outcome <= total_bytes
+  end
+  if not fits() then
+    trim(SHARE, WEIGHTS, now, true)
+    trim(TOTAL, TOTAL_WEIGHTS, now, true)
+    if not fits() then
+      -- The call ran: its retries must not run it again, even if its outcome cannot be kept.
+      outcome = note
+    end
+  end
+  local heft = found.weight + #outcome
+  local forget_at = now + ttl
+  settle('finished', token, { 'outcome', outcome, 'forget_at', int(forget_at), 'weight', int(heft) })
+  keep_until(forget_at, heft)
+end
