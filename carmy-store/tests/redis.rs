@@ -3,7 +3,7 @@
 //! replica's leases settled by their terms, a TTL on every key of a claim, retention, bounds
 //! whose counts stay right as Redis expires keys on its own, the persistence read at connect;
 //! records committed by replicas at once, against expiring leases, across a crash and after a
-//! lost answer, and kept without a TTL.
+//! lost answer, and kept without a TTL; a transactional tool on three runtimes.
 //!
 //! Tests that crash, hang or reconfigure their server start one of their own; the others share
 //! the process's server, each under a key prefix of its own. Every test returns at once (and
@@ -19,8 +19,9 @@ use std::{
 };
 
 use carmy_core::{
-    Claim, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, Lease,
-    LeaseTerms, Recorded, Release, StoreError,
+    AgentError, Carmy, Claim, Effect, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey,
+    IdempotencyStore, Invocation, Lease, LeaseTerms, NoInput, Recorded, Release, Request,
+    StoreError, Tool, ToolSpec,
     records::{Changes, Committed, RecordKey, RecordStore, Versioned},
 };
 use carmy_store::{
@@ -1116,4 +1117,115 @@ async fn records_carry_no_ttl_while_claims_do() {
     // alice's and bob's requests, their shares and weights, the totals' share and weights.
     assert_eq!(claims.len(), 2 + 2 * 2 + 2, "{claims:?}");
     assert!(claims.iter().all(|(_, ttl)| *ttl > 0), "{claims:?}");
+}
+
+/// Places an order: takes the next order number and writes the order under it, both in the
+/// call's transaction. Counts its runs (a run whose read went stale runs again).
+struct PlaceOrder(Arc<AtomicUsize>);
+
+impl Tool for PlaceOrder {
+    type Input = NoInput;
+    type Output = Value;
+    const SPEC: ToolSpec = ToolSpec::new("place_order", Effect::Write).transactional(true);
+
+    async fn run(&self, _input: NoInput, invocation: Invocation) -> Result<Value, AgentError> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        let context = invocation.context();
+        let records = context.records();
+        let number = records.get::<u64>("counters", "orders").await?.unwrap_or(0) + 1;
+        // Other executions run between the read and the commit, as they would on replicas.
+        tokio::task::yield_now().await;
+        let execution = context
+            .execution_id()
+            .expect("a tool runs in an execution")
+            .to_string();
+        records.put("counters", "orders", &number)?;
+        records.put("orders", &format!("ord-{number:04}"), &execution)?;
+        Ok(json!({ "order": number }))
+    }
+}
+
+/// Through the runtime: three replicas of a server with a transactional tool, sharing the
+/// Redis; calls at once, each with a request id of its own and some sent to two replicas. Each
+/// call's effects land exactly once, and a call sent twice is one execution, replayed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactional_calls_on_replicas_take_effect_exactly_once() {
+    const CALLS: usize = 24;
+    let Some(server) = Redis::shared() else {
+        return;
+    };
+    let options = options("records-runtime");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        let store = open(server, options.clone()).await;
+        replicas.push(
+            Carmy::new()
+                .tool(PlaceOrder(Arc::clone(&runs)))
+                .store(store)
+                .build()
+                .expect("a runtime"),
+        );
+    }
+    let mut calls = Vec::new();
+    for n in 0..CALLS {
+        // Every third call is sent twice, to two replicas.
+        let sent_to = if n % 3 == 0 { vec![n, n + 1] } else { vec![n] };
+        for replica in sent_to {
+            let runtime = replicas[replica % 3].clone();
+            calls.push(tokio::spawn(async move {
+                let request = Request::new("place_order", json!({})).request_id(format!("o-{n}"));
+                (n, runtime.execute(request).await)
+            }));
+        }
+    }
+    let mut outcomes: HashMap<usize, Vec<_>> = HashMap::new();
+    for call in calls {
+        let (n, outcome) = call.await.unwrap();
+        assert!(outcome.is_ok(), "call {n}: {outcome:?}");
+        outcomes.entry(n).or_default().push(outcome);
+    }
+    let mut executions = Vec::new();
+    for (n, seen) in &outcomes {
+        let first = &seen[0];
+        assert!(
+            seen.iter()
+                .all(|outcome| outcome.execution_id == first.execution_id
+                    && outcome.result == first.result),
+            "call {n} ran as two executions: {seen:?}"
+        );
+        let mut statuses: Vec<_> = seen.iter().map(|outcome| outcome.status).collect();
+        statuses.sort_by_key(|status| status.as_str());
+        let expected: &[ExecutionStatus] = if seen.len() == 2 {
+            &[ExecutionStatus::Replayed, ExecutionStatus::Succeeded]
+        } else {
+            &[ExecutionStatus::Succeeded]
+        };
+        assert_eq!(statuses, expected, "call {n}");
+        executions.push(first.execution_id.to_string());
+    }
+
+    let store = open(server, options).await;
+    assert_eq!(
+        read_record(&store, &at("counters", "orders")).await.value,
+        Some(json!(CALLS))
+    );
+    let orders = store.list("orders").await.unwrap().records;
+    let numbers: Vec<&str> = orders.iter().map(|(key, _)| key.as_str()).collect();
+    let expected: Vec<String> = (1..=CALLS).map(|n| format!("ord-{n:04}")).collect();
+    assert_eq!(numbers, expected);
+    let mut placed_by: Vec<String> = orders
+        .iter()
+        .map(|(_, execution)| execution.as_str().unwrap().to_owned())
+        .collect();
+    placed_by.sort();
+    executions.sort();
+    assert_eq!(
+        placed_by, executions,
+        "one order per execution, and no other"
+    );
+    eprintln!(
+        "{CALLS} calls ran {} times in all",
+        runs.load(Ordering::Relaxed)
+    );
 }
