@@ -38,10 +38,11 @@ use crate::outcome;
 
 /// An [`IdempotencyStore`] on a Redis server: every replica of a service that connects to the
 /// same server (and prefix) shares its claims and outcomes, so a retry that lands on another
-/// replica is replayed, or waits for the one running it.
+/// replica is replayed, or waits for the one running it; and its records, which a
+/// transactional tool's run commits with its outcome.
 ///
 /// What it guarantees:
-/// - **Atomic claims.** Each claim, finish and release is one Lua script, which Redis runs
+/// - **Atomic claims.** Each claim, finish, release and commit is one Lua script, which Redis runs
 ///   with nothing in between: of any number of concurrent claims of a key, from any number of
 ///   replicas, one is `Acquired`.
 /// - **Leases on Redis's clock.** A lease's end is an instant of the server's clock
@@ -84,11 +85,11 @@ use crate::outcome;
 ///   last writes its primary acknowledged.
 /// - **Memory** above the store's byte bounds and the application's records, and no
 ///   eviction: `maxmemory-policy noeviction` (Redis's default). Every key of a claim has a
-///   TTL, so the `volatile-*` policies would evict them as readily as the `allkeys-*` ones
-///   would evict them and the records: an evicted outcome is a retry run again, an evicted
-///   record is data lost; `connect` warns of any other policy. A server out of memory refuses
-///   the scripts that write whole (they are declared with `#!lua`, so Redis checks before
-///   running them), and the store fails closed.
+///   TTL, so the `volatile-*` policies would evict claims as readily as the `allkeys-*` ones,
+///   which evict records too: an evicted outcome is a retry run again, an evicted record is
+///   data lost; `connect` warns of any other policy. A server out of memory refuses the
+///   scripts that write whole (they are declared with `#!lua`, so Redis checks before running
+///   them), and the store fails closed.
 /// - **A private network.** The connection is plain TCP (`redis://host:port/db`, a password
 ///   or ACL user in the URL): no TLS in this version (`rediss://` URLs are refused).
 ///
@@ -121,15 +122,18 @@ use crate::outcome;
 ///   settled the key): it answers `Done`, applied once. A commit without a lease (a call
 ///   without a request id) has nothing to be recognised by, and sent again after it was
 ///   applied it would find its own writes and report a conflict, so that its tool would run
-///   again: it is never sent twice, and fails with [`StoreError::Unavailable`] like a timeout
-///   (applied or not: the caller without a request id could not have told either way).
+///   again: it is never sent twice. A connection that died under it (even one closed while
+///   idle, before it was sent) fails it with [`StoreError::Unavailable`], applied or not, as
+///   a timeout does.
 ///
 /// What it costs: one round trip per claim, finish, release, commit, read and listing, and one
-/// disk sync for each that writes with `appendfsync always`; about a few hundred bytes of Redis memory per kept key beside its
-/// outcome; a waiting retry polls one field at most four times a second. Scripts run in
+/// disk sync for each that writes with `appendfsync always`; about a few hundred bytes of
+/// Redis memory per kept key beside its outcome, and a few bytes per record beside its key
+/// and JSON text; a waiting retry polls one field at most four times a second. Scripts run in
 /// Redis's single thread: a claim that finds its principal's share (or the totals) at the
 /// bound trims all their expired members at once, and other commands wait meanwhile; the
-/// routine trim is a small batch.
+/// routine trim is a small batch. So does a listing, which copies its whole collection (up to
+/// [`MAX_LISTED`](carmy_core::records::MAX_LISTED) records) into its answer.
 ///
 /// Redis Cluster: every script declares its keys, and one principal's keys carry one hash
 /// tag (`{p:<principal>}`), so the per-principal part would run on a cluster node. The totals

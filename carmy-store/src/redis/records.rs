@@ -81,7 +81,44 @@ impl RecordStore for RedisStore {
         changes: &Changes,
         outcome: Option<(&Lease, &Recorded)>,
     ) -> Result<Committed, StoreError> {
-        // Each collection once, numbered from 1 as the script reads them.
+        let stamp = self.keys.stamp();
+        let commit = self.commit_of(changes, &stamp)?;
+        let Some((lease, recorded)) = outcome else {
+            return match self.scripts.commit(&self.link, &commit, None).await? {
+                Applied::Done => Ok(Committed::Done),
+                Applied::Conflict => Ok(Committed::Conflict),
+                // Nothing to lose without a lease: a script that says so is not this one.
+                Applied::Lost => Err(StoreError::unavailable(
+                    "the commit script found a lease lost where none was sent",
+                )),
+            };
+        };
+        let names = self.keys.of(lease.key());
+        let outcome = Outcome::of(lease, recorded)?;
+        let finish = outcome.finish(&self.options);
+        match self
+            .scripts
+            .commit(&self.link, &commit, Some((&names, &finish)))
+            .await?
+        {
+            Applied::Done => {
+                self.settled(lease, Settled::Done)?;
+                Ok(Committed::Done)
+            }
+            Applied::Conflict => Ok(Committed::Conflict),
+            Applied::Lost => Err(StoreError::LeaseLost),
+        }
+    }
+}
+
+impl RedisStore {
+    /// `changes` as the commit script is sent them: each collection once, numbered from 1 in
+    /// the order first met, and each value as JSON text.
+    fn commit_of<'a>(
+        &self,
+        changes: &'a Changes,
+        stamp: &'a str,
+    ) -> Result<Commit<'a>, StoreError> {
         let mut order: Vec<&str> = Vec::new();
         let mut numbers: HashMap<&str, usize> = HashMap::new();
         let collections = changes
@@ -110,9 +147,8 @@ impl RecordStore for RedisStore {
                 .map_err(StoreError::unavailable)?;
             writes.push((numbers[key.collection()], key.key(), text));
         }
-        let stamp = self.keys.stamp();
-        let commit = Commit {
-            stamp: &stamp,
+        Ok(Commit {
+            stamp,
             collections: order
                 .iter()
                 .map(|collection| self.keys.collection(collection))
@@ -128,36 +164,7 @@ impl RecordStore for RedisStore {
                 .map(|(collection, seen)| (numbers[collection.as_str()], *seen))
                 .collect(),
             writes,
-        };
-        let Some((lease, recorded)) = outcome else {
-            return Ok(
-                match self.scripts.commit(&self.link, &commit, None).await? {
-                    Applied::Done => Committed::Done,
-                    Applied::Conflict => Committed::Conflict,
-                    // Nothing to lose without a lease: a script that says so is not this one.
-                    Applied::Lost => {
-                        return Err(StoreError::unavailable(
-                            "the commit script found a lease lost where none was sent",
-                        ));
-                    }
-                },
-            );
-        };
-        let names = self.keys.of(lease.key());
-        let outcome = Outcome::of(lease, recorded)?;
-        let finish = outcome.finish(&self.options);
-        match self
-            .scripts
-            .commit(&self.link, &commit, Some((&names, &finish)))
-            .await?
-        {
-            Applied::Done => {
-                self.settled(lease, Settled::Done)?;
-                Ok(Committed::Done)
-            }
-            Applied::Conflict => Ok(Committed::Conflict),
-            Applied::Lost => Err(StoreError::LeaseLost),
-        }
+        })
     }
 }
 
