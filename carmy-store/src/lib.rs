@@ -6,7 +6,8 @@
 //!   `store` feature (the shop is one), `--store memory` aside.
 //! - `RedisStore` (feature `redis`): a Redis server, shared by every replica of a service that
 //!   connects to it; leases on the server's clock, atomic scripts, the same bounds, failing
-//!   closed while Redis is away. Plain TCP, Redis 7.0 or later, not Redis Cluster.
+//!   closed while Redis is away; records committed with their outcome in one script. Plain
+//!   TCP, Redis 7.0 or later, not Redis Cluster.
 //! - `PostgresStore` (feature `postgres`): a PostgreSQL database, shared by every replica of a
 //!   server: one claim per key across them all, by the database server's clock.
 //! - `conformance` (feature `conformance`): the trait's contract as scenarios, which every

@@ -62,6 +62,12 @@ mod redis {
 
     // `shared()` prints why when Redis is not installed (and fails if servers are required).
     carmy_store::conformance_tests!(open, when = Redis::shared().is_some());
+
+    mod records {
+        use super::*;
+
+        carmy_store::record_conformance_tests!(open, when = Redis::shared().is_some());
+    }
 }
 
 /// Against the test process's PostgreSQL server, each store in a schema of its own (so they

@@ -1,7 +1,9 @@
 //! What the Redis store promises beyond the shared contract, on real servers: failing closed
 //! while Redis is down or hung and serving again by itself, replicas sharing keys, a dead
-//! replica's leases settled by their terms, a TTL on every key, retention, bounds whose counts
-//! stay right as Redis expires keys on its own, the persistence read at connect.
+//! replica's leases settled by their terms, a TTL on every key of a claim, retention, bounds
+//! whose counts stay right as Redis expires keys on its own, the persistence read at connect;
+//! records committed by replicas at once, against expiring leases, across a crash and after a
+//! lost answer, and kept without a TTL; a transactional tool on three runtimes.
 //!
 //! Tests that crash, hang or reconfigure their server start one of their own; the others share
 //! the process's server, each under a key prefix of its own. Every test returns at once (and
@@ -11,23 +13,29 @@ use std::{
     collections::HashMap,
     sync::{
         Arc,
-        atomic::{AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicUsize, Ordering},
     },
     time::Duration,
 };
 
 use carmy_core::{
-    Claim, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, Lease,
-    LeaseTerms, Recorded, Release, StoreError,
+    AgentError, Carmy, Claim, Effect, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey,
+    IdempotencyStore, Invocation, Lease, LeaseTerms, NoInput, Recorded, Release, Request,
+    StoreError, Tool, ToolSpec,
+    records::{Changes, Committed, RecordKey, RecordStore, Versioned},
 };
 use carmy_store::{
     Durability, RedisStore, RedisStoreOptions,
     conformance::{self, Outage},
 };
 use redis::aio::MultiplexedConnection;
-use serde_json::json;
+use serde_json::{Value, json};
 use test_servers::Redis;
-use tokio::time::{Instant, sleep, timeout};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    time::{Instant, sleep, timeout},
+};
 
 const LONG: Duration = Duration::from_secs(60);
 const SHORT: Duration = Duration::from_millis(300);
@@ -661,4 +669,563 @@ async fn a_tls_url_is_refused_at_connect() {
         }
         other => panic!("a TLS URL must be refused: {other:?}"),
     }
+}
+
+// ---- Records -------------------------------------------------------------------------------
+
+fn at(collection: &str, key: &str) -> RecordKey {
+    RecordKey::new(collection, key)
+}
+
+async fn read_record(store: &RedisStore, key: &RecordKey) -> Versioned {
+    match timeout(Duration::from_secs(5), store.read(key)).await {
+        Ok(Ok(read)) => read,
+        other => panic!("reading {key:?}: {other:?}"),
+    }
+}
+
+async fn commit(
+    store: &RedisStore,
+    changes: &Changes,
+    outcome: Option<(&Lease, &Recorded)>,
+) -> Committed {
+    match timeout(Duration::from_secs(5), store.commit(changes, outcome)).await {
+        Ok(Ok(committed)) => committed,
+        other => panic!("committing {changes:?}: {other:?}"),
+    }
+}
+
+fn puts(writes: &[(&str, &str, Value)]) -> Changes {
+    Changes {
+        writes: writes
+            .iter()
+            .map(|(collection, key, value)| (at(collection, key), Some(value.clone())))
+            .collect(),
+        ..Changes::default()
+    }
+}
+
+/// Three replicas on one server and prefix take order numbers from one counter, many writers
+/// each, a third of them under a claim whose outcome commits with the writes, retrying on
+/// conflict as the runtime does: every number is taken once, every order is kept, and every
+/// claim replays its outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_committing_at_once_lose_no_update() {
+    const REPLICAS: usize = 3;
+    const WRITERS: usize = 4;
+    const EACH: usize = 25;
+    let Some(server) = Redis::shared() else {
+        return;
+    };
+    let options = options("records-replicas");
+    let mut replicas = Vec::new();
+    for _ in 0..REPLICAS {
+        replicas.push(Arc::new(open(server, options.clone()).await));
+    }
+    let conflicts = Arc::new(AtomicUsize::new(0));
+    let mut writers = Vec::new();
+    for (replica, store) in replicas.iter().enumerate() {
+        for writer in 0..WRITERS {
+            let (store, conflicts) = (Arc::clone(store), Arc::clone(&conflicts));
+            writers.push(tokio::spawn(async move {
+                let counter = at("counters", "orders");
+                for n in 0..EACH {
+                    let who = format!("{replica}-{writer}-{n}");
+                    let lease = if n % 3 == 0 {
+                        Some(acquire(&store, &key("alice", &who), read(LONG)).await)
+                    } else {
+                        None
+                    };
+                    let outcome = recorded(&format!("exec_{who}"));
+                    loop {
+                        let seen = read_record(&store, &counter).await;
+                        let taken = seen.value.as_ref().and_then(Value::as_u64).unwrap_or(0) + 1;
+                        let mut changes = puts(&[
+                            ("counters", "orders", json!(taken)),
+                            ("orders", &format!("ord-{taken:04}"), json!(who)),
+                        ]);
+                        changes.reads.push((counter.clone(), seen.version));
+                        let finishing = lease.as_ref().map(|lease| (lease, &outcome));
+                        match commit(&store, &changes, finishing).await {
+                            Committed::Done => break,
+                            Committed::Conflict => {
+                                conflicts.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                    if lease.is_some() {
+                        match claim(&store, &key("alice", &who), read(LONG)).await {
+                            Claim::Finished(kept) => assert_eq!(kept, outcome),
+                            other => panic!("{who}'s committed claim got {other:?}"),
+                        }
+                    }
+                }
+            }));
+        }
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let total = REPLICAS * WRITERS * EACH;
+    let store = &replicas[0];
+    assert_eq!(
+        read_record(store, &at("counters", "orders")).await.value,
+        Some(json!(total))
+    );
+    let orders = store.list("orders").await.unwrap().records;
+    let numbers: Vec<String> = orders.iter().map(|(key, _)| key.clone()).collect();
+    let expected: Vec<String> = (1..=total).map(|n| format!("ord-{n:04}")).collect();
+    assert_eq!(numbers, expected);
+    let mut takers: Vec<&str> = orders.iter().filter_map(|(_, who)| who.as_str()).collect();
+    takers.sort_unstable();
+    takers.dedup();
+    assert_eq!(
+        takers.len(),
+        total,
+        "an order was taken twice by one writer"
+    );
+    eprintln!(
+        "{total} commits, {} conflicts run again",
+        conflicts.load(Ordering::Relaxed)
+    );
+}
+
+/// A commit whose lease ran out and was taken over by another replica applies nothing, even
+/// when what it read is stale as well (a lost lease is reported first); racing the takeover,
+/// it is either applied before it (and the taker finds the key finished) or refused after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_racing_a_lease_expiry_and_takeover_applies_nothing() {
+    let Some(server) = Redis::shared() else {
+        return;
+    };
+    let options = options("records-takeover");
+    let (late, taker) = (
+        open(server, options.clone()).await,
+        open(server, options).await,
+    );
+    let stock = at("stock", "sku-1");
+    let _ = commit(&late, &puts(&[("stock", "sku-1", json!(5))]), None).await;
+
+    // Taken over before the late commit: refused as lost, whatever it read.
+    let seen = read_record(&late, &stock).await;
+    let lease = acquire(&late, &key("alice", "slow"), read(SHORT)).await;
+    sleep(SHORT + Duration::from_millis(50)).await;
+    let successor = acquire(&taker, &key("alice", "slow"), read(LONG)).await;
+    let mut taken = puts(&[("stock", "sku-1", json!(4))]);
+    taken.reads.push((stock.clone(), seen.version));
+    let committed = commit(&taker, &taken, Some((&successor, &recorded("exec_taker")))).await;
+    assert_eq!(committed, Committed::Done);
+    let mut stale = puts(&[
+        ("stock", "sku-1", json!(4)),
+        ("orders", "ord-late", json!("late")),
+    ]);
+    stale.reads.push((stock.clone(), seen.version));
+    assert!(matches!(
+        late.commit(&stale, Some((&lease, &recorded("exec_late"))))
+            .await,
+        Err(StoreError::LeaseLost)
+    ));
+    let fresh = puts(&[("orders", "ord-late", json!("late"))]);
+    assert!(matches!(
+        late.commit(&fresh, Some((&lease, &recorded("exec_late"))))
+            .await,
+        Err(StoreError::LeaseLost)
+    ));
+    assert_eq!(
+        read_record(&late, &at("orders", "ord-late")).await,
+        Versioned::ABSENT
+    );
+    assert_eq!(read_record(&late, &stock).await.value, Some(json!(4)));
+    match claim(&late, &key("alice", "slow"), read(LONG)).await {
+        Claim::Finished(kept) => assert_eq!(kept, recorded("exec_taker")),
+        other => panic!("{other:?}"),
+    }
+
+    // The commit and a takeover sent at the same instant, around the lease's end: whichever
+    // Redis runs first wins, and the other sees it.
+    let (mut applied, mut refused) = (0, 0);
+    for round in 0..20u64 {
+        let request = key("alice", &format!("race-{round}"));
+        let order = at("orders", &format!("race-{round}"));
+        let lease = acquire(&late, &request, read(Duration::from_millis(40))).await;
+        sleep(Duration::from_millis(30 + round)).await;
+        let changes = puts(&[("orders", order.key(), json!(round))]);
+        let outcome = recorded(&format!("exec_late_{round}"));
+        let (committed, claimed) = tokio::join!(
+            late.commit(&changes, Some((&lease, &outcome))),
+            taker.claim(&request, fp(), read(LONG)),
+        );
+        let kept = read_record(&late, &order).await;
+        match (committed, claimed) {
+            (Ok(Committed::Done), claimed) => {
+                match claimed {
+                    Ok(Claim::Finished(replayed)) => assert_eq!(replayed, outcome),
+                    // Claimed before the lease's end: the holder's commit wakes it.
+                    Ok(Claim::Running(waiter)) => {
+                        timeout(Duration::from_secs(2), waiter).await.unwrap();
+                        match claim(&taker, &request, read(LONG)).await {
+                            Claim::Finished(replayed) => assert_eq!(replayed, outcome),
+                            other => panic!("round {round}: {other:?}"),
+                        }
+                    }
+                    other => panic!("round {round}: the commit won, the claim got {other:?}"),
+                }
+                assert_eq!(kept.value, Some(json!(round)));
+                applied += 1;
+            }
+            (Err(StoreError::LeaseLost), Ok(Claim::Acquired(_))) => {
+                assert_eq!(kept, Versioned::ABSENT, "round {round}");
+                refused += 1;
+            }
+            other => panic!("round {round}: {other:?}"),
+        }
+    }
+    eprintln!("the late commit won {applied} races, the takeover {refused}");
+}
+
+/// Records and versions outlive a crash of Redis (its append-only file is synced before each
+/// answer); while it is down, commits, reads and listings fail closed within the timeouts, and
+/// a commit that failed so applied nothing: once Redis is back, its lease still holds and the
+/// same commit applies, with versions that went on growing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_survive_a_crash_and_commits_fail_closed_while_down() {
+    let Some(server) = Redis::start() else {
+        return;
+    };
+    let store = open(&server, options("records-crash")).await;
+    let lease = acquire(&store, &key("alice", "before"), write(LONG)).await;
+    let before = puts(&[
+        ("orders", "ord-1", json!({ "total": 12 })),
+        ("stock", "sku-1", json!(4)),
+    ]);
+    let committed = commit(&store, &before, Some((&lease, &recorded("exec_before")))).await;
+    assert_eq!(committed, Committed::Done);
+    let stock = read_record(&store, &at("stock", "sku-1")).await;
+    let listing = store.list("orders").await.unwrap();
+    let during = acquire(&store, &key("alice", "during"), write(LONG)).await;
+
+    server.crash();
+    let started = Instant::now();
+    let mut order = puts(&[
+        ("orders", "ord-2", json!({ "total": 3 })),
+        ("stock", "sku-1", json!(3)),
+    ]);
+    order.reads.push((at("stock", "sku-1"), stock.version));
+    assert!(matches!(
+        store
+            .commit(&order, Some((&during, &recorded("exec_during"))))
+            .await,
+        Err(StoreError::Unavailable(_))
+    ));
+    assert!(matches!(
+        store.commit(&order, None).await,
+        Err(StoreError::Unavailable(_))
+    ));
+    assert!(matches!(
+        store.read(&at("stock", "sku-1")).await,
+        Err(StoreError::Unavailable(_))
+    ));
+    assert!(matches!(
+        store.list("orders").await,
+        Err(StoreError::Unavailable(_))
+    ));
+    let waited = started.elapsed();
+    assert!(
+        waited < Duration::from_secs(8),
+        "four calls took {waited:?}"
+    );
+
+    server.restart();
+    assert_eq!(read_record(&store, &at("stock", "sku-1")).await, stock);
+    assert_eq!(store.list("orders").await.unwrap(), listing);
+    match claim(&store, &key("alice", "before"), write(LONG)).await {
+        Claim::Finished(kept) => assert_eq!(kept, recorded("exec_before")),
+        other => panic!("{other:?}"),
+    }
+    let committed = commit(&store, &order, Some((&during, &recorded("exec_during")))).await;
+    assert_eq!(committed, Committed::Done);
+    let after = read_record(&store, &at("stock", "sku-1")).await;
+    assert_eq!(after.value, Some(json!(3)));
+    assert!(after.version > stock.version);
+    assert_eq!(store.list("orders").await.unwrap().records.len(), 2);
+}
+
+/// A TCP proxy to a Redis server that, once armed, swallows the next answer it carries and
+/// closes that connection: a call that ran on Redis and whose answer was lost with its
+/// connection.
+struct LossyProxy {
+    port: u16,
+    armed: Arc<AtomicBool>,
+    accepting: tokio::task::JoinHandle<()>,
+}
+
+impl LossyProxy {
+    async fn start(target: u16) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let armed = Arc::new(AtomicBool::new(false));
+        let swallow = Arc::clone(&armed);
+        let accepting = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(upstream) = TcpStream::connect(("127.0.0.1", target)).await else {
+                    continue;
+                };
+                let (mut client_reads, mut client_writes) = client.into_split();
+                let (mut upstream_reads, mut upstream_writes) = upstream.into_split();
+                let asks = tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut client_reads, &mut upstream_writes).await;
+                });
+                let swallow = Arc::clone(&swallow);
+                tokio::spawn(async move {
+                    let mut buffer = vec![0; 64 << 10];
+                    while let Ok(read) = upstream_reads.read(&mut buffer).await {
+                        if read == 0 || swallow.swap(false, Ordering::SeqCst) {
+                            break;
+                        }
+                        if client_writes.write_all(&buffer[..read]).await.is_err() {
+                            break;
+                        }
+                    }
+                    // Both directions closed: the client finds its connection dead.
+                    asks.abort();
+                });
+            }
+        });
+        Self {
+            port,
+            armed,
+            accepting,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// The next answer from Redis is lost, and its connection closed.
+    fn lose_the_next_answer(&self) {
+        self.armed.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Drop for LossyProxy {
+    fn drop(&mut self) {
+        self.accepting.abort();
+    }
+}
+
+/// A commit whose answer was lost with its connection, after Redis ran it: one that finishes a
+/// lease is sent again and recognised by its token (done, applied once, the key finished);
+/// one without a lease is not sent again, and fails closed (it was applied once, never twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_whose_answer_was_lost_is_never_applied_twice() {
+    let Some(server) = Redis::shared() else {
+        return;
+    };
+    let proxy = LossyProxy::start(server.port()).await;
+    let store = RedisStore::connect_with(&proxy.url(), options("records-resend"))
+        .await
+        .expect("a store through the proxy");
+    let counter = at("counters", "orders");
+    let increment = |seen: &Versioned| {
+        let n = seen.value.as_ref().and_then(Value::as_u64).unwrap_or(0);
+        let mut changes = puts(&[("counters", "orders", json!(n + 1))]);
+        changes.reads.push((counter.clone(), seen.version));
+        changes
+    };
+
+    let lease = acquire(&store, &key("alice", "resent"), write(LONG)).await;
+    let seen = read_record(&store, &counter).await;
+    proxy.lose_the_next_answer();
+    let committed = commit(
+        &store,
+        &increment(&seen),
+        Some((&lease, &recorded("exec_1"))),
+    )
+    .await;
+    assert_eq!(committed, Committed::Done);
+    let once = read_record(&store, &counter).await;
+    assert_eq!(once.value, Some(json!(1)));
+    match claim(&store, &key("alice", "resent"), write(LONG)).await {
+        Claim::Finished(kept) => assert_eq!(kept, recorded("exec_1")),
+        other => panic!("{other:?}"),
+    }
+
+    proxy.lose_the_next_answer();
+    assert!(matches!(
+        store.commit(&increment(&once), None).await,
+        Err(StoreError::Unavailable(_))
+    ));
+    let after = read_record(&store, &counter).await;
+    assert_eq!(after.value, Some(json!(2)), "applied once by Redis");
+    assert!(after.version > once.version);
+    // The stamp moved once per commit applied: sent again, the second would have taken one more
+    // (or, finding its own write, reported a conflict).
+    let mut connection = raw(server).await;
+    let stamp: u64 = redis::cmd("GET")
+        .arg(format!("{}{{records}}:stamp", store.options().prefix))
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(stamp, 2);
+}
+
+/// Records are the application's data: no key of theirs has a TTL, while every key of a claim
+/// does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_carry_no_ttl_while_claims_do() {
+    let Some(server) = Redis::shared() else {
+        return;
+    };
+    let options = options("records-ttl");
+    let prefix = options.prefix.clone();
+    let store = open(server, options).await;
+    let lease = acquire(&store, &key("alice", "order"), write(LONG)).await;
+    let changes = puts(&[
+        ("orders", "ord-1", json!({ "total": 12 })),
+        ("carts", "c-1", json!([])),
+    ]);
+    let committed = commit(&store, &changes, Some((&lease, &recorded("exec_1")))).await;
+    assert_eq!(committed, Committed::Done);
+    // An emptied collection keeps its version, without a TTL either.
+    let empty = Changes {
+        writes: vec![(at("carts", "c-1"), None)],
+        ..Changes::default()
+    };
+    assert_eq!(commit(&store, &empty, None).await, Committed::Done);
+    acquire(&store, &key("bob", "held"), read(LONG)).await;
+
+    let mut connection = raw(server).await;
+    let found = keys_and_ttls(&mut connection, &prefix).await;
+    let (records, claims): (Vec<_>, Vec<_>) = found
+        .iter()
+        .partition(|(key, _)| key.contains("{c:") || key.contains("{records}"));
+    let names: Vec<&str> = records
+        .iter()
+        .map(|(key, _)| key.strip_prefix(prefix.as_str()).unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "{c:carts}:version",
+            "{c:orders}:records",
+            "{c:orders}:version",
+            "{records}:stamp"
+        ]
+    );
+    assert!(records.iter().all(|(_, ttl)| *ttl == -1), "{records:?}");
+    // alice's and bob's requests, their shares and weights, the totals' share and weights.
+    assert_eq!(claims.len(), 2 + 2 * 2 + 2, "{claims:?}");
+    assert!(claims.iter().all(|(_, ttl)| *ttl > 0), "{claims:?}");
+}
+
+/// Places an order: takes the next order number and writes the order under it, both in the
+/// call's transaction. Counts its runs (a run whose read went stale runs again).
+struct PlaceOrder(Arc<AtomicUsize>);
+
+impl Tool for PlaceOrder {
+    type Input = NoInput;
+    type Output = Value;
+    const SPEC: ToolSpec = ToolSpec::new("place_order", Effect::Write).transactional(true);
+
+    async fn run(&self, _input: NoInput, invocation: Invocation) -> Result<Value, AgentError> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        let context = invocation.context();
+        let records = context.records();
+        let number = records.get::<u64>("counters", "orders").await?.unwrap_or(0) + 1;
+        // Other executions run between the read and the commit, as they would on replicas.
+        tokio::task::yield_now().await;
+        let execution = context
+            .execution_id()
+            .expect("a tool runs in an execution")
+            .to_string();
+        records.put("counters", "orders", &number)?;
+        records.put("orders", &format!("ord-{number:04}"), &execution)?;
+        Ok(json!({ "order": number }))
+    }
+}
+
+/// Through the runtime: three replicas of a server with a transactional tool, sharing the
+/// Redis; calls at once, each with a request id of its own and some sent to two replicas. Each
+/// call's effects land exactly once, and a call sent twice is one execution, replayed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactional_calls_on_replicas_take_effect_exactly_once() {
+    const CALLS: usize = 24;
+    let Some(server) = Redis::shared() else {
+        return;
+    };
+    let options = options("records-runtime");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        let store = open(server, options.clone()).await;
+        replicas.push(
+            Carmy::new()
+                .tool(PlaceOrder(Arc::clone(&runs)))
+                .store(store)
+                .build()
+                .expect("a runtime"),
+        );
+    }
+    let mut calls = Vec::new();
+    for n in 0..CALLS {
+        // Every third call is sent twice, to two replicas.
+        let sent_to = if n % 3 == 0 { vec![n, n + 1] } else { vec![n] };
+        for replica in sent_to {
+            let runtime = replicas[replica % 3].clone();
+            calls.push(tokio::spawn(async move {
+                let request = Request::new("place_order", json!({})).request_id(format!("o-{n}"));
+                (n, runtime.execute(request).await)
+            }));
+        }
+    }
+    let mut outcomes: HashMap<usize, Vec<_>> = HashMap::new();
+    for call in calls {
+        let (n, outcome) = call.await.unwrap();
+        assert!(outcome.is_ok(), "call {n}: {outcome:?}");
+        outcomes.entry(n).or_default().push(outcome);
+    }
+    let mut executions = Vec::new();
+    for (n, seen) in &outcomes {
+        let first = &seen[0];
+        assert!(
+            seen.iter()
+                .all(|outcome| outcome.execution_id == first.execution_id
+                    && outcome.result == first.result),
+            "call {n} ran as two executions: {seen:?}"
+        );
+        let mut statuses: Vec<_> = seen.iter().map(|outcome| outcome.status).collect();
+        statuses.sort_by_key(|status| status.as_str());
+        let expected: &[ExecutionStatus] = if seen.len() == 2 {
+            &[ExecutionStatus::Replayed, ExecutionStatus::Succeeded]
+        } else {
+            &[ExecutionStatus::Succeeded]
+        };
+        assert_eq!(statuses, expected, "call {n}");
+        executions.push(first.execution_id.to_string());
+    }
+
+    let store = open(server, options).await;
+    assert_eq!(
+        read_record(&store, &at("counters", "orders")).await.value,
+        Some(json!(CALLS))
+    );
+    let orders = store.list("orders").await.unwrap().records;
+    let numbers: Vec<&str> = orders.iter().map(|(key, _)| key.as_str()).collect();
+    let expected: Vec<String> = (1..=CALLS).map(|n| format!("ord-{n:04}")).collect();
+    assert_eq!(numbers, expected);
+    let mut placed_by: Vec<String> = orders
+        .iter()
+        .map(|(_, execution)| execution.as_str().unwrap().to_owned())
+        .collect();
+    placed_by.sort();
+    executions.sort();
+    assert_eq!(
+        placed_by, executions,
+        "one order per execution, and no other"
+    );
+    eprintln!(
+        "{CALLS} calls ran {} times in all",
+        runs.load(Ordering::Relaxed)
+    );
 }

@@ -6,9 +6,10 @@
 //! (when that file is flushed to the disk). Only `appendonly yes` with `appendfsync always`
 //! makes Redis sync the log before it answers, so that an outcome `finish` recorded survives
 //! a crash of Redis or of its machine; with anything else, a crash can lose outcomes already
-//! acknowledged, and their retries run the call again. The store says so in the log at
-//! connect (it cannot change the server's settings, and should not refuse a server the
-//! operator chose).
+//! acknowledged, and their retries run the call again. A commit of records is one write like
+//! a finish: kept or lost whole, with its outcome, under the same settings. The store says so
+//! in the log at connect (it cannot change the server's settings, and should not refuse a
+//! server the operator chose).
 
 use std::fmt;
 

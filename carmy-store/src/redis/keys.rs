@@ -10,13 +10,33 @@
 //! | `carmy:{totals}:share` | sorted set | every principal's request keys, the same way |
 //! | `carmy:{totals}:weights` | hash | their weights, and the sum |
 //!
+//! The application's records (see `records`), for the collection `orders`:
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `carmy:{c:orders}:records` | hash | each record's key → its version, `:`, its value as JSON text |
+//! | `carmy:{c:orders}:version` | string | the stamp of the last commit that wrote into `orders` |
+//! | `carmy:{records}:stamp` | string | the stamp of the last commit that wrote, by `INCR` |
+//!
+//! One hash per collection, and one field per record holding its version and its value
+//! together: a record is read whole by one `HGET`, so its value and its version are always of
+//! the same commit (two fields, or two hashes, would take a script or a transaction to read
+//! together), and a listing is one `HGETALL`. A key per record would cost Redis a key's
+//! overhead per record and a listing a scan. The version key outlives the collection's last
+//! record: a listing of the emptied collection is checked against it. None of these keys has a
+//! TTL: records are the application's data, kept until it deletes them.
+//!
 //! Redis Cluster places a key by the text between its first `{` and the next `}`, so one
 //! principal's keys share a slot and each script's keys of that principal could run on one
 //! node. The tag always starts with `p:`, so an anonymous principal's tag is not empty (an
 //! empty tag would hash the whole key), and it can never be `totals`. A principal's `%`, `{`
 //! and `}` are escaped as `%25`, `%7B` and `%7D`: a `}` inside would end the tag early, and
 //! the escape keeps two principals apart however they are spelled. The request id comes last,
-//! after the tag, as it is: any text is a key name to Redis.
+//! after the tag, as it is: any text is a key name to Redis. A collection's tag starts with
+//! `c:` (escaped the same way, although `Records` admits no brace in a collection's name), so
+//! no collection's keys meet a principal's, the totals' or the stamp's. A commit spans the
+//! slots of its collections, the stamp's and, when it finishes a lease, its principal's: on a
+//! cluster no script may, which is one more reason the store refuses Redis Cluster.
 
 use carmy_core::{IdempotencyKey, StoreError};
 
@@ -47,6 +67,12 @@ impl Names {
     }
 }
 
+/// The two keys of one collection of records.
+pub(super) struct Collection {
+    pub(super) records: String,
+    pub(super) version: String,
+}
+
 impl Keys {
     /// The names under `prefix`, which may not hold a hash tag's braces: a tag in the prefix
     /// would put every principal in one slot, or make a principal's keys disagree on theirs.
@@ -75,6 +101,20 @@ impl Keys {
             total: format!("{}{{totals}}:share", self.prefix),
             total_weights: format!("{}{{totals}}:weights", self.prefix),
         }
+    }
+
+    /// The keys of the records of `collection`.
+    pub(super) fn collection(&self, collection: &str) -> Collection {
+        let tagged = format!("{}{{c:{}}}", self.prefix, escape(collection));
+        Collection {
+            records: format!("{tagged}:records"),
+            version: format!("{tagged}:version"),
+        }
+    }
+
+    /// The counter every commit that writes takes its stamp from.
+    pub(super) fn stamp(&self) -> String {
+        format!("{}{{records}}:stamp", self.prefix)
     }
 }
 
@@ -136,6 +176,18 @@ mod tests {
             keys.of(&IdempotencyKey::new(Some("a}b"), "r")).request,
             "carmy:{p:a%7Db}:r:r"
         );
+    }
+
+    #[test]
+    fn records_keys_never_meet_a_requests() {
+        let keys = Keys::new("carmy:").unwrap();
+        let orders = keys.collection("orders");
+        assert_eq!(orders.records, "carmy:{c:orders}:records");
+        assert_eq!(hash_tag(&orders.version), "c:orders");
+        assert_eq!(hash_tag(&keys.stamp()), "records");
+        assert_eq!(hash_tag(&keys.collection("a}b").records), "c:a%7Db");
+        let request = keys.of(&IdempotencyKey::new(Some("c:orders"), "records"));
+        assert_ne!(hash_tag(&request.request), hash_tag(&orders.records));
     }
 
     #[test]

@@ -12,8 +12,10 @@
 //! One failure is sent again at once: a call that finds the connection it was handed already
 //! dead (reset or closed while idle: Redis restarted, or its `timeout` or a proxy closed an
 //! idle connection) goes once more over a fresh one. That is safe because each script
-//! recognises the lease token it is sent with: a claim or a settle that ran before its answer
-//! was lost is not applied twice.
+//! recognises the lease token it is sent with: a claim, a settle or a commit that finishes a
+//! lease that ran before its answer was lost is not applied twice. A commit without a lease
+//! has no token to be recognised by, so it is never sent again ([`Link::run_once`]): its
+//! failure is the caller's, as a timeout is.
 
 use std::{
     future::Future,
@@ -99,12 +101,39 @@ impl Link {
         F: Fn(MultiplexedConnection, bool) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
+        self.attempt(what, call, true).await
+    }
+
+    /// [`run`](Self::run), but `call` is sent once at most, whatever becomes of it: for a call
+    /// that could not tell, sent again, that it had been applied already.
+    pub(super) async fn run_once<T, F, Fut>(
+        &self,
+        what: &'static str,
+        call: F,
+    ) -> Result<T, LinkError>
+    where
+        F: Fn(MultiplexedConnection, bool) -> Fut,
+        Fut: Future<Output = RedisResult<T>>,
+    {
+        self.attempt(what, call, false).await
+    }
+
+    async fn attempt<T, F, Fut>(
+        &self,
+        what: &'static str,
+        call: F,
+        resend: bool,
+    ) -> Result<T, LinkError>
+    where
+        F: Fn(MultiplexedConnection, bool) -> Fut,
+        Fut: Future<Output = RedisResult<T>>,
+    {
         let (current, reused) = self.connection().await?;
         match self
             .answer(what, &current, call(current.connection.clone(), false))
             .await
         {
-            Err(error) if reused && error.found_it_dead() => {
+            Err(error) if resend && reused && error.found_it_dead() => {
                 let (current, _) = self.connection().await?;
                 self.answer(what, &current, call(current.connection.clone(), true))
                     .await

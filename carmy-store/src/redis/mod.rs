@@ -1,8 +1,10 @@
-//! [`RedisStore`]: claims and outcomes on a Redis server, shared by every replica that
-//! connects to it.
+//! [`RedisStore`]: claims and outcomes, and the application's records, on a Redis server
+//! shared by every replica that connects to it.
 //!
 //! - `keys`: the key layout and its hash tags;
-//! - `lua/` and `scripts`: claim, finish and release, each one atomic script;
+//! - `lua/` and `scripts`: claim, finish, release and commit, each one atomic script, and
+//!   the listing's;
+//! - `records`: reads, listings and commits of records (`RecordStore`);
 //! - `link`: the connection, replaced when it fails, every call bounded in time;
 //! - `waiters`: waking retries, here at once and elsewhere by polling;
 //! - `server` and `durability`: what is checked and read of the server at connect.
@@ -11,6 +13,7 @@ mod durability;
 mod keys;
 mod link;
 mod options;
+mod records;
 mod scripts;
 mod server;
 mod waiters;
@@ -28,17 +31,18 @@ pub use options::RedisStoreOptions;
 
 use keys::{Keys, Names};
 use link::Link;
-use scripts::{ClaimArgs, Claimed, Scripts, Settled};
+use scripts::{ClaimArgs, Claimed, Finish, Scripts, Settled};
 use waiters::Waiters;
 
 use crate::outcome;
 
 /// An [`IdempotencyStore`] on a Redis server: every replica of a service that connects to the
 /// same server (and prefix) shares its claims and outcomes, so a retry that lands on another
-/// replica is replayed, or waits for the one running it.
+/// replica is replayed, or waits for the one running it; and its records, which a
+/// transactional tool's run commits with its outcome.
 ///
 /// What it guarantees:
-/// - **Atomic claims.** Each claim, finish and release is one Lua script, which Redis runs
+/// - **Atomic claims.** Each claim, finish, release and commit is one Lua script, which Redis runs
 ///   with nothing in between: of any number of concurrent claims of a key, from any number of
 ///   replicas, one is `Acquired`.
 /// - **Leases on Redis's clock.** A lease's end is an instant of the server's clock
@@ -47,10 +51,11 @@ use crate::outcome;
 ///   again for a read. A replica that dies holding a claim needs nobody to clean up after it.
 ///   A server whose clock is set back or forward lengthens or shortens the leases (and its
 ///   own TTLs) alike; a failover moves them to the new primary's clock.
-/// - **Nothing kept forever.** Every key the store writes has a Redis TTL: a claim held to be
+/// - **No claim kept forever.** Every key of a claim has a Redis TTL: a claim held to be
 ///   kept as uncertain if lost, its lease plus the retention ([`RedisStoreOptions::ttl`]);
 ///   a claim to forget if lost, its lease (after that there is nothing to keep); a settled
-///   key, the retention from its settling; a share, as long as its last member.
+///   key, the retention from its settling; a share, as long as its last member. (Records,
+///   the application's data, have none: see below.)
 /// - **Bounded, exactly.** `MemoryStore`'s bounds: a share of keys and bytes per principal
 ///   and totals across principals, failing closed with [`StoreError::Full`]; nobody's kept
 ///   key is forgotten to make room. The counts stay true although Redis expires keys
@@ -78,26 +83,66 @@ use crate::outcome;
 ///   again; `connect` reads the settings and logs a warning (see [`Durability`] for what
 ///   each setting guarantees). Replication is asynchronous: a promoted replica may lack the
 ///   last writes its primary acknowledged.
-/// - **Memory** above the store's byte bounds, and no eviction: `maxmemory-policy
-///   noeviction` (Redis's default). Every key of the store has a TTL, so the `volatile-*`
-///   policies would evict them as readily as the `allkeys-*` ones, and an evicted outcome is
-///   a retry run again; `connect` warns of any other policy. A server out of memory refuses
-///   the scripts whole (they are declared with `#!lua`, so Redis checks before running them),
-///   and the store fails closed.
+/// - **Memory** above the store's byte bounds and the application's records, and no
+///   eviction: `maxmemory-policy noeviction` (Redis's default). Every key of a claim has a
+///   TTL, so the `volatile-*` policies would evict claims as readily as the `allkeys-*` ones,
+///   which evict records too: an evicted outcome is a retry run again, an evicted record is
+///   data lost; `connect` warns of any other policy. A server out of memory refuses the
+///   scripts that write whole (they are declared with `#!lua`, so Redis checks before running
+///   them), and the store fails closed.
 /// - **A private network.** The connection is plain TCP (`redis://host:port/db`, a password
 ///   or ACL user in the URL): no TLS in this version (`rediss://` URLs are refused).
 ///
-/// What it costs: one round trip per claim, finish and release, and one disk sync each with
-/// `appendfsync always`; about a few hundred bytes of Redis memory per kept key beside its
-/// outcome; a waiting retry polls one field at most four times a second. Scripts run in
+/// **Records.** The store also keeps the application's records
+/// ([`RecordStore`](carmy_core::records::RecordStore)), so a `transactional` tool's writes
+/// commit in the very script that records its outcome:
+/// - **One commit, one script.** It checks, in this order, that the lease is still its key's
+///   holder ([`StoreError::LeaseLost`] otherwise: a lost lease wins over a conflict), that
+///   every record read is still at the version seen and every collection listed at its
+///   version ([`Committed::Conflict`](carmy_core::records::Committed::Conflict) otherwise);
+///   then takes the next stamp (`INCR` of one counter), writes the records and moves the
+///   written collections on to it, and finishes the lease exactly as
+///   [`finish`](IdempotencyStore::finish) does (the same outcome-size rule, the same byte
+///   counts in the share and the totals). Every check comes before the first write, and
+///   nothing else runs in between: applied whole, or not at all.
+/// - **Reads of one moment.** A read is one `HGET` (a record's version and value are one
+///   field); a listing one script returning the collection's version with its records,
+///   ordered by key bytewise, and refused with [`StoreError::Full`] beyond
+///   [`MAX_LISTED`](carmy_core::records::MAX_LISTED) records.
+/// - **No TTL.** Records are the application's data, kept until it deletes them, and bounded
+///   by it: they count in no share, and no bound of the store refuses them. Give Redis the
+///   memory they need, and `noeviction` matters all the more: Redis evicts keys without a TTL
+///   under the `allkeys-*` policies, and an evicted record is data lost.
+/// - **As durable as the outcomes.** An acknowledged commit is in the append-only file before
+///   its answer only with `appendonly yes` and `appendfsync always`, which `connect` checks
+///   and warns of (see [`Durability`]); under any other setting a crash may lose it, records
+///   and outcome together (a replica promoted may lack it too).
+/// - **Sent again only when recognisable.** A commit that finishes a lease and whose
+///   connection died under it is sent once more, and recognised by its lease's token (it
+///   settled the key): it answers `Done`, applied once. A commit without a lease (a call
+///   without a request id) has nothing to be recognised by, and sent again after it was
+///   applied it would find its own writes and report a conflict, so that its tool would run
+///   again: it is never sent twice. A connection that died under it (even one closed while
+///   idle, before it was sent) fails it with [`StoreError::Unavailable`], applied or not, as
+///   a timeout does.
+///
+/// What it costs: one round trip per claim, finish, release, commit, read and listing, and one
+/// disk sync for each that writes with `appendfsync always`; about a few hundred bytes of
+/// Redis memory per kept key beside its outcome, and a few bytes per record beside its key
+/// and JSON text; a waiting retry polls one field at most four times a second. Scripts run in
 /// Redis's single thread: a claim that finds its principal's share (or the totals) at the
 /// bound trims all their expired members at once, and other commands wait meanwhile; the
-/// routine trim is a small batch.
+/// routine trim is a small batch. So does a listing, which copies its whole collection (up to
+/// [`MAX_LISTED`](carmy_core::records::MAX_LISTED) records) into its answer.
 ///
 /// Redis Cluster: every script declares its keys, and one principal's keys carry one hash
 /// tag (`{p:<principal>}`), so the per-principal part would run on a cluster node. The totals
 /// across principals (`{totals}`) are one more slot, which a script of another slot cannot
 /// touch on a cluster: that, and the cluster client (not built in), are what is missing.
+/// Records are not cluster-ready either: each collection has a slot of its own
+/// (`{c:<collection>}`), the stamp counter another (`{records}`), and a commit touches them
+/// all together with its principal's. Standalone Redis, or a primary with replicas, is what
+/// is supported.
 ///
 /// ```no_run
 /// use carmy_core::{Claim, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, LeaseTerms, Release};
@@ -276,28 +321,10 @@ impl IdempotencyStore for RedisStore {
 
     async fn finish(&self, lease: &Lease, recorded: Recorded) -> Result<(), StoreError> {
         let names = self.keys.of(lease.key());
-        let text = outcome::encode(&recorded).map_err(StoreError::unavailable)?;
-        let note = outcome::encode(&outcome::not_kept(&recorded, text.len()))
-            .map_err(StoreError::unavailable)?;
-        // Too large in any case: not even sent. The script decides whether one that is small
-        // enough fits in the share and the totals.
-        let text = if text.len() > self.options.max_outcome_bytes {
-            note.clone()
-        } else {
-            text
-        };
+        let outcome = Outcome::of(lease, &recorded)?;
         let settled = self
             .scripts
-            .finish(
-                &self.link,
-                &names,
-                &format!("{:032x}", lease.token()),
-                &text,
-                &note,
-                self.options.ttl,
-                self.options.max_bytes_per_principal,
-                self.options.max_bytes,
-            )
+            .finish(&self.link, &names, &outcome.finish(&self.options))
             .await?;
         self.settled(lease, settled)
     }
@@ -321,6 +348,44 @@ impl IdempotencyStore for RedisStore {
             )
             .await?;
         self.settled(lease, settled)
+    }
+}
+
+/// What finishing a lease sends, for a finish or a commit: the lease's token, and the
+/// outcome as stored JSON with the note to keep instead.
+struct Outcome {
+    token: String,
+    text: String,
+    note: String,
+}
+
+impl Outcome {
+    fn of(lease: &Lease, recorded: &Recorded) -> Result<Self, StoreError> {
+        let text = outcome::encode(recorded).map_err(StoreError::unavailable)?;
+        let note = outcome::encode(&outcome::not_kept(recorded, text.len()))
+            .map_err(StoreError::unavailable)?;
+        Ok(Self {
+            token: format!("{:032x}", lease.token()),
+            text,
+            note,
+        })
+    }
+
+    fn finish<'a>(&'a self, options: &RedisStoreOptions) -> Finish<'a> {
+        Finish {
+            token: &self.token,
+            // Too large in any case: not even sent. The script decides whether one that is
+            // small enough fits in the share and the totals.
+            text: if self.text.len() > options.max_outcome_bytes {
+                &self.note
+            } else {
+                &self.text
+            },
+            note: &self.note,
+            ttl: options.ttl,
+            max_bytes_per_principal: options.max_bytes_per_principal,
+            max_bytes: options.max_bytes,
+        }
     }
 }
 

@@ -1,11 +1,13 @@
-//! The store's three Lua scripts (in `lua/`), what each is sent and what it answers.
+//! The store's Lua scripts (in `lua/`), what each is sent and what it answers.
 //!
-//! Each claim, finish and release is one script, which Redis runs atomically: no other
+//! Each claim, finish, release and commit is one script, which Redis runs atomically: no other
 //! command runs between its reads and its writes, so of any number of claims of a key, from
-//! any number of replicas, one acquires it. Scripts are called by their SHA-1 (`EVALSHA`);
-//! `redis::Script` loads a script again when the server answers `NOSCRIPT` (after a restart,
-//! or a `SCRIPT FLUSH`). The store loads all three at connect, so a server that cannot run
-//! them is refused there.
+//! any number of replicas, one acquires it, and of two commits that read the same record, one
+//! finds it changed. A listing is a script too (it writes nothing), so that its rows and its
+//! version are of one moment. Scripts are called by their SHA-1 (`EVALSHA`); `redis::Script`
+//! loads a script again when the server answers `NOSCRIPT` (after a restart, or a `SCRIPT
+//! FLUSH`). The store loads them all at connect, so a server that cannot run them is refused
+//! there.
 
 use std::time::Duration;
 
@@ -13,7 +15,7 @@ use carmy_core::{ExecutionStatus, Recorded, StoreError};
 use redis::{Script, ScriptInvocation};
 
 use super::{
-    keys::Names,
+    keys::{Collection, Names},
     link::{Link, LinkError},
 };
 use crate::outcome;
@@ -30,11 +32,18 @@ const RELEASE: &str = concat!(
     include_str!("lua/common.lua"),
     include_str!("lua/release.lua")
 );
+const COMMIT: &str = concat!(
+    include_str!("lua/common.lua"),
+    include_str!("lua/commit.lua")
+);
+const LIST: &str = include_str!("lua/list.lua");
 
 pub(super) struct Scripts {
     claim: Script,
     finish: Script,
     release: Script,
+    commit: Script,
+    list: Script,
 }
 
 /// What a claim is sent besides its keys.
@@ -78,19 +87,72 @@ pub(super) enum Settled {
     Lost,
 }
 
+/// What finishing a lease is sent besides its keys: by a finish, or by a commit.
+pub(super) struct Finish<'a> {
+    pub(super) token: &'a str,
+    /// The outcome as stored JSON.
+    pub(super) text: &'a str,
+    /// What to keep instead if the outcome does not fit in the share or the totals.
+    pub(super) note: &'a str,
+    pub(super) ttl: Duration,
+    pub(super) max_bytes_per_principal: usize,
+    pub(super) max_bytes: usize,
+}
+
+/// One commit, as the commit script is sent it: its collections numbered from 1.
+pub(super) struct Commit<'a> {
+    pub(super) stamp: &'a str,
+    /// Each collection's records hash and version key, collection 1 first.
+    pub(super) collections: Vec<Collection>,
+    /// Each read's collection number, key and version seen.
+    pub(super) reads: Vec<(usize, &'a str, u64)>,
+    /// Each listing's collection number and version seen.
+    pub(super) listings: Vec<(usize, u64)>,
+    /// Each write's collection number, key and value as JSON text (`None` to delete).
+    pub(super) writes: Vec<(usize, &'a str, Option<String>)>,
+}
+
+/// What a commit found.
+pub(super) enum Applied {
+    Done,
+    Conflict,
+    /// The lease it was to finish is no longer its key's holder.
+    Lost,
+}
+
+/// What a listing found: the collection's version and its fields as kept, in no order; or
+/// more records than it may list.
+pub(super) enum Listed {
+    Rows {
+        version: String,
+        fields: Vec<String>,
+    },
+    Full {
+        count: String,
+    },
+}
+
 impl Scripts {
     pub(super) fn new() -> Self {
         Self {
             claim: Script::new(CLAIM),
             finish: Script::new(FINISH),
             release: Script::new(RELEASE),
+            commit: Script::new(COMMIT),
+            list: Script::new(LIST),
         }
     }
 
     /// Loads every script into the server's cache (where a server that cannot compile them
     /// says so).
     pub(super) async fn load(&self, link: &Link) -> Result<(), LinkError> {
-        for script in [&self.claim, &self.finish, &self.release] {
+        for script in [
+            &self.claim,
+            &self.finish,
+            &self.release,
+            &self.commit,
+            &self.list,
+        ] {
             link.run("script load", |mut connection, _| async move {
                 script.load_async(&mut connection).await
             })
@@ -151,34 +213,110 @@ impl Scripts {
         })
     }
 
-    /// Records `text` as the outcome of `token`'s claim, or `note` if `text` does not fit in
-    /// the share or the totals.
-    #[allow(clippy::too_many_arguments)]
+    /// Records the outcome of `finish.token`'s claim (or its note, if it does not fit in the
+    /// share or the totals).
     pub(super) async fn finish(
         &self,
         link: &Link,
         names: &Names,
-        token: &str,
-        text: &str,
-        note: &str,
-        ttl: Duration,
-        max_bytes_per_principal: usize,
-        max_bytes: usize,
+        finish: &Finish<'_>,
     ) -> Result<Settled, StoreError> {
         let reply = invoke(link, "finish", |again| {
             let mut invocation = invocation(&self.finish, names);
-            invocation
-                .arg(token)
-                .arg(text)
-                .arg(note)
-                .arg(ms(ttl))
-                .arg(max_bytes_per_principal)
-                .arg(max_bytes)
-                .arg(again_flag(again));
+            finish_args(&mut invocation, finish);
+            invocation.arg(again_flag(again));
             invocation
         })
         .await?;
         settled("finish", &reply)
+    }
+
+    /// Checks and applies `commit` and, with `finishing`, finishes the lease: all or nothing.
+    pub(super) async fn commit(
+        &self,
+        link: &Link,
+        commit: &Commit<'_>,
+        finishing: Option<(&Names, &Finish<'_>)>,
+    ) -> Result<Applied, StoreError> {
+        let build = |again: bool| {
+            let mut invocation = self.commit.prepare_invoke();
+            if let Some((names, _)) = finishing {
+                for key in names.all() {
+                    invocation.key(key);
+                }
+            }
+            invocation.key(commit.stamp);
+            for collection in &commit.collections {
+                invocation.key(&collection.records).key(&collection.version);
+            }
+            invocation
+                .arg(if finishing.is_some() { "outcome" } else { "" })
+                .arg(again_flag(again))
+                .arg(commit.reads.len())
+                .arg(commit.listings.len())
+                .arg(commit.writes.len());
+            for (collection, key, seen) in &commit.reads {
+                invocation.arg(collection).arg(key).arg(seen);
+            }
+            for (collection, seen) in &commit.listings {
+                invocation.arg(collection).arg(seen);
+            }
+            for (collection, key, value) in &commit.writes {
+                invocation
+                    .arg(collection)
+                    .arg(key)
+                    .arg(value.as_deref().unwrap_or(""));
+            }
+            if let Some((_, finish)) = finishing {
+                finish_args(&mut invocation, finish);
+            }
+            invocation
+        };
+        // Sent again, a commit that finishes a lease is recognised by its token (it settled the
+        // key). One without has nothing to be recognised by: applied, its writes would move
+        // what it read on, and the same commit sent again would fail as a conflict, so that its
+        // tool would run again. It is sent once (see `link`).
+        let reply = if finishing.is_some() {
+            invoke(link, "commit", build).await?
+        } else {
+            invoke_once(link, "commit", build).await?
+        };
+        match reply.first().map(String::as_str) {
+            Some("done") => Ok(Applied::Done),
+            Some("conflict") => Ok(Applied::Conflict),
+            Some("lost") => Ok(Applied::Lost),
+            _ => Err(unexpected("commit", &reply)),
+        }
+    }
+
+    /// Every record of one collection (its records hash and version key), unless there are
+    /// more than `most`.
+    pub(super) async fn list(
+        &self,
+        link: &Link,
+        collection: &Collection,
+        most: usize,
+    ) -> Result<Listed, StoreError> {
+        let mut reply = invoke(link, "list", |_| {
+            let mut invocation = self.list.prepare_invoke();
+            invocation
+                .key(&collection.records)
+                .key(&collection.version)
+                .arg(most);
+            invocation
+        })
+        .await?
+        .into_iter();
+        match (reply.next().as_deref(), reply.next()) {
+            (Some("listed"), Some(version)) => Ok(Listed::Rows {
+                version,
+                fields: reply.collect(),
+            }),
+            (Some("full"), Some(count)) => Ok(Listed::Full { count }),
+            (first, _) => Err(StoreError::unavailable(format!(
+                "the list script answered {first:?}, which this store does not know"
+            ))),
+        }
     }
 
     /// Forgets `token`'s claim (`status` empty) or keeps the key as uncertain with `status`.
@@ -212,6 +350,17 @@ fn invocation<'a>(script: &'a Script, names: &Names) -> ScriptInvocation<'a> {
     invocation
 }
 
+/// Finish's arguments, as the finish and commit scripts read them.
+fn finish_args(invocation: &mut ScriptInvocation<'_>, finish: &Finish<'_>) {
+    invocation
+        .arg(finish.token)
+        .arg(finish.text)
+        .arg(finish.note)
+        .arg(ms(finish.ttl))
+        .arg(finish.max_bytes_per_principal)
+        .arg(finish.max_bytes);
+}
+
 /// Runs the invocation `build` makes: `build(again)` is called for each attempt, `again` when
 /// the call is sent a second time (see `link`).
 async fn invoke<'a>(
@@ -220,6 +369,20 @@ async fn invoke<'a>(
     build: impl Fn(bool) -> ScriptInvocation<'a>,
 ) -> Result<Vec<String>, StoreError> {
     link.run(what, |mut connection, again| {
+        let invocation = build(again);
+        async move { invocation.invoke_async(&mut connection).await }
+    })
+    .await
+    .map_err(StoreError::unavailable)
+}
+
+/// [`invoke`], sent once at most.
+async fn invoke_once<'a>(
+    link: &Link,
+    what: &'static str,
+    build: impl Fn(bool) -> ScriptInvocation<'a>,
+) -> Result<Vec<String>, StoreError> {
+    link.run_once(what, |mut connection, again| {
         let invocation = build(again);
         async move { invocation.invoke_async(&mut connection).await }
     })
@@ -283,18 +446,35 @@ mod tests {
         names: &Names,
         args: &[&str],
     ) -> String {
-        let mut connection = redis::Client::open(server.url())
-            .unwrap()
-            .get_multiplexed_async_connection()
-            .await
-            .unwrap();
+        run_on(server, script, &names.all(), args).await
+    }
+
+    /// Runs `script` on `keys` with `args` on the shared test server.
+    async fn run_on(
+        server: &test_servers::Redis,
+        script: &str,
+        keys: &[&str],
+        args: &[&str],
+    ) -> String {
+        let mut connection = connect(server).await;
         let script = Script::new(script);
-        let mut invocation = invocation(&script, names);
+        let mut invocation = script.prepare_invoke();
+        for key in keys {
+            invocation.key(*key);
+        }
         for arg in args {
             invocation.arg(*arg);
         }
         let reply: Vec<String> = invocation.invoke_async(&mut connection).await.unwrap();
         reply[0].clone()
+    }
+
+    async fn connect(server: &test_servers::Redis) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(server.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
     }
 
     /// A claim or settle sent a second time (its first answer lost with its connection) is
@@ -357,5 +537,73 @@ mod tests {
         );
         let release = ["t3", "lost", "60000", "again"];
         assert_eq!(run(server, RELEASE, &names, &release).await, "lost");
+    }
+
+    /// A commit that finishes a lease, sent a second time after its answer was lost, is
+    /// recognised by its token: it answers `done` and applies nothing again (the stamp and the
+    /// record are as the first left them). Sent the first time, the same commit of a settled
+    /// lease is refused as lost, and so is one whose token never settled the key.
+    #[tokio::test]
+    async fn a_commit_sent_again_is_recognised_by_its_token() {
+        let Some(server) = test_servers::Redis::shared() else {
+            return;
+        };
+        let keys = Keys::new(&format!("scripts-{}:", uuid::Uuid::new_v4().simple())).unwrap();
+        let names = keys.of(&IdempotencyKey::new(Some("alice"), "k"));
+        let counters = keys.collection("counters");
+        let stamp = keys.stamp();
+        let claim = [
+            "fp", "t1", "60000", "", "60000", "300", "10", "100000", "10", "100000",
+        ];
+        assert_eq!(run(server, CLAIM, &names, &claim).await, "acquired");
+        let mut all_keys = names.all().to_vec();
+        all_keys.extend([stamp.as_str(), &counters.records, &counters.version]);
+        // Reads `counters/orders` as absent and writes 1 there, finishing t1's lease.
+        let commit = |token: &'static str, again: &'static str| {
+            [
+                "outcome", again, "1", "0", "1", "1", "orders", "0", "1", "orders", "1", token,
+                "{}", "{}", "60000", "100000", "100000",
+            ]
+        };
+        assert_eq!(
+            run_on(server, COMMIT, &all_keys, &commit("t1", "")).await,
+            "done"
+        );
+        // What the commit left: the stamp, and the record's field.
+        let connection = connect(server).await;
+        let kept = || {
+            let mut connection = connection.clone();
+            let (stamp, records) = (stamp.clone(), counters.records.clone());
+            async move {
+                let stamp: String = redis::cmd("GET")
+                    .arg(&stamp)
+                    .query_async(&mut connection)
+                    .await
+                    .unwrap();
+                let field: String = redis::cmd("HGET")
+                    .arg(&records)
+                    .arg("orders")
+                    .query_async(&mut connection)
+                    .await
+                    .unwrap();
+                (stamp, field)
+            }
+        };
+        let first = kept().await;
+        assert_eq!(first, ("1".to_owned(), "1:1".to_owned()));
+        assert_eq!(
+            run_on(server, COMMIT, &all_keys, &commit("t1", "again")).await,
+            "done"
+        );
+        assert_eq!(kept().await, first);
+        assert_eq!(
+            run_on(server, COMMIT, &all_keys, &commit("t1", "")).await,
+            "lost"
+        );
+        assert_eq!(
+            run_on(server, COMMIT, &all_keys, &commit("t2", "again")).await,
+            "lost"
+        );
+        assert_eq!(kept().await, first);
     }
 }

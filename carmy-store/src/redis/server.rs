@@ -1,6 +1,6 @@
 //! What the store checks of its server at connect: a version that runs its scripts, not a
 //! cluster; and what it reads: the persistence settings ([`Durability`]) and the eviction
-//! policy, each logged as a warning when acknowledged outcomes could be lost.
+//! policy, each logged as a warning when acknowledged outcomes (or records) could be lost.
 
 use std::collections::HashMap;
 
@@ -82,13 +82,14 @@ pub(super) async fn inspect(link: &Link) -> Result<Durability, StoreError> {
     ))
 }
 
-/// What to warn of when Redis may evict keys to make room: every key of the store has a TTL,
-/// so `volatile-*` policies evict them as well as `allkeys-*` ones.
+/// What to warn of when Redis may evict keys to make room: every key of a claim has a TTL,
+/// so `volatile-*` policies evict them as well as `allkeys-*` ones, which evict records too.
 fn eviction_warning(policy: &str) -> Option<String> {
     (!policy.eq_ignore_ascii_case("noeviction")).then(|| {
         format!(
             "Redis may evict keys when full (maxmemory-policy {policy}): an evicted outcome is \
-             forgotten, and its retry would run again; set maxmemory-policy noeviction"
+             forgotten, and its retry would run again; an evicted record is lost; set \
+             maxmemory-policy noeviction"
         )
     })
 }

@@ -1,11 +1,13 @@
 #!lua
--- What the store's three scripts share; the build puts it before each of them. The `#!lua`
--- line makes Redis (7.0 or later) check the script before it runs: out of memory, or on a
--- read-only replica, it is refused whole instead of failing half-way through its writes.
+-- What the store's scripts that write share; the build puts it before each of them. The
+-- `#!lua` line makes Redis (7.0 or later) check the script before it runs: out of memory, or
+-- on a read-only replica, it is refused whole instead of failing half-way through its writes.
 --
--- Every script gets the same five keys, all declared, so nothing touches an undeclared key:
--- the request's hash, its principal's share and the share's weights (one hash slot, through
--- the principal's hash tag), then the totals' share and weights (a slot of their own).
+-- Claim, finish and release get the same five keys, all declared, so nothing touches an
+-- undeclared key: the request's hash, its principal's share and the share's weights (one hash
+-- slot, through the principal's hash tag), then the totals' share and weights (a slot of their
+-- own). A commit that finishes a lease gets them first too, then the records' keys; one that
+-- does not gets only the records' keys, and sets these five to nil.
 local KEY, SHARE, WEIGHTS, TOTAL, TOTAL_WEIGHTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 
 -- The field of a weights hash that holds their sum. Members are request keys, whose names
@@ -149,4 +151,26 @@ end
 -- asked of a settle sent again, after its first answer was lost.
 local function settled_by(found, token)
   return found ~= nil and found.settled_by == token
+end
+
+-- Finishes the request `found`, held by `token`, with `outcome` kept for the retention (`ttl`
+-- ms); or with `note` if the outcome does not fit in its principal's bytes (`share_bytes`) or
+-- the totals' (`total_bytes`), even after a whole trim. What finish and commit both do.
+local function finish_held(found, token, outcome, note, ttl, share_bytes, total_bytes, now)
+  local function fits()
+    return weight(WEIGHTS) + #outcome <= share_bytes
+      and weight(TOTAL_WEIGHTS) + #outcome <= total_bytes
+  end
+  if not fits() then
+    trim(SHARE, WEIGHTS, now, true)
+    trim(TOTAL, TOTAL_WEIGHTS, now, true)
+    if not fits() then
+      -- The call ran: its retries must not run it again, even if its outcome cannot be kept.
+      outcome = note
+    end
+  end
+  local heft = found.weight + #outcome
+  local forget_at = now + ttl
+  settle('finished', token, { 'outcome', outcome, 'forget_at', int(forget_at), 'weight', int(heft) })
+  keep_until(forget_at, heft)
 end

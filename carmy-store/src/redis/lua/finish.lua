@@ -17,21 +17,5 @@ if not found then
   return { 'lost' }
 end
 
-local function fits()
-  return weight(WEIGHTS) + #outcome <= share_bytes
-    and weight(TOTAL_WEIGHTS) + #outcome <= total_bytes
-end
-if not fits() then
-  trim(SHARE, WEIGHTS, now, true)
-  trim(TOTAL, TOTAL_WEIGHTS, now, true)
-  if not fits() then
-    -- The call ran: its retries must not run it again, even if its outcome cannot be kept.
-    outcome = note
-  end
-end
-
-local heft = found.weight + #outcome
-local forget_at = now + ttl
-settle('finished', token, { 'outcome', outcome, 'forget_at', int(forget_at), 'weight', int(heft) })
-keep_until(forget_at, heft)
+finish_held(found, token, outcome, note, ttl, share_bytes, total_bytes, now)
 return { 'finished' }
