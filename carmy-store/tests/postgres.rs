@@ -620,7 +620,7 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "1"
+        "2"
     );
     let lease = acquire(&stores[0], &key("kept"), WRITE).await;
     stores[1]
@@ -638,7 +638,7 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
             server,
             &format!("SELECT count(*) FROM pg_tables WHERE schemaname = '{schema}'")
         ),
-        4
+        6
     );
     assert_eq!(
         number(server, &format!("SELECT count(*) FROM {schema}.totals")),
