@@ -3,7 +3,8 @@
 //! replicas, the layout's migrations, waiters woken by another replica, and failing closed
 //! (the server down, a lock held, the pool exhausted) then serving again. For records:
 //! replicas committing at once without a lost update or a deadlock, a commit racing a
-//! takeover of its key, a layout-1 schema migrated in place, and records across a crash.
+//! takeover of its key, a layout-1 schema migrated in place, records across a crash, and
+//! transactional tools on three runtimes taking effect once per call.
 //!
 //! Each test that can share the test process's server does, in a schema of its own; those that
 //! crash their server start their own. Without PostgreSQL installed they pass without running
@@ -19,8 +20,9 @@ use std::{
 };
 
 use carmy_core::{
-    Claim, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, Lease,
-    LeaseTerms, Recorded, Release, StoreError,
+    AgentError, Carmy, Claim, Effect, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey,
+    IdempotencyStore, Invocation, Lease, LeaseTerms, NoInput, Recorded, Release, Request, Runtime,
+    StoreError, Tool, ToolSpec,
     records::{Changes, Committed, RecordKey, RecordStore, Versioned},
 };
 use carmy_store::{
@@ -1289,4 +1291,121 @@ async fn records_survive_a_crash_and_commits_fail_closed_while_down() {
     assert_eq!(committed.unwrap(), Committed::Done);
     let written = read_record(&store, &at("orders", "during")).await;
     assert!(written.version > payment.version && written.version > listed.version);
+}
+
+/// A transactional tool, as `#[tool(effect = "write", transactional)]` would make it: takes
+/// the next order number from a counter and writes the order under its execution's id.
+struct PlaceOrder {
+    runs: Arc<AtomicUsize>,
+}
+
+impl Tool for PlaceOrder {
+    type Input = NoInput;
+    type Output = u64;
+    const SPEC: ToolSpec = ToolSpec::new("place_order", Effect::Write).transactional(true);
+
+    async fn run(&self, _: NoInput, invocation: Invocation) -> Result<u64, AgentError> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let context = invocation.context();
+        let records = context.records();
+        let number = records.get::<u64>("counters", "orders").await?.unwrap_or(0) + 1;
+        // Other calls run between the read and the commit, as they would on a busy server.
+        sleep(Duration::from_millis(2)).await;
+        records.put("counters", "orders", &number)?;
+        let execution = context.execution_id().expect("a tool runs in an execution");
+        records.put("orders", execution.as_str(), &number)?;
+        Ok(number)
+    }
+}
+
+/// Three runtimes on one database, each with a store of its own (replicas), take concurrent
+/// calls of a transactional tool, each with its own request id, a third of them sent twice to
+/// two different runtimes: each call's effect is committed exactly once, and the duplicate is
+/// a replay with the same execution id and output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactional_calls_on_three_runtimes_take_effect_once_each() {
+    const RUNTIMES: usize = 3;
+    const CALLS: usize = 24;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default().with_schema(schema("runtime"));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut runtimes: Vec<Runtime> = Vec::new();
+    for _ in 0..RUNTIMES {
+        let tool = PlaceOrder {
+            runs: Arc::clone(&runs),
+        };
+        let store = open(server, options.clone()).await;
+        runtimes.push(Carmy::new().tool(tool).store(store).build().unwrap());
+    }
+    let started = Instant::now();
+    let mut calls = Vec::new();
+    for n in 0..CALLS {
+        let sent_to = if n % 3 == 0 {
+            vec![n % RUNTIMES, (n + 1) % RUNTIMES]
+        } else {
+            vec![n % RUNTIMES]
+        };
+        for runtime in sent_to {
+            let runtime = runtimes[runtime].clone();
+            calls.push(tokio::spawn(async move {
+                let request = Request::new("place_order", json!({})).request_id(format!("o-{n}"));
+                (n, runtime.execute(request).await)
+            }));
+        }
+    }
+    let mut answers: HashMap<usize, Vec<_>> = HashMap::new();
+    for call in calls {
+        let (n, outcome) = call.await.unwrap();
+        answers.entry(n).or_default().push(outcome);
+    }
+    let elapsed = started.elapsed();
+
+    let mut numbers = Vec::new();
+    let mut executions = Vec::new();
+    for (n, outcomes) in &answers {
+        let first = &outcomes[0];
+        let number: u64 = first.unwrap_output();
+        for outcome in outcomes {
+            assert_eq!(outcome.execution_id, first.execution_id, "call {n}");
+            assert_eq!(outcome.unwrap_output::<u64>(), number, "call {n}");
+        }
+        let ran = outcomes
+            .iter()
+            .filter(|outcome| outcome.status == ExecutionStatus::Succeeded)
+            .count();
+        let replayed = outcomes
+            .iter()
+            .filter(|outcome| outcome.status == ExecutionStatus::Replayed)
+            .count();
+        assert_eq!((ran, replayed), (1, outcomes.len() - 1), "call {n}");
+        numbers.push(number);
+        executions.push(first.execution_id.to_string());
+    }
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=CALLS as u64).collect::<Vec<_>>());
+
+    let store = open(server, options).await;
+    let counter = read_record(&store, &at("counters", "orders")).await;
+    assert_eq!(counter.value, Some(json!(CALLS)));
+    let mut orders: Vec<String> = store
+        .list("orders")
+        .await
+        .unwrap()
+        .records
+        .into_iter()
+        .map(|(execution, _)| execution)
+        .collect();
+    orders.sort_unstable();
+    executions.sort_unstable();
+    assert_eq!(
+        orders, executions,
+        "one order per call, under its execution"
+    );
+    eprintln!(
+        "{CALLS} calls, {} sent twice, {} runs of the tool, in {elapsed:?}",
+        CALLS.div_ceil(3),
+        runs.load(Ordering::SeqCst)
+    );
 }
