@@ -138,8 +138,8 @@ macro_rules! on_connection {
 /// - a row per key kept (its outcome inline) and one per principal holding keys;
 /// - the sweep, one transaction per 500 due keys per replica, every
 ///   [`sweep_interval`](PostgresStoreOptions::sweep_interval);
-/// - a record read or a listing, one statement; a record commit, one transaction of a round
-///   trip per collection it touches and three or four more;
+/// - a record read or a listing, one statement; a record commit, one transaction: a round
+///   trip per collection it touches, five more, and three more to finish a call with it;
 /// - the commits that write into one collection take turns on its row, and one that only
 ///   read a collection waits for those writing into it (not for other readers); commits of
 ///   different collections never wait for one another;

@@ -118,7 +118,7 @@ pub(super) async fn list(
 }
 
 /// How a commit locks a collection's row.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum Mode {
     /// It only checks what it read or listed there.
     Check,
