@@ -169,6 +169,8 @@ async fn try_commit(
         Some((lease, recorded)) => Some((lease, recorded, outcome::encode(recorded)?)),
         None => None,
     };
+    // Each collection once, in the one mode it needs, locked in name order (the map's): the
+    // order every commit takes them in.
     let mut modes: BTreeMap<&str, Mode> = BTreeMap::new();
     for (key, _) in &changes.reads {
         modes.entry(key.collection()).or_insert(Mode::Check);
@@ -179,22 +181,18 @@ async fn try_commit(
     for (key, _) in &changes.writes {
         modes.insert(key.collection(), Mode::Write);
     }
-    let listed: BTreeMap<&str, u64> = changes
-        .listed
-        .iter()
-        .map(|(collection, seen)| (collection.as_str(), *seen))
-        .collect();
 
     let transaction = connection.transaction().await?;
     if let Some((lease, _, _)) = &finished {
         claims::hold(&transaction, sql, lease).await?;
     }
     for (collection, mode) in modes {
-        let version = lock_collection(&transaction, sql, collection, mode).await?;
-        if listed
-            .get(collection)
-            .is_some_and(|seen| *seen != stamp_from(version))
-        {
+        let version = stamp_from(lock_collection(&transaction, sql, collection, mode).await?);
+        let stale = changes
+            .listed
+            .iter()
+            .any(|(listed, seen)| listed == collection && *seen != version);
+        if stale {
             transaction.rollback().await?;
             return Ok(Committed::Conflict);
         }
