@@ -2,9 +2,10 @@
 //! replicas on one database, a replica that dies, retention and the sweep, bounds across
 //! replicas, the layout's migrations, waiters woken by another replica, and failing closed
 //! (the server down, a lock held, the pool exhausted) then serving again. For records:
-//! replicas committing at once without a lost update or a deadlock, a commit racing a
-//! takeover of its key, a layout-1 schema migrated in place, records across a crash, and
-//! transactional tools on three runtimes taking effect once per call.
+//! replicas committing at once without a lost update or a deadlock, an absent record's read
+//! against its concurrent insert, a commit racing a takeover of its key or waiting on a held
+//! collection, listings past their bound, a layout-1 schema migrated in place, records across
+//! a crash, and transactional tools on three runtimes taking effect once per call.
 //!
 //! Each test that can share the test process's server does, in a schema of its own; those that
 //! crash their server start their own. Without PostgreSQL installed they pass without running
@@ -23,7 +24,7 @@ use carmy_core::{
     AgentError, Carmy, Claim, Effect, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey,
     IdempotencyStore, Invocation, Lease, LeaseTerms, NoInput, Recorded, Release, Request, Runtime,
     StoreError, Tool, ToolSpec,
-    records::{Changes, Committed, RecordKey, RecordStore, Versioned},
+    records::{Changes, Committed, MAX_LISTED, RecordKey, RecordStore, Versioned},
 };
 use carmy_store::{
     PostgresStore, PostgresStoreOptions,
@@ -1291,6 +1292,136 @@ async fn records_survive_a_crash_and_commits_fail_closed_while_down() {
     assert_eq!(committed.unwrap(), Committed::Done);
     let written = read_record(&store, &at("orders", "during")).await;
     assert!(written.version > payment.version && written.version > listed.version);
+}
+
+/// Two commits on two replicas, each having read as absent the record the other writes, in
+/// collections nobody has touched yet (so no row exists to lock until a commit adds it): of
+/// each pair exactly one commits, however they interleave. A write skew would commit both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_an_absent_record_conflicts_with_its_concurrent_insert() {
+    const ROUNDS: usize = 30;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default().with_schema(schema("absent"));
+    let first = Arc::new(open(server, options.clone()).await);
+    let second = Arc::new(open(server, options).await);
+    for round in 0..ROUNDS {
+        let (a, b) = (at(&format!("a{round}"), "x"), at(&format!("b{round}"), "y"));
+        let skew = |store: &Arc<PostgresStore>, read: &RecordKey, write: &RecordKey| {
+            let store = Arc::clone(store);
+            let changes = Changes {
+                reads: vec![(read.clone(), 0)],
+                writes: vec![(write.clone(), Some(json!(round)))],
+                ..Changes::default()
+            };
+            tokio::spawn(async move { store.commit(&changes, None).await.unwrap() })
+        };
+        let one = skew(&first, &a, &b);
+        let other = skew(&second, &b, &a);
+        let answers = [one.await.unwrap(), other.await.unwrap()];
+        let done = answers.iter().filter(|&&c| c == Committed::Done).count();
+        assert_eq!(done, 1, "round {round}: {answers:?}");
+        let written = [
+            read_record(&first, &a).await.value.is_some(),
+            read_record(&first, &b).await.value.is_some(),
+        ];
+        assert_eq!(written.iter().filter(|&&w| w).count(), 1, "round {round}");
+    }
+}
+
+/// A listing returns at most `MAX_LISTED` records: one more is refused as `Full`, not cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_past_max_listed_is_full_not_cut() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let store = open(
+        server,
+        PostgresStoreOptions::default().with_schema(schema("listing")),
+    )
+    .await;
+    let many = Changes {
+        writes: (0..=MAX_LISTED)
+            .map(|n| (at("log", &format!("{n:05}")), Some(json!(n))))
+            .collect(),
+        ..Changes::default()
+    };
+    assert_eq!(store.commit(&many, None).await.unwrap(), Committed::Done);
+    assert!(matches!(store.list("log").await, Err(StoreError::Full(_))));
+    let one_less = Changes {
+        writes: vec![(at("log", "00000"), None)],
+        ..Changes::default()
+    };
+    assert_eq!(
+        store.commit(&one_less, None).await.unwrap(),
+        Committed::Done
+    );
+    let listing = store.list("log").await.unwrap();
+    assert_eq!(listing.records.len(), MAX_LISTED);
+    assert_eq!(listing.records[0], ("00001".to_owned(), json!(1)));
+}
+
+/// A commit that waits for a collection another session holds fails closed at the statement
+/// timeout, applying nothing and leaving its lease held; once the lock goes, it commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_behind_a_held_collection_fails_closed_in_bounded_time() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("held_collection");
+    let store = open(
+        server,
+        PostgresStoreOptions::default()
+            .with_schema(&schema)
+            .with_statement_timeout(Duration::from_millis(800)),
+    )
+    .await;
+    let order = at("orders", "ord-1");
+    assert_eq!(
+        store
+            .commit(&put(order.clone(), json!(1)), None)
+            .await
+            .unwrap(),
+        Committed::Done
+    );
+    let (blocker, connection) = tokio_postgres::connect(&server.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    blocker
+        .batch_execute(&format!(
+            "BEGIN; SELECT FROM {schema}.collections \
+             WHERE collection = convert_to('orders', 'UTF8') FOR UPDATE"
+        ))
+        .await
+        .unwrap();
+    let lease = acquire(&store, &key("behind"), read(Duration::from_secs(60))).await;
+    let changes = put(order.clone(), json!(2));
+    let started = Instant::now();
+    let answer = store
+        .commit(&changes, Some((&lease, &recorded("exec_behind"))))
+        .await;
+    assert!(
+        matches!(answer, Err(StoreError::Unavailable(_))),
+        "{answer:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(2000),
+        "a held collection took {:?} to fail the commit",
+        started.elapsed()
+    );
+    assert_eq!(read_record(&store, &order).await.value, Some(json!(1)));
+    assert!(matches!(
+        store.claim(&key("behind"), fp(), WRITE).await,
+        Ok(Claim::Running(_))
+    ));
+    blocker.batch_execute("COMMIT").await.unwrap();
+    let committed = store
+        .commit(&changes, Some((&lease, &recorded("exec_behind"))))
+        .await;
+    assert_eq!(committed.unwrap(), Committed::Done);
+    assert_eq!(read_record(&store, &order).await.value, Some(json!(2)));
 }
 
 /// A transactional tool, as `#[tool(effect = "write", transactional)]` would make it: takes
