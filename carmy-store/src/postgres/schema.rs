@@ -18,10 +18,10 @@
 //! `meta` holds the layout's version. Connecting takes a transaction-scoped advisory lock
 //! named for the schema, then creates or migrates the layout in that same transaction: replicas
 //! starting at once take turns, the first does the work, and the others find it done. A schema
-//! of layout 1 gains the records tables in place, its claims untouched; until the migration
-//! commits, replicas of the older code keep claiming (the migration only adds tables, and
-//! takes no lock on `claims`). A layout newer than this code is refused rather than written
-//! to.
+//! of layout 1 gains the records tables in place, its claims untouched: replicas of the
+//! previous release that are connected keep claiming through it (the migration only adds
+//! tables, and locks nothing they use), and one that connects afterwards refuses layout 2. A
+//! layout newer than this code is refused rather than written to.
 
 use deadpool_postgres::Object;
 
