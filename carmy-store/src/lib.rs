@@ -9,7 +9,8 @@
 //!   closed while Redis is away; records committed with their outcome in one script. Plain
 //!   TCP, Redis 7.0 or later, not Redis Cluster.
 //! - `PostgresStore` (feature `postgres`): a PostgreSQL database, shared by every replica of a
-//!   server: one claim per key across them all, by the database server's clock.
+//!   server: one claim per key across them all, by the database server's clock, and the
+//!   application's records, committed with the outcomes of transactional tools.
 //! - `conformance` (feature `conformance`): the trait's contract as scenarios, which every
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //!

@@ -93,6 +93,12 @@ mod postgres {
     }
 
     carmy_store::conformance_tests!(open, when = Postgres::shared().is_some());
+
+    mod records {
+        use super::*;
+
+        carmy_store::record_conformance_tests!(open, when = Postgres::shared().is_some());
+    }
 }
 
 /// The one-call form runs the same scenarios.

@@ -1,7 +1,11 @@
 //! What the PostgreSQL store promises beyond the shared contract, against real servers: several
 //! replicas on one database, a replica that dies, retention and the sweep, bounds across
 //! replicas, the layout's migrations, waiters woken by another replica, and failing closed
-//! (the server down, a lock held, the pool exhausted) then serving again.
+//! (the server down, a lock held, the pool exhausted) then serving again. For records:
+//! replicas committing at once without a lost update or a deadlock, an absent record's read
+//! against its concurrent insert, a commit racing a takeover of its key or waiting on a held
+//! collection, listings past their bound, a layout-1 schema migrated in place, records across
+//! a crash, and transactional tools on three runtimes taking effect once per call.
 //!
 //! Each test that can share the test process's server does, in a schema of its own; those that
 //! crash their server start their own. Without PostgreSQL installed they pass without running
@@ -17,14 +21,16 @@ use std::{
 };
 
 use carmy_core::{
-    Claim, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, Lease,
-    LeaseTerms, Recorded, Release, StoreError,
+    AgentError, Carmy, Claim, Effect, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey,
+    IdempotencyStore, Invocation, Lease, LeaseTerms, NoInput, Recorded, Release, Request, Runtime,
+    StoreError, Tool, ToolSpec,
+    records::{Changes, Committed, MAX_LISTED, RecordKey, RecordStore, Versioned},
 };
 use carmy_store::{
     PostgresStore, PostgresStoreOptions,
     conformance::{self, Outage},
 };
-use serde_json::json;
+use serde_json::{Value, json};
 use test_servers::Postgres;
 use tokio::time::{Instant, sleep, timeout};
 
@@ -620,7 +626,7 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "1"
+        "2"
     );
     let lease = acquire(&stores[0], &key("kept"), WRITE).await;
     stores[1]
@@ -638,7 +644,7 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
             server,
             &format!("SELECT count(*) FROM pg_tables WHERE schemaname = '{schema}'")
         ),
-        4
+        6
     );
     assert_eq!(
         number(server, &format!("SELECT count(*) FROM {schema}.totals")),
@@ -849,4 +855,688 @@ async fn an_unreachable_server_fails_at_once_and_no_password_is_printed() {
     let shown = format!("{store:?}");
     assert!(!shown.contains("hunter2"), "{shown}");
     assert!(shown.contains("postgres@127.0.0.1"), "{shown}");
+}
+
+fn at(collection: &str, key: &str) -> RecordKey {
+    RecordKey::new(collection, key)
+}
+
+fn put(key: RecordKey, value: Value) -> Changes {
+    Changes {
+        writes: vec![(key, Some(value))],
+        ..Changes::default()
+    }
+}
+
+async fn read_record(store: &PostgresStore, key: &RecordKey) -> Versioned {
+    store
+        .read(key)
+        .await
+        .unwrap_or_else(|error| panic!("reading {key:?} failed: {error}"))
+}
+
+/// The pause after the `attempt`-th conflict, as the runtime takes it: doubling from 1 ms up to
+/// 64 ms, with jitter so writers that collided do not collide again in step.
+fn pause_after(attempt: u32, next: &mut impl FnMut(u64) -> u64) -> Duration {
+    let ceiling = (1u64 << attempt.min(6)) * 1000;
+    Duration::from_micros(ceiling / 2 + next(ceiling / 2 + 1))
+}
+
+/// A small generator per task: the tests need variety, not quality.
+fn generator(seed: usize) -> impl FnMut(u64) -> u64 {
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64 ^ (seed as u64 + 1);
+    move |below: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % below
+    }
+}
+
+/// Three replicas, four writers each, increment one counter and add an event per increment,
+/// retrying on conflict as the runtime does. Some commits also check a collection that others
+/// write into (locks of both modes on two collections, in either order of need), list one, or
+/// finish a claim of one principal with their writes (its claim row locked before the
+/// collections, its share after). Every increment lands exactly once, every commit is `Done`
+/// or `Conflict`, and the server broke no deadlock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_committing_at_once_lose_no_update_and_never_deadlock() {
+    const REPLICAS: usize = 3;
+    const WRITERS: usize = 12;
+    const EACH: usize = 25;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    // A database of its own: its count of deadlocks is this test's alone.
+    let database = schema("commits");
+    let url = server.create_database(&database);
+    let options = PostgresStoreOptions::default().with_schema("records");
+    let mut replicas = Vec::new();
+    for _ in 0..REPLICAS {
+        let store = PostgresStore::connect_with(&url, options.clone()).await;
+        replicas.push(Arc::new(store.expect("a replica")));
+    }
+    let counter = at("counters", "orders");
+    let conflicts = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let store = Arc::clone(&replicas[writer % REPLICAS]);
+            let (counter, conflicts) = (counter.clone(), Arc::clone(&conflicts));
+            tokio::spawn(async move {
+                let mut next = generator(writer);
+                for i in 0..EACH {
+                    let name = format!("w{writer}-{i}");
+                    let claimed = if i % 3 == 0 {
+                        Some((
+                            key(&name),
+                            acquire(&store, &key(&name), read(Duration::from_secs(60))).await,
+                        ))
+                    } else {
+                        None
+                    };
+                    let outcome = recorded(&format!("exec_{name}"));
+                    let mut attempt = 0;
+                    loop {
+                        let seen = read_record(&store, &counter).await;
+                        let n = seen.value.as_ref().and_then(Value::as_u64).unwrap_or(0) + 1;
+                        let mut changes = Changes {
+                            reads: vec![(counter.clone(), seen.version)],
+                            writes: vec![
+                                (counter.clone(), Some(json!(n))),
+                                (at("events", &name), Some(json!(n))),
+                            ],
+                            ..Changes::default()
+                        };
+                        let limits = at("config", "limits");
+                        match i % 4 {
+                            // Checks `config` (shared), then writes `counters` (exclusive).
+                            1 => {
+                                let seen = read_record(&store, &limits).await;
+                                changes.reads.push((limits, seen.version));
+                            }
+                            // Writes both.
+                            2 => {
+                                let seen = read_record(&store, &limits).await;
+                                changes.reads.push((limits.clone(), seen.version));
+                                changes.writes.insert(0, (limits, Some(json!(n))));
+                            }
+                            // Lists `config`.
+                            3 if writer % 2 == 0 => {
+                                let listed = store.list("config").await.unwrap();
+                                changes.listed.push(("config".to_owned(), listed.version));
+                            }
+                            _ => {}
+                        }
+                        tokio::task::yield_now().await;
+                        let finish = claimed.as_ref().map(|(_, lease)| (lease, &outcome));
+                        match store.commit(&changes, finish).await {
+                            Ok(Committed::Done) => break,
+                            Ok(Committed::Conflict) => {
+                                conflicts.fetch_add(1, Ordering::Relaxed);
+                                attempt += 1;
+                                sleep(pause_after(attempt, &mut next)).await;
+                            }
+                            Err(error) => panic!("a commit failed: {error:?}"),
+                        }
+                    }
+                    if let Some((key, _)) = claimed {
+                        match store.claim(&key, fp(), WRITE).await {
+                            Ok(Claim::Finished(kept)) => assert_eq!(kept, outcome),
+                            other => panic!("{key:?} must replay its outcome, got {other:?}"),
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let elapsed = started.elapsed();
+    let total = WRITERS * EACH;
+    let store = &replicas[0];
+    assert_eq!(read_record(store, &counter).await.value, Some(json!(total)));
+    let events = store.list("events").await.unwrap().records;
+    let mut increments: Vec<u64> = events.iter().map(|(_, n)| n.as_u64().unwrap()).collect();
+    increments.sort_unstable();
+    assert_eq!(increments, (1..=total as u64).collect::<Vec<_>>());
+    let conflicts = conflicts.load(Ordering::Relaxed);
+    assert!(
+        conflicts > 0,
+        "{total} commits in {elapsed:?} never contended"
+    );
+    eprintln!("{total} commits, {conflicts} conflicts, in {elapsed:?}");
+
+    // The server counts the deadlocks it broke per database, once their sessions report:
+    // closed sessions always have.
+    drop(replicas);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while number(
+        server,
+        &format!("SELECT count(*) FROM pg_stat_activity WHERE datname = '{database}'"),
+    ) > 0
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the replicas kept their sessions"
+        );
+        sleep(Duration::from_millis(50)).await;
+    }
+    let deadlocks = number(
+        server,
+        &format!("SELECT deadlocks FROM pg_stat_database WHERE datname = '{database}'"),
+    );
+    assert_eq!(deadlocks, 0, "the server broke deadlocks between commits");
+}
+
+/// A commit under a lease that has run out races another replica's takeover of its key:
+/// whichever locks the key's row first wins, and the commit's writes are kept exactly when its
+/// outcome is (the successor then replays it). A commit that holds the key's row while it waits
+/// for a collection keeps the takeover waiting, even past the lease's expiry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_racing_a_lease_expiry_and_takeover_applies_nothing_unless_it_held_the_key() {
+    const LEASE: Duration = Duration::from_millis(100);
+    const ROUNDS: usize = 12;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("takeover");
+    let options = PostgresStoreOptions::default().with_schema(&schema);
+    let late = Arc::new(open(server, options.clone()).await);
+    let successor = Arc::new(open(server, options).await);
+
+    // Taken over first: the late commit applies nothing.
+    let lease = acquire(&late, &key("taken"), read(LEASE)).await;
+    sleep(LEASE + Duration::from_millis(50)).await;
+    let taken = acquire(&successor, &key("taken"), read(Duration::from_secs(60))).await;
+    let changes = put(at("orders", "taken"), json!("late"));
+    assert!(matches!(
+        late.commit(&changes, Some((&lease, &recorded("exec_late"))))
+            .await,
+        Err(StoreError::LeaseLost)
+    ));
+    assert_eq!(
+        read_record(&late, &at("orders", "taken")).await,
+        Versioned::ABSENT
+    );
+    assert_eq!(late.list("orders").await.unwrap().version, 0);
+    let committed = successor
+        .commit(&changes, Some((&taken, &recorded("exec_successor"))))
+        .await;
+    assert_eq!(committed.unwrap(), Committed::Done);
+
+    // Both at once, the lease just run out.
+    let (mut won, mut lost) = (0, 0);
+    for round in 0..ROUNDS {
+        let name = format!("race-{round}");
+        let lease = acquire(&late, &key(&name), read(LEASE)).await;
+        sleep(LEASE + Duration::from_millis(20)).await;
+        let changes = put(at("orders", &name), json!(round));
+        let outcome = recorded(&format!("exec_{name}"));
+        // Either side starts up to 1.5 ms after the other.
+        let stagger = Duration::from_micros(500 * (round as u64 / 2 % 4));
+        let (commit_after, takeover_after) = if round % 2 == 0 {
+            (stagger, Duration::ZERO)
+        } else {
+            (Duration::ZERO, stagger)
+        };
+        let takeover = {
+            let (successor, key) = (Arc::clone(&successor), key(&name));
+            tokio::spawn(async move {
+                sleep(takeover_after).await;
+                successor
+                    .claim(&key, fp(), read(Duration::from_secs(60)))
+                    .await
+            })
+        };
+        let commit = {
+            let (late, outcome) = (Arc::clone(&late), outcome.clone());
+            tokio::spawn(async move {
+                sleep(commit_after).await;
+                late.commit(&changes, Some((&lease, &outcome))).await
+            })
+        };
+        let (committed, taken) = (commit.await.unwrap(), takeover.await.unwrap());
+        let kept = read_record(&late, &at("orders", &name)).await;
+        match (committed, taken) {
+            (Ok(Committed::Done), Ok(Claim::Finished(replayed))) => {
+                assert_eq!(replayed, outcome);
+                assert_eq!(kept.value, Some(json!(round)));
+                won += 1;
+            }
+            (Err(StoreError::LeaseLost), Ok(Claim::Acquired(_))) => {
+                assert_eq!(kept, Versioned::ABSENT, "a lost commit left its writes");
+                lost += 1;
+            }
+            other => panic!("round {round}: {other:?}"),
+        }
+    }
+    eprintln!("{won} late commits won the race, {lost} lost it");
+
+    // The late commit holds the key's row while it waits for `orders`: the takeover waits too.
+    let (blocker, connection) = tokio_postgres::connect(&server.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let lease = acquire(&late, &key("blocked"), read(LEASE)).await;
+    blocker
+        .batch_execute(&format!(
+            "BEGIN; SELECT FROM {schema}.collections \
+             WHERE collection = convert_to('orders', 'UTF8') FOR UPDATE"
+        ))
+        .await
+        .unwrap();
+    let outcome = recorded("exec_blocked");
+    let commit = {
+        let (late, outcome) = (Arc::clone(&late), outcome.clone());
+        tokio::spawn(async move {
+            let changes = put(at("orders", "blocked"), json!("late but first"));
+            late.commit(&changes, Some((&lease, &outcome))).await
+        })
+    };
+    sleep(LEASE * 3).await;
+    let takeover = {
+        let successor = Arc::clone(&successor);
+        tokio::spawn(async move {
+            successor
+                .claim(&key("blocked"), fp(), read(Duration::from_secs(60)))
+                .await
+        })
+    };
+    sleep(Duration::from_millis(100)).await;
+    assert!(!commit.is_finished() && !takeover.is_finished());
+    blocker.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(commit.await.unwrap().unwrap(), Committed::Done);
+    match takeover.await.unwrap() {
+        Ok(Claim::Finished(replayed)) => assert_eq!(replayed, outcome),
+        other => panic!("the takeover must wait for the commit, got {other:?}"),
+    }
+    assert!(counts_match_rows(server, &schema));
+}
+
+/// A schema at layout 1 (claims only), as the previous release left it, reached by three
+/// replicas of this one at once: it is migrated once, in place; its claims are kept (a
+/// finished key replays, a held lease still finishes) and it keeps records from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_layout_1_schema_migrates_in_place_keeping_its_claims() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("layout1");
+    let options = PostgresStoreOptions::default().with_schema(&schema);
+    let old = open(server, options.clone()).await;
+    let lease = acquire(&old, &key("finished"), WRITE).await;
+    old.finish(&lease, recorded("exec_finished")).await.unwrap();
+    let held = acquire(&old, &key("held"), WRITE).await;
+    drop(old);
+    // Layout 2 only adds these: without them (and at version 1), the schema is layout 1's.
+    server.sql(&format!(
+        "DROP TABLE {schema}.records, {schema}.collections; \
+         DROP SEQUENCE {schema}.record_stamp; UPDATE {schema}.meta SET version = 1"
+    ));
+
+    let url = server.url();
+    let connects: Vec<_> = (0..3)
+        .map(|_| {
+            let (url, options) = (url.clone(), options.clone());
+            tokio::spawn(async move { PostgresStore::connect_with(&url, options).await })
+        })
+        .collect();
+    let mut replicas = Vec::new();
+    for connect in connects {
+        replicas.push(connect.await.unwrap().expect("every replica connects"));
+    }
+    assert_eq!(
+        server.sql(&format!("SELECT version FROM {schema}.meta")),
+        "2"
+    );
+    match replicas[0].claim(&key("finished"), fp(), WRITE).await {
+        Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_finished")),
+        other => panic!("{other:?}"),
+    }
+    let committed = replicas[1]
+        .commit(
+            &put(at("orders", "after"), json!({ "n": 1 })),
+            Some((&held, &recorded("exec_held"))),
+        )
+        .await;
+    assert_eq!(committed.unwrap(), Committed::Done);
+    let kept = read_record(&replicas[2], &at("orders", "after")).await;
+    assert_eq!(kept.value, Some(json!({ "n": 1 })));
+    match replicas[2].claim(&key("held"), fp(), WRITE).await {
+        Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_held")),
+        other => panic!("{other:?}"),
+    }
+    assert!(counts_match_rows(server, &schema));
+}
+
+/// Records committed before a crash are there after the restart, with their versions, and
+/// stamps keep growing past them; while the server is down a commit (with an outcome or
+/// without), a read and a listing fail closed in bounded time, and the lease held across the
+/// outage commits once the server is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_survive_a_crash_and_commits_fail_closed_while_down() {
+    const PATIENCE: Duration = Duration::from_secs(5);
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default()
+        .with_schema("records_outage")
+        .with_connect_timeout(Duration::from_secs(1))
+        .with_statement_timeout(Duration::from_secs(1));
+    let store = open(&server, options).await;
+    let before = Changes {
+        writes: (0..5)
+            .map(|n| (at("orders", &format!("ord-{n}")), Some(json!({ "n": n }))))
+            .collect(),
+        ..Changes::default()
+    };
+    assert_eq!(store.commit(&before, None).await.unwrap(), Committed::Done);
+    let lease = acquire(&store, &key("paid"), read(Duration::from_secs(60))).await;
+    let paid = put(at("payments", "pay-1"), json!(12.5));
+    let committed = store
+        .commit(&paid, Some((&lease, &recorded("exec_paid"))))
+        .await;
+    assert_eq!(committed.unwrap(), Committed::Done);
+    let listed = store.list("orders").await.unwrap();
+    let held = acquire(&store, &key("held"), read(Duration::from_secs(60))).await;
+
+    server.crash();
+    let down = |what: &str, answer: Result<Result<(), StoreError>, _>| match answer {
+        Ok(Err(StoreError::Unavailable(_))) => {}
+        other => panic!("{what} with the server down must fail closed in time: {other:?}"),
+    };
+    let during = put(at("orders", "during"), json!("down"));
+    let answer = timeout(PATIENCE, store.commit(&during, None)).await;
+    down("a commit", answer.map(|answer| answer.map(drop)));
+    let answer = timeout(
+        PATIENCE,
+        store.commit(&during, Some((&held, &recorded("exec_held")))),
+    )
+    .await;
+    down(
+        "a commit with an outcome",
+        answer.map(|answer| answer.map(drop)),
+    );
+    let answer = timeout(PATIENCE, store.read(&at("orders", "ord-1"))).await;
+    down("a read", answer.map(|answer| answer.map(drop)));
+    let answer = timeout(PATIENCE, store.list("orders")).await;
+    down("a listing", answer.map(|answer| answer.map(drop)));
+
+    server.restart();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let after = loop {
+        match store.list("orders").await {
+            Ok(listing) => break listing,
+            Err(StoreError::Unavailable(_)) if Instant::now() < deadline => {
+                sleep(Duration::from_millis(100)).await;
+            }
+            Err(error) => panic!("the store did not serve again: {error}"),
+        }
+    };
+    assert_eq!(after, listed, "the listing changed across the crash");
+    let payment = read_record(&store, &at("payments", "pay-1")).await;
+    assert_eq!(payment.value, Some(json!(12.5)));
+    match store.claim(&key("paid"), fp(), WRITE).await {
+        Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_paid")),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        read_record(&store, &at("orders", "during")).await,
+        Versioned::ABSENT
+    );
+    let committed = store
+        .commit(&during, Some((&held, &recorded("exec_held"))))
+        .await;
+    assert_eq!(committed.unwrap(), Committed::Done);
+    let written = read_record(&store, &at("orders", "during")).await;
+    assert!(written.version > payment.version && written.version > listed.version);
+}
+
+/// Two commits on two replicas, each having read as absent the record the other writes, in
+/// collections nobody has touched yet (so no row exists to lock until a commit adds it): of
+/// each pair exactly one commits, however they interleave. A write skew would commit both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_an_absent_record_conflicts_with_its_concurrent_insert() {
+    const ROUNDS: usize = 30;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default().with_schema(schema("absent"));
+    let first = Arc::new(open(server, options.clone()).await);
+    let second = Arc::new(open(server, options).await);
+    for round in 0..ROUNDS {
+        let (a, b) = (at(&format!("a{round}"), "x"), at(&format!("b{round}"), "y"));
+        let skew = |store: &Arc<PostgresStore>, read: &RecordKey, write: &RecordKey| {
+            let store = Arc::clone(store);
+            let changes = Changes {
+                reads: vec![(read.clone(), 0)],
+                writes: vec![(write.clone(), Some(json!(round)))],
+                ..Changes::default()
+            };
+            tokio::spawn(async move { store.commit(&changes, None).await.unwrap() })
+        };
+        let one = skew(&first, &a, &b);
+        let other = skew(&second, &b, &a);
+        let answers = [one.await.unwrap(), other.await.unwrap()];
+        let done = answers.iter().filter(|&&c| c == Committed::Done).count();
+        assert_eq!(done, 1, "round {round}: {answers:?}");
+        let written = [
+            read_record(&first, &a).await.value.is_some(),
+            read_record(&first, &b).await.value.is_some(),
+        ];
+        assert_eq!(written.iter().filter(|&&w| w).count(), 1, "round {round}");
+    }
+}
+
+/// A listing returns at most `MAX_LISTED` records: one more is refused as `Full`, not cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_past_max_listed_is_full_not_cut() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let store = open(
+        server,
+        PostgresStoreOptions::default().with_schema(schema("listing")),
+    )
+    .await;
+    let many = Changes {
+        writes: (0..=MAX_LISTED)
+            .map(|n| (at("log", &format!("{n:05}")), Some(json!(n))))
+            .collect(),
+        ..Changes::default()
+    };
+    assert_eq!(store.commit(&many, None).await.unwrap(), Committed::Done);
+    assert!(matches!(store.list("log").await, Err(StoreError::Full(_))));
+    let one_less = Changes {
+        writes: vec![(at("log", "00000"), None)],
+        ..Changes::default()
+    };
+    assert_eq!(
+        store.commit(&one_less, None).await.unwrap(),
+        Committed::Done
+    );
+    let listing = store.list("log").await.unwrap();
+    assert_eq!(listing.records.len(), MAX_LISTED);
+    assert_eq!(listing.records[0], ("00001".to_owned(), json!(1)));
+}
+
+/// A commit that waits for a collection another session holds fails closed at the statement
+/// timeout, applying nothing and leaving its lease held; once the lock goes, it commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_behind_a_held_collection_fails_closed_in_bounded_time() {
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let schema = schema("held_collection");
+    let store = open(
+        server,
+        PostgresStoreOptions::default()
+            .with_schema(&schema)
+            .with_statement_timeout(Duration::from_millis(800)),
+    )
+    .await;
+    let order = at("orders", "ord-1");
+    assert_eq!(
+        store
+            .commit(&put(order.clone(), json!(1)), None)
+            .await
+            .unwrap(),
+        Committed::Done
+    );
+    let (blocker, connection) = tokio_postgres::connect(&server.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    blocker
+        .batch_execute(&format!(
+            "BEGIN; SELECT FROM {schema}.collections \
+             WHERE collection = convert_to('orders', 'UTF8') FOR UPDATE"
+        ))
+        .await
+        .unwrap();
+    let lease = acquire(&store, &key("behind"), read(Duration::from_secs(60))).await;
+    let changes = put(order.clone(), json!(2));
+    let started = Instant::now();
+    let answer = store
+        .commit(&changes, Some((&lease, &recorded("exec_behind"))))
+        .await;
+    assert!(
+        matches!(answer, Err(StoreError::Unavailable(_))),
+        "{answer:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(2000),
+        "a held collection took {:?} to fail the commit",
+        started.elapsed()
+    );
+    assert_eq!(read_record(&store, &order).await.value, Some(json!(1)));
+    assert!(matches!(
+        store.claim(&key("behind"), fp(), WRITE).await,
+        Ok(Claim::Running(_))
+    ));
+    blocker.batch_execute("COMMIT").await.unwrap();
+    let committed = store
+        .commit(&changes, Some((&lease, &recorded("exec_behind"))))
+        .await;
+    assert_eq!(committed.unwrap(), Committed::Done);
+    assert_eq!(read_record(&store, &order).await.value, Some(json!(2)));
+}
+
+/// A transactional tool, as `#[tool(effect = "write", transactional)]` would make it: takes
+/// the next order number from a counter and writes the order under its execution's id.
+struct PlaceOrder {
+    runs: Arc<AtomicUsize>,
+}
+
+impl Tool for PlaceOrder {
+    type Input = NoInput;
+    type Output = u64;
+    const SPEC: ToolSpec = ToolSpec::new("place_order", Effect::Write).transactional(true);
+
+    async fn run(&self, _: NoInput, invocation: Invocation) -> Result<u64, AgentError> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let context = invocation.context();
+        let records = context.records();
+        let number = records.get::<u64>("counters", "orders").await?.unwrap_or(0) + 1;
+        // Other calls run between the read and the commit, as they would on a busy server.
+        sleep(Duration::from_millis(2)).await;
+        records.put("counters", "orders", &number)?;
+        let execution = context.execution_id().expect("a tool runs in an execution");
+        records.put("orders", execution.as_str(), &number)?;
+        Ok(number)
+    }
+}
+
+/// Three runtimes on one database, each with a store of its own (replicas), take concurrent
+/// calls of a transactional tool, each with its own request id, a third of them sent twice to
+/// two different runtimes: each call's effect is committed exactly once, and the duplicate is
+/// a replay with the same execution id and output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactional_calls_on_three_runtimes_take_effect_once_each() {
+    const RUNTIMES: usize = 3;
+    const CALLS: usize = 24;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default().with_schema(schema("runtime"));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut runtimes: Vec<Runtime> = Vec::new();
+    for _ in 0..RUNTIMES {
+        let tool = PlaceOrder {
+            runs: Arc::clone(&runs),
+        };
+        let store = open(server, options.clone()).await;
+        runtimes.push(Carmy::new().tool(tool).store(store).build().unwrap());
+    }
+    let started = Instant::now();
+    let mut calls = Vec::new();
+    for n in 0..CALLS {
+        let sent_to = if n % 3 == 0 {
+            vec![n % RUNTIMES, (n + 1) % RUNTIMES]
+        } else {
+            vec![n % RUNTIMES]
+        };
+        for runtime in sent_to {
+            let runtime = runtimes[runtime].clone();
+            calls.push(tokio::spawn(async move {
+                let request = Request::new("place_order", json!({})).request_id(format!("o-{n}"));
+                (n, runtime.execute(request).await)
+            }));
+        }
+    }
+    let mut answers: HashMap<usize, Vec<_>> = HashMap::new();
+    for call in calls {
+        let (n, outcome) = call.await.unwrap();
+        answers.entry(n).or_default().push(outcome);
+    }
+    let elapsed = started.elapsed();
+
+    let mut numbers = Vec::new();
+    let mut executions = Vec::new();
+    for (n, outcomes) in &answers {
+        let first = &outcomes[0];
+        let number: u64 = first.unwrap_output();
+        for outcome in outcomes {
+            assert_eq!(outcome.execution_id, first.execution_id, "call {n}");
+            assert_eq!(outcome.unwrap_output::<u64>(), number, "call {n}");
+        }
+        let ran = outcomes
+            .iter()
+            .filter(|outcome| outcome.status == ExecutionStatus::Succeeded)
+            .count();
+        let replayed = outcomes
+            .iter()
+            .filter(|outcome| outcome.status == ExecutionStatus::Replayed)
+            .count();
+        assert_eq!((ran, replayed), (1, outcomes.len() - 1), "call {n}");
+        numbers.push(number);
+        executions.push(first.execution_id.to_string());
+    }
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=CALLS as u64).collect::<Vec<_>>());
+
+    let store = open(server, options).await;
+    let counter = read_record(&store, &at("counters", "orders")).await;
+    assert_eq!(counter.value, Some(json!(CALLS)));
+    let mut orders: Vec<String> = store
+        .list("orders")
+        .await
+        .unwrap()
+        .records
+        .into_iter()
+        .map(|(execution, _)| execution)
+        .collect();
+    orders.sort_unstable();
+    executions.sort_unstable();
+    assert_eq!(
+        orders, executions,
+        "one order per call, under its execution"
+    );
+    eprintln!(
+        "{CALLS} calls, {} sent twice, {} runs of the tool, in {elapsed:?}",
+        CALLS.div_ceil(3),
+        runs.load(Ordering::SeqCst)
+    );
 }

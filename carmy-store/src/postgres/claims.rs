@@ -32,7 +32,7 @@ use std::time::Duration;
 use carmy_core::{
     ExecutionStatus, Fingerprint, IdempotencyKey, Lease, LeaseTerms, Recorded, Release, StoreError,
 };
-use deadpool_postgres::Object;
+use deadpool_postgres::{Object, Transaction};
 use tokio_postgres::{Row, types::ToSql};
 
 use super::{
@@ -242,24 +242,58 @@ pub(super) async fn finish(
     lease: &Lease,
     recorded: &Recorded,
 ) -> Result<(), Failure> {
-    let key = lease.key();
-    let (principal, request_id) = (key.principal().as_bytes(), key.request_id().as_bytes());
-    let token = lease.token().to_be_bytes();
     // Encoded before the transaction: no lock is held while a large outcome is written out.
-    let mut text = outcome::encode(recorded)?;
-    let size = text.len();
+    let text = outcome::encode(recorded)?;
     let transaction = connection.transaction().await?;
+    hold(&transaction, sql, lease).await?;
+    keep_outcome(&transaction, sql, options, lease, recorded, text).await?;
+    transaction.commit().await?;
+    Ok(())
+}
+
+/// Locks the claim row of `lease`'s key, the first lock of a transaction that settles it;
+/// fails with `LeaseLost` unless `lease` is still its holder.
+pub(super) async fn hold(
+    transaction: &Transaction<'_>,
+    sql: &Sql,
+    lease: &Lease,
+) -> Result<(), Failure> {
+    let key = lease.key();
     let held_by = transaction.prepare_cached(&sql.held_by).await?;
-    let share = transaction.prepare_cached(&sql.share).await?;
-    let totals = transaction.prepare_cached(&sql.totals).await?;
-    let update = transaction.prepare_cached(&sql.finish).await?;
-    // The row first, then the share: the order every transaction locks them in.
     let held = transaction
-        .query_opt(&held_by, &[&principal, &request_id, &&token[..]])
+        .query_opt(
+            &held_by,
+            &[
+                &key.principal().as_bytes(),
+                &key.request_id().as_bytes(),
+                &&lease.token().to_be_bytes()[..],
+            ],
+        )
         .await?;
     if held.is_none() {
         return Err(StoreError::LeaseLost.into());
     }
+    Ok(())
+}
+
+/// Finishes the key of `lease`, whose row [`hold`] locked: `text` (`recorded`, encoded) is
+/// kept for replay if it fits its principal's share and the totals, else a note that the call
+/// ran.
+pub(super) async fn keep_outcome(
+    transaction: &Transaction<'_>,
+    sql: &Sql,
+    options: &PostgresStoreOptions,
+    lease: &Lease,
+    recorded: &Recorded,
+    mut text: String,
+) -> Result<(), Failure> {
+    let key = lease.key();
+    let (principal, request_id) = (key.principal().as_bytes(), key.request_id().as_bytes());
+    let size = text.len();
+    let share = transaction.prepare_cached(&sql.share).await?;
+    let totals = transaction.prepare_cached(&sql.totals).await?;
+    let update = transaction.prepare_cached(&sql.finish).await?;
+    // After the row: the order every transaction locks them in.
     let params: [&(dyn ToSql + Sync); 1] = [&principal];
     let (share, totals) = tokio::try_join!(
         transaction.query_opt(&share, &params),
@@ -286,7 +320,6 @@ pub(super) async fn finish(
             ],
         )
         .await?;
-    transaction.commit().await?;
     Ok(())
 }
 

@@ -5,6 +5,8 @@
 //! - `schema`: the tables, their triggers, and the migrations run at connect;
 //! - `sql`: every statement, and the one order their locks are taken in;
 //! - `claims`: the transactions of a claim, a finish and a release, and why the bounds hold;
+//! - `records`: the application's records: reads, listings, and the commit that checks a
+//!   run's reads, applies its writes and finishes its call, and why it is serializable;
 //! - `sweep`: settling what is due, in bounded batches;
 //! - `waiters` and `listener`: waking the waiters of a settled key, here and in other processes.
 
@@ -13,6 +15,7 @@ mod connection;
 mod error;
 mod listener;
 mod options;
+mod records;
 mod schema;
 mod sql;
 mod sweep;
@@ -23,6 +26,7 @@ use std::{fmt, sync::Arc, time::Duration};
 use carmy_core::{
     Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, Recorded, Release,
     StoreError,
+    records::{Changes, Committed, Listing, RecordKey, RecordStore, Versioned},
 };
 use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
@@ -92,6 +96,24 @@ macro_rules! on_connection {
 ///   process does; it also polls, every 10 ms at first and at most every 250 ms (2 s while the
 ///   listener is connected), and never waits past the lease's expiry.
 ///
+/// It keeps the application's records too ([`RecordStore`]), in the same schema, so a
+/// `transactional` tool's writes commit in the transaction that finishes its call. For them:
+/// - **Serializable commits, across replicas.** Before it checks any version, a commit locks
+///   the row of each collection it touches: shared for one it only read or listed, exclusive
+///   for one it writes into. No other commit can change what it read between its check and
+///   its writes, and a record read as absent is covered by its collection's row. With an
+///   outcome, the lease is checked first ([`StoreError::LeaseLost`] wins over a conflict) and
+///   the key is finished exactly as [`finish`](IdempotencyStore::finish) would; a conflict
+///   applies nothing and leaves the lease held.
+/// - **Consistent listings.** A listing is one statement: the collection's version and its
+///   records (at most [`MAX_LISTED`](carmy_core::records::MAX_LISTED), else
+///   [`StoreError::Full`]) from one snapshot, in bytewise key order.
+/// - **Exact values.** A value is kept as the JSON text it was written as, so it reads back
+///   equal (`jsonb` would not: it rewrites numbers and refuses `\u0000`).
+/// - **Fails closed** like the rest: a read, a listing or a commit that cannot reach the
+///   server fails with [`StoreError::Unavailable`] in the same bounded time. A commit whose
+///   answer was lost may have committed; the runtime allows for that.
+///
 /// What the operator provides:
 /// - PostgreSQL 11 or newer (tested with 15), reached over a **plain connection: no TLS in this
 ///   release**. Keep it on a socket, a private network or a tunnel; a connection string asking
@@ -115,7 +137,14 @@ macro_rules! on_connection {
 ///   claims nobody waits on are never announced);
 /// - a row per key kept (its outcome inline) and one per principal holding keys;
 /// - the sweep, one transaction per 500 due keys per replica, every
-///   [`sweep_interval`](PostgresStoreOptions::sweep_interval).
+///   [`sweep_interval`](PostgresStoreOptions::sweep_interval);
+/// - a record read or a listing, one statement; a record commit, one transaction: a round
+///   trip per collection it touches, five more, and three more to finish a call with it;
+/// - the commits that write into one collection take turns on its row, and one that only
+///   read a collection waits for those writing into it (not for other readers); commits of
+///   different collections never wait for one another;
+/// - a row per record and per collection. The bounds above count idempotency keys, not
+///   records: records are the application's data, and grow with it.
 ///
 /// ```no_run
 /// use carmy_core::{Claim, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, LeaseTerms, Release};
@@ -333,6 +362,40 @@ impl IdempotencyStore for PostgresStore {
         ))?;
         self.shared.waiters.wake(&tag(lease.key()));
         Ok(())
+    }
+}
+
+/// The application's records live in the same schema, and a transactional tool's writes commit
+/// in the transaction that records its outcome (see `carmy_core::records`, and "Records" in
+/// the type's docs).
+impl RecordStore for PostgresStore {
+    async fn read(&self, key: &RecordKey) -> Result<Versioned, StoreError> {
+        let db = &self.shared.db;
+        Ok(on_connection!(db, "reading a record", |connection| {
+            records::read(&mut connection, &db.sql, key)
+        })?)
+    }
+
+    async fn list(&self, collection: &str) -> Result<Listing, StoreError> {
+        let db = &self.shared.db;
+        Ok(on_connection!(db, "listing records", |connection| {
+            records::list(&mut connection, &db.sql, collection)
+        })?)
+    }
+
+    async fn commit(
+        &self,
+        changes: &Changes,
+        outcome: Option<(&Lease, &Recorded)>,
+    ) -> Result<Committed, StoreError> {
+        let db = &self.shared.db;
+        let committed = on_connection!(db, "committing records", |connection| {
+            records::commit(&mut connection, &db.sql, &db.options, changes, outcome)
+        })?;
+        if let (Committed::Done, Some((lease, _))) = (committed, outcome) {
+            self.shared.waiters.wake(&tag(lease.key()));
+        }
+        Ok(committed)
     }
 }
 

@@ -11,17 +11,24 @@
 //! Another trigger announces each settled claim that someone waits on (`NOTIFY`), for waiters
 //! in other processes.
 //!
+//! Layout 2 adds the application's records (`carmy_core::records`): `records` by collection and
+//! key, `collections` with each one's version, and the `record_stamp` sequence the versions are
+//! drawn from (see `records` for how a commit uses them).
+//!
 //! `meta` holds the layout's version. Connecting takes a transaction-scoped advisory lock
 //! named for the schema, then creates or migrates the layout in that same transaction: replicas
-//! starting at once take turns, the first does the work, and the others find it done. A layout
-//! newer than this code is refused rather than written to.
+//! starting at once take turns, the first does the work, and the others find it done. A schema
+//! of layout 1 gains the records tables in place, its claims untouched: replicas of the
+//! previous release that are connected keep claiming through it (the migration only adds
+//! tables, and locks nothing they use), and one that connects afterwards refuses layout 2. A
+//! layout newer than this code is refused rather than written to.
 
 use deadpool_postgres::Object;
 
 use super::error::Failure;
 
 /// The layout this code writes.
-pub(super) const VERSION: i32 = 1;
+pub(super) const VERSION: i32 = 2;
 
 // The states of a claim row. The statements in `sql` and the triggers below write them as
 // the literals 0, 1 and 2: a table's meaning is fixed by its layout's version, not by the code.
@@ -39,7 +46,8 @@ pub(super) const SLOTS: i32 = 64;
 
 /// Each migration, in order: `MIGRATIONS[n]` takes the layout from version `n` to `n + 1`.
 /// `{s}` is the schema (quoted), `{channel}` the NOTIFY channel, `{slots}` [`SLOTS`].
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE {s}.claims (
     principal   bytea       NOT NULL,
     request_id  bytea       NOT NULL,
@@ -129,7 +137,33 @@ END
 $$;
 CREATE TRIGGER announced AFTER DELETE OR UPDATE OF state ON {s}.claims
     FOR EACH ROW EXECUTE FUNCTION {s}.announce_settled();
-"#];
+"#,
+    r#"
+-- The application's records (carmy_core::records). Names are bytea, as in `claims`: they
+-- compare bytewise whatever the database's encoding and collation, which is the order a
+-- listing promises. A value is its JSON text as serde_json wrote it, so it reads back exactly:
+-- jsonb would refuse a string holding \u0000, and rewrite numbers (-0.0 loses its sign).
+CREATE TABLE {s}.records (
+    collection bytea  NOT NULL,
+    key        bytea  NOT NULL,
+    value      text   NOT NULL,
+    -- the stamp of the commit that wrote it.
+    version    bigint NOT NULL,
+    PRIMARY KEY (collection, key)
+);
+
+-- One row per collection that a commit wrote into or checked: the stamp of the last commit
+-- that wrote into it (0: none yet). Its row lock is what commits take turns on (see
+-- `records`); rows are never deleted, so a lock always has a row to hold.
+CREATE TABLE {s}.collections (
+    collection bytea  PRIMARY KEY,
+    version    bigint NOT NULL
+);
+
+-- Where the stamps come from (see `records` for why a sequence and not a counter row).
+CREATE SEQUENCE {s}.record_stamp AS bigint MINVALUE 1 NO CYCLE;
+"#,
+];
 
 /// `schema` as an identifier in SQL. Options allow only lowercase letters, digits and `_`, so
 /// quoting is all it takes (and keeps names like `user` usable).

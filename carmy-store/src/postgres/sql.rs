@@ -6,10 +6,13 @@
 //! due) and moving forward between the statements of a transaction.
 //!
 //! Locks, in the one order every transaction takes them (so none can wait in a cycle): a key's
-//! claim row, then its principal's `shares` row, then that principal's `totals` slot. A
-//! transaction that settles several keys takes their rows with `SKIP LOCKED` (it never waits
-//! for a row, so it may take them after a share), then the shares in principal order, then the
-//! slots in slot order. See `claims` and `sweep` for why each lock is taken.
+//! claim row, then the `collections` rows a record commit checks or writes (in name order),
+//! then its principal's `shares` row, then that principal's `totals` slot. A transaction that
+//! settles several keys takes their rows with `SKIP LOCKED` (it never waits for a row, so it
+//! may take them after a share), then the shares in principal order, then the slots in slot
+//! order. A record commit's writes to `records` rows never wait: every writer of a record
+//! holds its collection's row first. See `claims`, `sweep` and `records` for why each lock is
+//! taken.
 
 use super::schema::quoted;
 
@@ -110,6 +113,61 @@ WHERE (principal, request_id) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[])
   AND (state <> 0 OR if_lost IS NULL
        OR expires_at + $3::int8 * interval '1 millisecond' <= statement_timestamp())";
 
+/// A record and its version.
+const READ_RECORD: &str = "
+SELECT value, version FROM {s}.records WHERE collection = $1 AND key = $2";
+
+/// A collection's version and up to `$2` of its records in key order, in one statement: one
+/// snapshot, so the version is that of the rows. A collection without records gives one row
+/// whose key is NULL.
+const LIST_RECORDS: &str = "
+SELECT listed.version, record.key, record.value
+FROM (SELECT coalesce((SELECT version FROM {s}.collections WHERE collection = $1), 0) AS version)
+    AS listed
+LEFT JOIN LATERAL (
+    SELECT key, value FROM {s}.records WHERE collection = $1 ORDER BY key LIMIT $2
+) AS record ON true
+ORDER BY record.key";
+
+/// A collection's row, locked for a commit that writes into it.
+const LOCK_COLLECTION: &str = "
+SELECT version FROM {s}.collections WHERE collection = $1 FOR UPDATE";
+
+/// A collection's row, locked for a commit that only checks it (reads or lists it): such
+/// commits check at once, and a commit that writes into it waits for them all.
+const SHARE_COLLECTION: &str = "
+SELECT version FROM {s}.collections WHERE collection = $1 FOR SHARE";
+
+/// The row of a collection no commit has written into or checked yet. Waits for another
+/// transaction adding the same row, then does nothing.
+const ADD_COLLECTION: &str = "
+INSERT INTO {s}.collections (collection, version) VALUES ($1, 0)
+ON CONFLICT (collection) DO NOTHING";
+
+/// How many of the records given are no longer at the version seen (0: absent).
+const STALE_READS: &str = "
+SELECT count(*) FROM unnest($1::bytea[], $2::bytea[], $3::int8[]) AS seen(collection, key, version)
+LEFT JOIN {s}.records AS record USING (collection, key)
+WHERE coalesce(record.version, 0) <> seen.version";
+
+/// The stamp of a commit that writes.
+const NEXT_STAMP: &str = "SELECT nextval('{s}.record_stamp')";
+
+/// The records given, written with the stamp `$4`.
+const PUT_RECORDS: &str = "
+INSERT INTO {s}.records (collection, key, value, version)
+SELECT collection, key, value, $4 FROM unnest($1::bytea[], $2::bytea[], $3::text[])
+    AS put(collection, key, value)
+ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value, version = excluded.version";
+
+const DELETE_RECORDS: &str = "
+DELETE FROM {s}.records
+WHERE (collection, key) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))";
+
+/// The collections given, moved on to the stamp `$2`.
+const STAMP_COLLECTIONS: &str = "
+UPDATE {s}.collections SET version = $2 WHERE collection = ANY($1::bytea[])";
+
 /// The statements, for one schema.
 pub(super) struct Sql {
     pub(super) lookup: String,
@@ -128,6 +186,16 @@ pub(super) struct Sql {
     pub(super) lock_slots: String,
     pub(super) settle_lost: String,
     pub(super) forget_due: String,
+    pub(super) read_record: String,
+    pub(super) list_records: String,
+    pub(super) lock_collection: String,
+    pub(super) share_collection: String,
+    pub(super) add_collection: String,
+    pub(super) stale_reads: String,
+    pub(super) next_stamp: String,
+    pub(super) put_records: String,
+    pub(super) delete_records: String,
+    pub(super) stamp_collections: String,
 }
 
 impl Sql {
@@ -151,6 +219,16 @@ impl Sql {
             lock_slots: sql(LOCK_SLOTS),
             settle_lost: sql(SETTLE_LOST),
             forget_due: sql(FORGET_DUE),
+            read_record: sql(READ_RECORD),
+            list_records: sql(LIST_RECORDS),
+            lock_collection: sql(LOCK_COLLECTION),
+            share_collection: sql(SHARE_COLLECTION),
+            add_collection: sql(ADD_COLLECTION),
+            stale_reads: sql(STALE_READS),
+            next_stamp: sql(NEXT_STAMP),
+            put_records: sql(PUT_RECORDS),
+            delete_records: sql(DELETE_RECORDS),
+            stamp_collections: sql(STAMP_COLLECTIONS),
         }
     }
 }
