@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# The store benchmark: writes through Carmy's streamable HTTP server (stateless) on each store
+# the command line offers (memory, a SQLite file, PostgreSQL, Redis), by one replica and by
+# three sharing the store; calls per second, latency, and CPU per call of the servers and of
+# the database. Each guarantee is measured apart:
+#
+#   touch, no request id     serving alone
+#   touch, request ids       + a claim and a finish in the store (exactly-once)
+#   note,  request ids       + a record written in the step that records the outcome
+#
+#   bench/stores.sh                 # ~4 min, 10 s per case
+#   bench/stores.sh --seconds 5     # shorter
+#   bench/stores.sh --clients 16
+#
+# PostgreSQL and Redis are installed by scripts/services.sh and started here on loopback, with
+# their durable settings: PostgreSQL's defaults (fsync on, synchronous_commit on), Redis with
+# appendonly yes and appendfsync always. Writes bench/results/<date>-stores.md.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+seconds=10
+clients=32
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --clients) clients="$2"; shift 2 ;;
+    *) echo "usage: $0 [--seconds N] [--clients N]" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "stores.sh: $*" >&2; }
+bash scripts/services.sh >&2
+say "building the server and the load driver (release)"
+cargo build --release --quiet -p carmy-bench --bin bench-store-server
+cargo build --release --quiet -p carmy-mcp --example http_load
+bin="${CARGO_TARGET_DIR:-target}/release"
+server="$bin/bench-store-server"
+load="$bin/examples/http_load"
+
+scratch="$(mktemp -d /tmp/carmy-stores-XXXXXX)"
+chmod 755 "$scratch"
+pg_bin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
+as_postgres=()
+if [[ $(id -u) -eq 0 ]]; then as_postgres=(runuser -u postgres --); fi
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+pg_port="$(free_port)"
+redis_port="$(free_port)"
+replicas=()
+cleanup() {
+  for pid in "${replicas[@]}"; do kill "$pid" 2>/dev/null || true; done
+  "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$scratch/pg" -m immediate stop >/dev/null 2>&1 || true
+  [[ -f "$scratch/redis.pid" ]] && kill "$(cat "$scratch/redis.pid")" 2>/dev/null || true
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+say "starting PostgreSQL on 127.0.0.1:$pg_port and Redis on 127.0.0.1:$redis_port"
+mkdir -p "$scratch/pg-run" "$scratch/redis"
+if [[ ${#as_postgres[@]} -gt 0 ]]; then chown postgres "$scratch/pg-run"; chown postgres "$scratch"; fi
+"${as_postgres[@]}" "$pg_bin/initdb" -D "$scratch/pg" -A trust -U postgres -E UTF8 >/dev/null
+"${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$scratch/pg" -l "$scratch/pg.log" -w start \
+  -o "-p $pg_port -k $scratch/pg-run -c listen_addresses=127.0.0.1 -c max_connections=200" >/dev/null
+redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$scratch/redis" --appendonly yes \
+  --appendfsync always --save '' --daemonize yes --pidfile "$scratch/redis.pid" \
+  --logfile "$scratch/redis.log"
+for _ in $(seq 100); do
+  redis-cli -p "$redis_port" ping 2>/dev/null | grep -q PONG && break
+  sleep 0.1
+done
+database=0
+new_database() {
+  database=$((database + 1))
+  "${as_postgres[@]}" "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres \
+    -c "CREATE DATABASE bench_$database" >/dev/null
+  echo "postgres://postgres@127.0.0.1:$pg_port/bench_$database"
+}
+
+ticks="$(getconf CLK_TCK)"
+# CPU seconds (user + system) the processes in "$@" have used so far; gone ones count 0.
+cpu_of() {
+  local total=0 pid fields
+  for pid in "$@"; do
+    fields="$(cut -d' ' -f14,15 "/proc/$pid/stat" 2>/dev/null)" || continue
+    total=$((total + ${fields% *} + ${fields#* }))
+  done
+  echo "$total"
+}
+db_pids() {
+  case "$1" in
+    postgres) pgrep -u postgres -f "$pg_bin/postgres" || true; pgrep -u postgres -x postgres || true ;;
+    redis) cat "$scratch/redis.pid" ;;
+    *) ;;
+  esac | sort -u
+}
+
+results="bench/results/$(date +%F)-stores.md"
+rows=()
+# One case: $1 store kind, $2 --store value, $3 replicas, $4 tool, $5 "ids" or "none".
+run_case() {
+  local kind="$1" store="$2" count="$3" tool="$4" ids="$5"
+  local urls=() pids=() log i
+  replicas=()
+  for i in $(seq "$count"); do
+    log="$scratch/replica-$i.log"
+    "$server" http --stateless --addr 127.0.0.1:0 --store "$store" 2>"$log" &
+    pids+=($!)
+    replicas+=($!)
+    local url=""
+    for _ in $(seq 200); do
+      url="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -1 || true)"
+      [[ -n "$url" ]] && break
+      kill -0 "${pids[-1]}" 2>/dev/null || { cat "$log" >&2; exit 1; }
+      sleep 0.05
+    done
+    [[ -n "$url" ]] || { cat "$log" >&2; exit 1; }
+    urls+=(--url "$url")
+  done
+  local id_flag=()
+  [[ "$ids" == ids ]] && id_flag=(--request-ids)
+  # A short warm-up, not measured: connections, statement caches, the page cache.
+  "$load" "${urls[@]}" --clients "$clients" --seconds 1 --tool "$tool" \
+    --arguments '{"text":"x"}' "${id_flag[@]}" >/dev/null
+  local db
+  mapfile -t db < <(db_pids "$kind")
+  local server_before db_before server_after db_after
+  server_before="$(cpu_of "${pids[@]}")"
+  db_before="$(cpu_of "${db[@]}")"
+  local line
+  line="$("$load" "${urls[@]}" --clients "$clients" --seconds "$seconds" --tool "$tool" \
+    --arguments '{"text":"x"}' "${id_flag[@]}" | head -1)"
+  mapfile -t db < <(db_pids "$kind")
+  server_after="$(cpu_of "${pids[@]}")"
+  db_after="$(cpu_of "${db[@]}")"
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  replicas=()
+  local calls errors throughput p50 p99
+  calls="$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$line")"
+  errors="$(sed -n 's/.* errors=\([0-9]*\).*/\1/p' <<<"$line")"
+  throughput="$(sed -n 's/.* throughput=\([0-9]*\)\/s.*/\1/p' <<<"$line")"
+  p50="$(sed -n 's/.* p50=\([0-9.]*\)ms.*/\1/p' <<<"$line")"
+  p99="$(sed -n 's/.* p99=\([0-9.]*\)ms.*/\1/p' <<<"$line")"
+  local per_call_server per_call_db
+  per_call_server="$(python3 -c "print(f'{($server_after-$server_before)/$ticks/max($calls,1)*1e6:.0f}')")"
+  if [[ "$kind" == postgres || "$kind" == redis ]]; then
+    per_call_db="$(python3 -c "print(f'{($db_after-$db_before)/$ticks/max($calls,1)*1e6:.0f}')")"
+  else
+    per_call_db="–"
+  fi
+  local id_text="no"
+  [[ "$ids" == ids ]] && id_text="yes"
+  say "$kind x$count $tool ids=$id_text: $line"
+  rows+=("| $kind | $count | \`$tool\` | $id_text | $throughput | $p50 | $p99 | $per_call_server | $per_call_db | $errors |")
+}
+
+run_case memory memory 1 touch none
+run_case memory memory 1 touch ids
+run_case memory memory 1 note ids
+file="$scratch/store.sqlite"
+run_case sqlite "$file" 1 touch ids
+run_case sqlite "$file" 1 note ids
+run_case sqlite "$scratch/shared.sqlite" 3 note ids
+run_case postgres "$(new_database)" 1 touch ids
+run_case postgres "$(new_database)" 1 note ids
+run_case postgres "$(new_database)" 3 note ids
+run_case redis "redis://127.0.0.1:$redis_port/0" 1 touch ids
+run_case redis "redis://127.0.0.1:$redis_port/1" 1 note ids
+run_case redis "redis://127.0.0.1:$redis_port/2" 3 note ids
+
+{
+  echo "# Stores: $(date +%F)"
+  echo
+  echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/Mem:/ {print $2}') GiB;"
+  echo "$(uname -sr); $(rustc --version); PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}'), Redis $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')."
+  echo "Load average before the run: $(cut -d' ' -f1-3 /proc/loadavg). The driver, the servers and the database share the machine."
+  echo
+  echo "Command: \`bench/stores.sh --seconds $seconds --clients $clients\` ($clients clients on keep-alive HTTP/1.1, spread over the replicas; $seconds s per case after a 1 s warm-up)."
+  echo
+  echo "| store | replicas | tool | request id | calls/s | p50 ms | p99 ms | server CPU µs/call | database CPU µs/call | errors |"
+  echo "|---|--:|---|---|--:|--:|--:|--:|--:|--:|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "\`touch\` does nothing: without a request id it measures serving alone; with one, a claim and a finish in the store. \`note\` is transactional: it writes one record, committed with its outcome. Server CPU is summed over the replicas; database CPU over PostgreSQL's processes or Redis's."
+} >"$results"
+say "wrote $results"
+cat "$results"
