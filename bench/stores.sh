@@ -8,8 +8,8 @@
 #   touch, request ids       + a claim and a finish in the store (exactly-once)
 #   note,  request ids       + a record written in the step that records the outcome
 #
-#   bench/stores.sh                 # ~4 min, 10 s per case
-#   bench/stores.sh --seconds 5     # shorter
+#   bench/stores.sh                 # ~2 min, 5 s per case
+#   bench/stores.sh --seconds 3     # shorter
 #   bench/stores.sh --clients 16
 #
 # PostgreSQL and Redis are installed by scripts/services.sh and started here on loopback, with
@@ -18,7 +18,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-seconds=10
+# 5 s: the memory store's 100,000 keys in all would fill in about 8 s of this load.
+seconds=5
 clients=32
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -67,13 +68,22 @@ for _ in $(seq 100); do
   redis-cli -p "$redis_port" ping 2>/dev/null | grep -q PONG && break
   sleep 0.1
 done
-database=0
+# A fresh database named $1 for one case (request ids repeat from case to case).
 new_database() {
-  database=$((database + 1))
   "${as_postgres[@]}" "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres \
-    -c "CREATE DATABASE bench_$database" >/dev/null
-  echo "postgres://postgres@127.0.0.1:$pg_port/bench_$database"
+    -c "CREATE DATABASE bench_$1" >/dev/null
+  echo "postgres://postgres@127.0.0.1:$pg_port/bench_$1"
 }
+
+# One principal per client: each principal's share of request ids (10,000 by default) would
+# fill up in a few seconds of load from one.
+tokens="$scratch/tokens"
+token_flags=()
+for i in $(seq "$clients"); do
+  echo "bench-store-token-$i client-$i" >>"$tokens"
+  token_flags+=(--token "bench-store-token-$i")
+done
+chmod 600 "$tokens"
 
 ticks="$(getconf CLK_TCK)"
 # CPU seconds (user + system) the processes in "$@" have used so far; gone ones count 0.
@@ -102,7 +112,7 @@ run_case() {
   replicas=()
   for i in $(seq "$count"); do
     log="$scratch/replica-$i.log"
-    "$server" http --stateless --addr 127.0.0.1:0 --store "$store" 2>"$log" &
+    "$server" http --stateless --addr 127.0.0.1:0 --store "$store" --token-file "$tokens" 2>"$log" &
     pids+=($!)
     replicas+=($!)
     local url=""
@@ -118,16 +128,18 @@ run_case() {
   local id_flag=()
   [[ "$ids" == ids ]] && id_flag=(--request-ids)
   # A short warm-up, not measured: connections, statement caches, the page cache.
-  "$load" "${urls[@]}" --clients "$clients" --seconds 1 --tool "$tool" \
+  "$load" "${urls[@]}" "${token_flags[@]}" --clients "$clients" --seconds 1 --tool "$tool" \
     --arguments '{"text":"x"}' "${id_flag[@]}" >/dev/null
   local db
   mapfile -t db < <(db_pids "$kind")
   local server_before db_before server_after db_after
   server_before="$(cpu_of "${pids[@]}")"
   db_before="$(cpu_of "${db[@]}")"
-  local line
-  line="$("$load" "${urls[@]}" --clients "$clients" --seconds "$seconds" --tool "$tool" \
-    --arguments '{"text":"x"}' "${id_flag[@]}" | head -1)"
+  local output line
+  output="$("$load" "${urls[@]}" "${token_flags[@]}" --clients "$clients" --seconds "$seconds" --tool "$tool" \
+    --arguments '{"text":"x"}' "${id_flag[@]}")"
+  line="${output%%$'\n'*}"
+  [[ "$output" == *$'\n'* ]] && say "$kind x$count $tool: ${output#*$'\n'}"
   mapfile -t db < <(db_pids "$kind")
   server_after="$(cpu_of "${pids[@]}")"
   db_after="$(cpu_of "${db[@]}")"
@@ -157,11 +169,11 @@ run_case memory memory 1 touch ids
 run_case memory memory 1 note ids
 file="$scratch/store.sqlite"
 run_case sqlite "$file" 1 touch ids
-run_case sqlite "$file" 1 note ids
+run_case sqlite "$scratch/note.sqlite" 1 note ids
 run_case sqlite "$scratch/shared.sqlite" 3 note ids
-run_case postgres "$(new_database)" 1 touch ids
-run_case postgres "$(new_database)" 1 note ids
-run_case postgres "$(new_database)" 3 note ids
+run_case postgres "$(new_database touch)" 1 touch ids
+run_case postgres "$(new_database note)" 1 note ids
+run_case postgres "$(new_database note3)" 3 note ids
 run_case redis "redis://127.0.0.1:$redis_port/0" 1 touch ids
 run_case redis "redis://127.0.0.1:$redis_port/1" 1 note ids
 run_case redis "redis://127.0.0.1:$redis_port/2" 3 note ids

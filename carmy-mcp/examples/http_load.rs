@@ -12,6 +12,7 @@
 //! A call counts as an error unless it is answered `200` with a JSON-RPC result whose
 //! `isError` is false.
 //!
+//! `--token` may be given several times too: client `n` sends the `n`-th token, in turn.
 //! `--url` may be given several times (replicas behind no load balancer): the clients are
 //! spread over them in turn. `--request-ids` sends a fresh `_meta["carmy/request_id"]` with
 //! every call, so each is claimed and recorded by the idempotency store.
@@ -29,7 +30,9 @@ use tokio::{
 
 struct Options {
     targets: Vec<(SocketAddr, String)>,
-    token: Option<String>,
+    /// Bearer tokens: client `n` sends the `n`-th, in turn (one principal each, so that no
+    /// principal's share of request ids fills up under a long run).
+    tokens: Vec<String>,
     clients: usize,
     seconds: u64,
     tool: String,
@@ -41,7 +44,7 @@ fn options() -> Options {
     let mut urls = Vec::new();
     let mut options = Options {
         targets: Vec::new(),
-        token: std::env::var("CARMY_LOAD_TOKEN").ok(),
+        tokens: std::env::var("CARMY_LOAD_TOKEN").ok().into_iter().collect(),
         clients: 64,
         seconds: 10,
         tool: "get_product".into(),
@@ -59,7 +62,7 @@ fn options() -> Options {
             .unwrap_or_else(|| panic!("{flag} needs a value"));
         match flag.as_str() {
             "--url" => urls.push(value),
-            "--token" => options.token = Some(value),
+            "--token" => options.tokens.push(value),
             "--clients" => options.clients = value.parse().expect("--clients N"),
             "--seconds" => options.seconds = value.parse().expect("--seconds N"),
             "--tool" => options.tool = value,
@@ -81,7 +84,12 @@ fn options() -> Options {
 }
 
 /// The bytes of one `tools/call` to `target`, with `request_id` in its `_meta` when given.
-fn request(options: &Options, target: &(SocketAddr, String), request_id: Option<&str>) -> Vec<u8> {
+fn request(
+    options: &Options,
+    target: &(SocketAddr, String),
+    token: Option<&str>,
+    request_id: Option<&str>,
+) -> Vec<u8> {
     let mut params = json!({ "name": options.tool, "arguments": options.arguments });
     if let Some(request_id) = request_id {
         params["_meta"] = json!({ "carmy/request_id": request_id });
@@ -94,7 +102,7 @@ fn request(options: &Options, target: &(SocketAddr, String), request_id: Option<
         target.0,
         body.len()
     );
-    if let Some(token) = &options.token {
+    if let Some(token) = token {
         head.push_str(&format!("Authorization: Bearer {token}\r\n"));
     }
     format!("{head}\r\n{body}").into_bytes()
@@ -109,7 +117,9 @@ struct Tally {
 
 async fn client(options: &Options, number: usize, until: Instant) -> Tally {
     let target = &options.targets[number % options.targets.len()];
-    let fixed = request(options, target, None);
+    let token = (!options.tokens.is_empty())
+        .then(|| options.tokens[number % options.tokens.len()].as_str());
+    let fixed = request(options, target, token, None);
     let mut tally = Tally::default();
     let mut connection: Option<BufReader<TcpStream>> = None;
     let mut sent = 0u64;
@@ -118,7 +128,7 @@ async fn client(options: &Options, number: usize, until: Instant) -> Tally {
         let with_id;
         let bytes = if options.request_ids {
             sent += 1;
-            with_id = request(options, target, Some(&format!("load-{number}-{sent}")));
+            with_id = request(options, target, token, Some(&format!("load-{number}-{sent}")));
             &with_id
         } else {
             &fixed
@@ -142,7 +152,12 @@ async fn client(options: &Options, number: usize, until: Instant) -> Tally {
                 connection = None;
                 tally.errors += 1;
                 if tally.first_error.is_none() {
-                    tally.first_error = Some(format!("{other:?}"));
+                    tally.first_error = Some(match &other {
+                        Ok((status, body)) => {
+                            format!("HTTP {status}: {}", String::from_utf8_lossy(body))
+                        }
+                        Err(error) => error.to_string(),
+                    });
                 }
             }
         }
