@@ -20,6 +20,7 @@ use crate::{
     runtime::Runtime,
     schema::{self, Direction, SchemaProfile, schema_for},
     state::{Requirements, StateMap},
+    task::{DynTaskStore, MemoryTaskStore, TaskStore},
     tool::{Tool, ToolSpec},
 };
 
@@ -48,6 +49,7 @@ pub struct Carmy {
     prompts: Vec<RegisteredPrompt>,
     states: StateMap,
     store: Option<Arc<dyn DynStore>>,
+    task_store: Option<Arc<dyn DynTaskStore>>,
     admissions: Vec<Arc<dyn DynAdmission>>,
     limits: Limits,
     profile: SchemaProfile,
@@ -80,6 +82,7 @@ impl Carmy {
             prompts: Vec::new(),
             states: StateMap::default(),
             store: None,
+            task_store: None,
             admissions: Vec::new(),
             limits: Limits::default(),
             profile: SchemaProfile::default(),
@@ -149,6 +152,13 @@ impl Carmy {
         self
     }
 
+    /// Replaces the in-memory task store (e.g. with one shared by replicas). Every runtime
+    /// that shares it can read, answer and cancel the tasks of the others. See [`TaskStore`].
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
     /// Adds an admission policy (a rate limit, a quota), asked for every call after the
     /// built-in ones (capacity, then the tool's turn), in the order added. See [`Admission`].
     pub fn admission(mut self, admission: impl Admission) -> Self {
@@ -201,6 +211,11 @@ impl Carmy {
                 .is_some_and(|t| t.is_zero())
             {
                 problems.push(BuildProblem::ZeroTimeout { tool: name.into() });
+            }
+            if registered.spec.task_after_override().is_some()
+                && !registered.spec.task_support().allows_tasks()
+            {
+                problems.push(BuildProblem::TaskAfterWithoutTasks { tool: name.into() });
             }
         }
         if self.limits.max_concurrent_executions == 0 {
@@ -286,6 +301,9 @@ impl Carmy {
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(MemoryStore::default()));
+        let task_store = self
+            .task_store
+            .unwrap_or_else(|| Arc::new(MemoryTaskStore::default()));
         Ok(Runtime::new(
             Catalog::new(
                 entries,
@@ -296,6 +314,7 @@ impl Carmy {
             ),
             Arc::new(self.states),
             store,
+            task_store,
             self.admissions,
             self.limits,
         ))
@@ -395,6 +414,14 @@ pub enum BuildProblem {
     /// A zero deadline would fail every call.
     #[error("tool `{tool}` has a zero timeout")]
     ZeroTimeout {
+        /// The tool.
+        tool: String,
+    },
+    /// `task_after` on a tool whose calls never become tasks.
+    #[error(
+        "tool `{tool}` sets `task_after` but never runs as a task: declare `task` as `optional` or `required`"
+    )]
+    TaskAfterWithoutTasks {
         /// The tool.
         tool: String,
     },

@@ -16,6 +16,12 @@ pub use carmy_core::{
     SchemaProfile, State, StoreError, Tool, ToolContent, ToolEntry, ToolInput, ToolOutput,
     ToolSpec, UriTemplate, codes, schema, testing,
 };
+// Tasks: executions that outlive their call, and where they are kept.
+pub use carmy_core::{
+    Created, MemoryTaskStore, MemoryTaskStoreLimits, NewTask, Responded, TaskEnding, TaskId,
+    TaskKey, TaskLease, TaskProgress, TaskRecord, TaskReport, TaskSignals, TaskStatus, TaskStore,
+    TaskSupport,
+};
 // Resources not known at build time, and their changes.
 pub use carmy_core::{
     ChangeSink, ProvidedResource, ProviderEntry, ResourceChanges, ResourceProvider, ResourceWatch,

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Begun, Ending, Inner, Request, claim::Claimed, guard::guarded, suspension::until_asked,
+    task::TaskSlot,
 };
 use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},
@@ -23,6 +24,7 @@ use crate::{
         Claim, Fingerprint, IdempotencyKey, LeaseTerms, MAX_REQUEST_ID_LEN, Recorded, Release,
     },
     progress::ProgressReporter,
+    task::TaskSupport,
     tool::Invocation,
 };
 
@@ -41,10 +43,18 @@ pub(super) struct Call {
     /// Who answers the tool's questions, and where the tool stops when the answers come on
     /// the caller's next try.
     asking: Option<Asking>,
+    /// The caller can follow a task.
+    allow_task: bool,
+    /// Set when the call may become a task: where its first answer goes.
+    pub(super) task: Option<Arc<TaskSlot>>,
 }
 
 impl Call {
-    pub(super) fn new(id: ExecutionId, request: Request) -> (Self, Value) {
+    pub(super) fn new(
+        id: ExecutionId,
+        request: Request,
+        task: Option<Arc<TaskSlot>>,
+    ) -> (Self, Value) {
         let Request {
             tool,
             arguments,
@@ -54,6 +64,7 @@ impl Call {
             progress,
             approver,
             asker,
+            allow_task,
         } = request;
         let call = Self {
             begun: Begun::now(id, ExecutionKind::Tool, tool),
@@ -65,9 +76,22 @@ impl Call {
             asking: asker.map(|asker| Asking {
                 asker,
                 suspension: Arc::default(),
+                task: task.as_ref().map(|slot| Arc::clone(&slot.route)),
             }),
+            allow_task,
+            task,
         };
         (call, arguments)
+    }
+
+    /// The host's context of the call.
+    pub(super) fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// What stops the execution.
+    pub(super) fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
     }
 }
 
@@ -107,6 +131,9 @@ impl Inner {
 
     async fn steps(&self, call: &Call, arguments: Value) -> Result<Ending<'_, Value>, Ended<'_>> {
         let entry = self.resolve(call)?;
+        if entry.task_support() == TaskSupport::Required && !call.allow_task {
+            return Err(rejected(entry, AgentError::task_required(entry.name())));
+        }
         let arguments = self.validate(entry, arguments)?;
         // The rare paths are boxed: a future is as large as its largest await, and adapters
         // move it into a task per call.
@@ -328,6 +355,14 @@ impl Inner {
             Ok(prepared) => prepared,
             Err(error) => return (ExecutionStatus::Rejected, Err(error), None),
         };
+        // A call that becomes a task as its tool starts does so before it starts: a task that
+        // cannot be created is a call refused, and nothing ran.
+        if let Some(slot) = &call.task
+            && entry.task_after().is_zero()
+            && let Err(error) = Box::pin(self.detach(entry, call, slot)).await
+        {
+            return (ExecutionStatus::Rejected, Err(error), None);
+        }
         let running = self.history.start(
             call.begun.id.clone(),
             ExecutionKind::Tool,
@@ -338,11 +373,15 @@ impl Inner {
             claimed.ran = true;
         }
         let tool_token = call.cancellation.child_token();
+        let progress = match &call.task {
+            Some(slot) => slot.progress(&call.progress),
+            None => call.progress.clone(),
+        };
         let invocation = Invocation::new(
             call.context.for_execution(
                 call.begun.id.clone(),
                 tool_token.clone(),
-                call.progress.clone(),
+                progress,
                 call.asking.clone(),
             ),
             Arc::clone(&self.states),
@@ -354,7 +393,13 @@ impl Inner {
             "tool",
         );
         // A tool that asks for answers coming on the caller's next try stops at its ask.
-        let ran = until_asked(run, call.asking.as_ref(), entry.name()).await;
+        let run = until_asked(run, call.asking.as_ref(), entry.name());
+        let ran = match &call.task {
+            Some(slot) if !slot.detached() => {
+                Box::pin(self.run_then_detach(run, entry, call, slot)).await
+            }
+            _ => run.await,
+        };
         let (status, result) = match ran {
             (ExecutionStatus::Succeeded, Ok(mut output)) => {
                 match entry.validate_output(&mut output) {
