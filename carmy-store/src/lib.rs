@@ -6,6 +6,9 @@
 //!   `store` feature (the shop is one), `--store memory` aside.
 //! - `conformance` (feature `conformance`): the trait's contract as scenarios, which every
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
+//! - `task_conformance` (feature `conformance`): the same for
+//!   [`TaskStore`](carmy_core::TaskStore)s (`task_conformance_tests!`), replicas sharing a
+//!   store included; `MemoryTaskStore` passes it, and durable task stores join there.
 //!
 //! ## Why SQLite
 //!
@@ -22,5 +25,7 @@ mod sqlite;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
+#[cfg(feature = "conformance")]
+pub mod task_conformance;
 
 pub use sqlite::{SqliteStore, SqliteStoreOptions};
