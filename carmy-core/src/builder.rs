@@ -22,6 +22,7 @@ use crate::{
     runtime::Runtime,
     schema::{self, Direction, SchemaProfile, schema_for},
     state::{Requirements, StateMap},
+    task::{DynTaskStore, MemoryTaskStore, TaskStore},
     tool::{Tool, ToolSpec},
 };
 
@@ -52,6 +53,7 @@ pub struct Carmy {
     store: Option<Arc<dyn DynStore>>,
     /// The store's records, when it keeps them: `None` with a store that does not.
     records: Option<Arc<dyn DynRecordStore>>,
+    task_store: Option<Arc<dyn DynTaskStore>>,
     admissions: Vec<Arc<dyn DynAdmission>>,
     limits: Limits,
     profile: SchemaProfile,
@@ -85,6 +87,7 @@ impl Carmy {
             states: StateMap::default(),
             store: None,
             records: None,
+            task_store: None,
             admissions: Vec::new(),
             limits: Limits::default(),
             profile: SchemaProfile::default(),
@@ -168,6 +171,13 @@ impl Carmy {
         self
     }
 
+    /// Replaces the in-memory task store (e.g. with one shared by replicas). Every runtime
+    /// that shares it can read, answer and cancel the tasks of the others. See [`TaskStore`].
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
     /// Adds an admission policy (a rate limit, a quota), asked for every call after the
     /// built-in ones (capacity, then the tool's turn), in the order added. See [`Admission`].
     pub fn admission(mut self, admission: impl Admission) -> Self {
@@ -232,6 +242,11 @@ impl Carmy {
                 if self.store.is_some() && self.records.is_none() {
                     problems.push(BuildProblem::TransactionalWithoutRecords { tool: name.into() });
                 }
+            }
+            if registered.spec.task_after_override().is_some()
+                && !registered.spec.task_support().allows_tasks()
+            {
+                problems.push(BuildProblem::TaskAfterWithoutTasks { tool: name.into() });
             }
         }
         if self.limits.max_concurrent_executions == 0 {
@@ -322,6 +337,9 @@ impl Carmy {
                 (memory as Arc<dyn DynStore>, Some(records))
             }
         };
+        let task_store = self
+            .task_store
+            .unwrap_or_else(|| Arc::new(MemoryTaskStore::default()));
         Ok(Runtime::new(
             Catalog::new(
                 entries,
@@ -333,6 +351,7 @@ impl Carmy {
             Arc::new(self.states),
             store,
             records,
+            task_store,
             self.admissions,
             self.limits,
         ))
@@ -450,6 +469,14 @@ pub enum BuildProblem {
         "tool `{tool}` is transactional, but the idempotency store keeps no records: give the builder one with `.store(...)`"
     )]
     TransactionalWithoutRecords {
+        /// The tool.
+        tool: String,
+    },
+    /// `task_after` on a tool whose calls never become tasks.
+    #[error(
+        "tool `{tool}` sets `task_after` but never runs as a task: declare `task` as `optional` or `required`"
+    )]
+    TaskAfterWithoutTasks {
         /// The tool.
         tool: String,
     },

@@ -14,6 +14,7 @@ use crate::{
     prompt::PromptEntry,
     resource::{MAX_URI_LEN, ProviderEntry, ResourceEntry, watch::Hub},
     schema,
+    task::TaskSupport,
     tool::ToolSpec,
 };
 
@@ -238,6 +239,17 @@ impl ToolEntry {
     /// The deadline of each execution.
     pub fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    /// Whether calls may become tasks.
+    pub fn task_support(&self) -> TaskSupport {
+        self.spec.task_support()
+    }
+
+    /// How long a call that may become a task runs as a plain call first (zero: it is a task
+    /// from the moment the tool starts).
+    pub fn task_after(&self) -> Duration {
+        self.spec.task_after_override().unwrap_or(Duration::ZERO)
     }
 
     /// The input schema, exactly as published and as used to validate arguments.

@@ -16,7 +16,7 @@ use crate::{
     grant::Grant,
     progress::ProgressReporter,
     records::Records,
-    runtime::Suspension,
+    runtime::{Suspension, TaskRoute},
 };
 
 /// What the host knows and trusts about a call: the principal, the grants it holds and any typed
@@ -63,6 +63,8 @@ struct ExecutionScope {
 pub(crate) struct Asking {
     pub(crate) asker: CallAsker,
     pub(crate) suspension: Arc<Suspension>,
+    /// Set when the call may become a task: once it did, its questions go to the task.
+    pub(crate) task: Option<Arc<TaskRoute>>,
 }
 
 impl Context {
@@ -219,6 +221,10 @@ impl Context {
             .find(|(_, ask)| !asking.asker.0.can_ask(ask.kind()))
         {
             return Err(AgentError::cannot_ask(ask.kind().as_str()));
+        }
+        // A task's questions wait in its store until its owner answers them, on any replica.
+        if let Some(driver) = asking.task.as_ref().and_then(|route| route.driver()) {
+            return driver.ask(asks).await;
         }
         match asking.asker.0.ask_boxed(&asks).await {
             Asked::Answered(answers) => Ok(answers),

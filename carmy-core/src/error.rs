@@ -9,6 +9,10 @@ use crate::{
     catalog::MAX_TOOL_NAME_LEN, excerpt::excerpt, grant::Grant, idempotency::MAX_REQUEST_ID_LEN,
 };
 
+/// How much of a task id an error quotes: ids are 37 bytes, anything longer is the caller's
+/// noise.
+const MAX_TASK_ID_QUOTE: usize = 64;
+
 /// The broad class of an error, so an agent can decide what to do next without parsing text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -104,6 +108,16 @@ pub mod codes {
     /// A transactional tool's reads kept changing under it, run after run, until its deadline
     /// or its last attempt; nothing was committed (retryable).
     pub const TRANSACTION_CONFLICT: &str = "TRANSACTION_CONFLICT";
+    /// No task of that id is known to its caller (never created, expired, or another
+    /// principal's).
+    pub const TASK_NOT_FOUND: &str = "TASK_NOT_FOUND";
+    /// The tool runs only as a task, and its caller cannot follow one.
+    pub const TASK_REQUIRED: &str = "TASK_REQUIRED";
+    /// The task's store could not be reached: nothing was read or changed; retry.
+    pub const TASK_STORE_UNAVAILABLE: &str = "TASK_STORE_UNAVAILABLE";
+    /// The process running a task stopped answering for it (its lease ran out): how it ended,
+    /// and its effects, are unknown.
+    pub const EXECUTION_LOST: &str = "EXECUTION_LOST";
 }
 
 /// An error an agent can act on: a stable `code`, a human `message`, a `category`, whether
@@ -300,6 +314,34 @@ impl AgentError {
             format!("the tool needs to ask its caller's host ({kind}), which cannot answer that"),
         )
         .with_details(serde_json::json!({ "ask": kind }))
+    }
+
+    /// `EXECUTION_LOST`: what a task whose holder's lease ran out ended with.
+    pub(crate) fn execution_lost() -> Self {
+        Self::new(
+            ErrorCategory::Unavailable,
+            codes::EXECUTION_LOST,
+            "the server running this task stopped answering for it before it finished; what it \
+             did, if anything, is unknown: check before calling again",
+        )
+        .with_retryable(false)
+    }
+
+    /// `TASK_NOT_FOUND`: no task `id` for this caller.
+    pub(crate) fn task_not_found(id: &str) -> Self {
+        let id = excerpt(id, MAX_TASK_ID_QUOTE);
+        Self::not_found(codes::TASK_NOT_FOUND, format!("no task `{id}`"))
+            .with_details(serde_json::json!({ "task_id": id }))
+    }
+
+    /// `TASK_REQUIRED`: `tool` runs only as a task, which the caller cannot follow.
+    pub(crate) fn task_required(tool: &str) -> Self {
+        Self::new(
+            ErrorCategory::Validation,
+            codes::TASK_REQUIRED,
+            format!("`{tool}` runs only as a task, and this caller cannot follow tasks"),
+        )
+        .with_details(serde_json::json!({ "tool": tool }))
     }
 
     pub(crate) fn confirmation_asked(tool: &str) -> Self {

@@ -11,7 +11,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ask::Pending, error::AgentError, question::Question};
+use crate::{ask::Pending, error::AgentError, question::Question, task::TaskRecord};
 
 /// A unique id for one execution, e.g. `exec_5f0c...`. Replays carry the id of the execution
 /// they replay.
@@ -209,6 +209,10 @@ pub enum OutcomeKind {
     /// [`Asker`](crate::Asker)): deliver them; `result` holds an `INPUT_REQUIRED` error for
     /// callers that cannot answer.
     AwaitingInput(Pending),
+    /// The execution became a task and runs on: deliver the task (its id, its status), whose
+    /// owner follows it through [`Runtime::task`](crate::Runtime::task). `status` is `running`
+    /// and `result` holds `{"task_id": ...}`.
+    Task(Box<TaskRecord>),
 }
 
 impl<T> Outcome<T> {
@@ -220,6 +224,14 @@ impl<T> Outcome<T> {
     /// The error, if the call failed.
     pub fn error(&self) -> Option<&AgentError> {
         self.result.as_ref().err()
+    }
+
+    /// The task the execution became, if it did.
+    pub fn task(&self) -> Option<&TaskRecord> {
+        match &self.kind {
+            OutcomeKind::Task(task) => Some(task),
+            _ => None,
+        }
     }
 
     /// The question to put to the human, when the call needs an answer before it can run.

@@ -7,7 +7,9 @@
 //!
 //! Every call goes through one pipeline ([`Runtime::execute`]): resolve, validate, approve,
 //! claim, admit, run, settle. Its seams are traits: [`Approver`] (may this call run?),
-//! [`Admission`] (may it start now?) and [`IdempotencyStore`] (where claims and outcomes live).
+//! [`Admission`] (may it start now?), [`IdempotencyStore`] (where claims and outcomes live) and
+//! [`TaskStore`] (where the executions that outlive their call, tasks, are kept, for every
+//! replica to read, answer and cancel).
 //!
 //! Most users depend on the `carmy` facade and write tools with `#[carmy::tool]`. This crate is
 //! what the macro expands to and what an adapter drives:
@@ -57,6 +59,7 @@ mod resource;
 mod runtime;
 pub mod schema;
 mod state;
+mod task;
 pub mod testing;
 mod tool;
 
@@ -105,5 +108,10 @@ pub use runtime::{
 };
 pub use schema::SchemaProfile;
 pub use state::{Requirements, State};
+pub use task::{
+    Created, MemoryTaskStore, MemoryTaskStoreLimits, NewTask, Responded, TaskEnding, TaskId,
+    TaskKey, TaskLease, TaskProgress, TaskRecord, TaskReport, TaskSignals, TaskStatus, TaskStore,
+    TaskSupport,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Invocation, NoInput, Tool, ToolInput, ToolOutput, ToolSpec};

@@ -20,6 +20,14 @@ pub struct Limits {
     /// confirm who does not answer in time leaves the call refused with
     /// `CONFIRMATION_TIMEOUT` (retryable: calling again asks again), not waiting forever.
     pub approval_timeout: Duration,
+    /// How long a task is kept once it ended (default 1 hour): its owner may read its outcome
+    /// until then.
+    pub task_ttl: Duration,
+    /// How often a task's owner is told to look at it (default 500 ms).
+    pub task_poll_interval: Duration,
+    /// The lease the replica running a task holds on it (default 30 s), renewed every third of
+    /// it: a replica that dies leaves the task `failed` at most this long after.
+    pub task_lease: Duration,
 }
 
 impl Default for Limits {
@@ -30,6 +38,9 @@ impl Default for Limits {
             max_argument_depth: 64,
             execution_history: 1024,
             approval_timeout: Duration::from_secs(120),
+            task_ttl: Duration::from_secs(60 * 60),
+            task_poll_interval: Duration::from_millis(500),
+            task_lease: Duration::from_secs(30),
         }
     }
 }
@@ -60,6 +71,27 @@ impl Limits {
     #[must_use]
     pub fn with_approval_timeout(mut self, timeout: Duration) -> Self {
         self.approval_timeout = timeout;
+        self
+    }
+
+    /// Replaces how long tasks are kept once ended.
+    #[must_use]
+    pub fn with_task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
+    /// Replaces the poll interval suggested to tasks' owners.
+    #[must_use]
+    pub fn with_task_poll_interval(mut self, interval: Duration) -> Self {
+        self.task_poll_interval = interval;
+        self
+    }
+
+    /// Replaces the lease on a running task.
+    #[must_use]
+    pub fn with_task_lease(mut self, lease: Duration) -> Self {
+        self.task_lease = lease;
         self
     }
 

@@ -23,6 +23,7 @@ pub use crate::{
     prompt::{Prompt, PromptSpec},
     resource::{Resource, ResourceSpec},
     state::{Requirements, State},
+    task::TaskSupport,
     tool::{Invocation, NoInput, Tool, ToolInput, ToolOutput, ToolSpec},
 };
 

@@ -10,6 +10,7 @@ use crate::{
     effect::{Confirmation, Effect},
     error::AgentError,
     state::{Requirements, State, StateMap},
+    task::TaskSupport,
 };
 
 /// A tool: static metadata, typed input and output, and an async body.
@@ -127,6 +128,8 @@ pub struct ToolSpec {
     parallel_safe: Option<bool>,
     confirmation: Option<Confirmation>,
     timeout: Option<Duration>,
+    task: TaskSupport,
+    task_after: Option<Duration>,
 }
 
 impl ToolSpec {
@@ -142,6 +145,8 @@ impl ToolSpec {
             parallel_safe: None,
             confirmation: None,
             timeout: None,
+            task: TaskSupport::Forbidden,
+            task_after: None,
         }
     }
 
@@ -187,6 +192,20 @@ impl ToolSpec {
     /// The tool's own deadline, replacing the runtime's default.
     pub const fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Whether calls may become tasks (default: never).
+    pub const fn task(mut self, task: TaskSupport) -> Self {
+        self.task = task;
+        self
+    }
+
+    /// How long a call that may become a task runs as a plain call first: if it ends (or asks
+    /// its caller something) within `after`, it is answered in the call; past it, it becomes
+    /// a task. Without it, such a call is a task from the moment the tool starts.
+    pub const fn task_after(mut self, after: Duration) -> Self {
+        self.task_after = Some(after);
         self
     }
 
@@ -240,6 +259,16 @@ impl ToolSpec {
     /// The tool's own deadline, if it set one.
     pub const fn timeout_override(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// Whether calls may become tasks.
+    pub const fn task_support(&self) -> TaskSupport {
+        self.task
+    }
+
+    /// How long a call runs as a plain call before it becomes a task, if the tool said.
+    pub const fn task_after_override(&self) -> Option<Duration> {
+        self.task_after
     }
 }
 

@@ -79,6 +79,14 @@ pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
         spec.extend(quote!(.confirmation(#private::Confirmation::#variant)));
     }
     spec.extend(timeout(&args.common));
+    if let Some(task) = args.task {
+        let variant = format_ident!("{}", task.variant());
+        spec.extend(quote!(.task(#private::TaskSupport::#variant)));
+    }
+    if let Some(after) = args.task_after {
+        let after = duration(after);
+        spec.extend(quote!(.task_after(#after)));
+    }
     function(
         tool,
         &Component {
@@ -172,16 +180,20 @@ fn name<A: Arguments>(function: &Function<A>) -> LitStr {
 
 /// `.timeout(..)` when the attribute set one.
 fn timeout(common: &Common) -> Option<TokenStream> {
-    let timeout = common.timeout?;
-    let duration = if timeout.subsec_nanos() % 1_000_000 == 0 {
-        let millis = Literal::u128_unsuffixed(timeout.as_millis());
+    let timeout = duration(common.timeout?);
+    Some(quote!(.timeout(#timeout)))
+}
+
+/// `duration` as a `Duration` constructor, in milliseconds when it is a whole number of them.
+fn duration(duration: std::time::Duration) -> TokenStream {
+    if duration.subsec_nanos().is_multiple_of(1_000_000) {
+        let millis = Literal::u128_unsuffixed(duration.as_millis());
         quote!(::core::time::Duration::from_millis(#millis))
     } else {
-        let secs = Literal::u64_unsuffixed(timeout.as_secs());
-        let nanos = Literal::u32_unsuffixed(timeout.subsec_nanos());
+        let secs = Literal::u64_unsuffixed(duration.as_secs());
+        let nanos = Literal::u32_unsuffixed(duration.subsec_nanos());
         quote!(::core::time::Duration::new(#secs, #nanos))
-    };
-    Some(quote!(.timeout(#duration)))
+    }
 }
 
 /// The struct, `call`, and in the `const _` block the direct-call `Deref` and the component's

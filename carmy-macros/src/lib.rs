@@ -65,6 +65,8 @@ use crate::{function::Function, prompt::PromptArgs, resource::ResourceArgs, tool
 /// | `transactional` | flag, or `= true` / `= false`: its effects are its writes to `ctx.records()`, committed with its outcome (`write` and `destructive` tools) | `false` |
 /// | `parallel_safe` | `= true` / `= false` | `true` for `none` and `read`, else `false` |
 /// | `confirmation` | `"required"` or `"none"` | `"required"` for `destructive`, else `"none"` |
+/// | `task` | `"optional"` (a task when the caller can follow one), `"required"` (only a task) or `"forbidden"` | `"forbidden"` |
+/// | `task_after` | a duration: how long a call runs as a plain call before it becomes a task; only with `task` | a task when the tool starts |
 /// | `name` | 1–128 characters of `A-Z a-z 0-9 _ - .` | the function's name |
 /// | `title` | a display name | none |
 /// | `description` | what the tool does, for the model | the doc comment |

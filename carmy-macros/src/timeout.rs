@@ -1,17 +1,33 @@
-//! `timeout = "30s"`: a humantime duration, parsed at compile time.
+//! `timeout = "30s"` and `task_after = "500ms"`: humantime durations, parsed at compile time.
 
 use std::time::Duration;
 
 use syn::LitStr;
 
-/// The duration in `lit`; zero and unparsable values are errors on the literal.
+/// The timeout in `lit`; zero and unparsable values are errors on the literal.
 pub(crate) fn parse(lit: &LitStr) -> syn::Result<Duration> {
+    duration(
+        lit,
+        "timeout",
+        "the timeout must be greater than zero; remove `timeout` to use the runtime's default",
+    )
+}
+
+/// The `task_after` in `lit`; zero and unparsable values are errors on the literal.
+pub(crate) fn parse_task_after(lit: &LitStr) -> syn::Result<Duration> {
+    duration(
+        lit,
+        "task_after",
+        "`task_after` must be greater than zero; remove it for a call that is a task from the \
+         moment its tool starts",
+    )
+}
+
+/// The duration in `lit`, named `what` in errors; `zero` is the error for a zero duration.
+fn duration(lit: &LitStr, what: &str, zero: &str) -> syn::Result<Duration> {
     let value = lit.value();
     match humantime::parse_duration(&value) {
-        Ok(duration) if duration.is_zero() => Err(syn::Error::new(
-            lit.span(),
-            "the timeout must be greater than zero; remove `timeout` to use the runtime's default",
-        )),
+        Ok(duration) if duration.is_zero() => Err(syn::Error::new(lit.span(), zero)),
         Ok(duration) => Ok(duration),
         Err(error) => {
             // humantime's positional errors ("expected number at 0") say less than the example.
@@ -23,7 +39,7 @@ pub(crate) fn parse(lit: &LitStr) -> syn::Result<Duration> {
             Err(syn::Error::new(
                 lit.span(),
                 format!(
-                    "invalid timeout `{value}`{detail}; expected a duration like \"500ms\", \"30s\" or \"2m\""
+                    "invalid {what} `{value}`{detail}; expected a duration like \"500ms\", \"30s\" or \"2m\""
                 ),
             ))
         }
@@ -59,6 +75,22 @@ mod tests {
             error.starts_with("invalid timeout `soon`; expected a duration"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn task_after_speaks_of_itself() {
+        let lit = |value| LitStr::new(value, proc_macro2::Span::call_site());
+        assert_eq!(
+            parse_task_after(&lit("250ms")).unwrap(),
+            Duration::from_millis(250)
+        );
+        let zero = parse_task_after(&lit("0ms")).unwrap_err().to_string();
+        assert!(
+            zero.starts_with("`task_after` must be greater than zero"),
+            "{zero}"
+        );
+        let soon = parse_task_after(&lit("soon")).unwrap_err().to_string();
+        assert!(soon.starts_with("invalid task_after `soon`"), "{soon}");
     }
 
     #[test]

@@ -128,7 +128,12 @@ async fn client(options: &Options, number: usize, until: Instant) -> Tally {
         let with_id;
         let bytes = if options.request_ids {
             sent += 1;
-            with_id = request(options, target, token, Some(&format!("load-{number}-{sent}")));
+            with_id = request(
+                options,
+                target,
+                token,
+                Some(&format!("load-{number}-{sent}")),
+            );
             &with_id
         } else {
             &fixed

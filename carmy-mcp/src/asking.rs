@@ -252,8 +252,9 @@ impl Asker for ClientAsker {
     }
 }
 
-/// Whether `answer` is of the shape `ask` expects, so that a wrong one is asked again.
-fn answers(ask: &Ask, answer: &Value) -> bool {
+/// Whether `answer` is of the shape `ask` expects, so that a wrong one is asked again (or, for
+/// a task, refused).
+pub(crate) fn answers(ask: &Ask, answer: &Value) -> bool {
     match ask {
         Ask::Input { .. } => answer.get("action").is_some_and(Value::is_string),
         Ask::Sample { .. } => answer.get("content").is_some(),

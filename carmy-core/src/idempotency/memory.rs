@@ -462,7 +462,7 @@ impl MemoryStore {
 }
 
 /// The note kept for an outcome too large to keep: the call ran, under this execution id.
-fn not_kept(recorded: Recorded, size: usize) -> Recorded {
+pub(crate) fn not_kept(recorded: Recorded, size: usize) -> Recorded {
     let error = AgentError::new(
         ErrorCategory::Conflict,
         codes::OUTCOME_NOT_KEPT,
@@ -481,30 +481,33 @@ fn not_kept(recorded: Recorded, size: usize) -> Recorded {
     Recorded::new(recorded.execution_id, recorded.status, Err(error))
 }
 
-/// About what `recorded` takes in memory: its strings, and a word or so per node.
-fn outcome_bytes(recorded: &Recorded) -> usize {
-    const NODE: usize = 16;
-    fn value(node: &Value) -> usize {
-        NODE + match node {
-            Value::String(text) => text.len(),
-            Value::Array(items) => items.iter().map(value).sum(),
-            Value::Object(members) => members
-                .iter()
-                .map(|(name, member)| name.len() + value(member))
-                .sum(),
-            _ => 0,
-        }
-    }
+/// About what `recorded` takes in memory.
+pub(crate) fn outcome_bytes(recorded: &Recorded) -> usize {
     NODE + recorded.execution_id.as_str().len()
         + match &recorded.result {
-            Ok(output) => value(output),
+            Ok(output) => value_bytes(output),
             Err(error) => {
                 error.code().len()
                     + error.message().len()
-                    + error.details().map_or(0, value)
+                    + error.details().map_or(0, value_bytes)
                     + error.next_tool().map_or(0, str::len)
             }
         }
+}
+
+const NODE: usize = 16;
+
+/// About what `node` takes in memory: its strings, and a word or so per node.
+pub(crate) fn value_bytes(node: &Value) -> usize {
+    NODE + match node {
+        Value::String(text) => text.len(),
+        Value::Array(items) => items.iter().map(value_bytes).sum(),
+        Value::Object(members) => members
+            .iter()
+            .map(|(name, member)| name.len() + value_bytes(member))
+            .sum(),
+        _ => 0,
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use crate::{
 
 pub use fingerprint::Fingerprint;
 pub use memory::{MemoryStore, MemoryStoreLimits};
+pub(crate) use memory::{not_kept, outcome_bytes, value_bytes};
 
 /// The longest request id accepted, in bytes: a longer one is refused (`INVALID_REQUEST_ID`)
 /// before anything is claimed or kept.

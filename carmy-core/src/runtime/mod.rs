@@ -8,6 +8,7 @@ mod read;
 mod render;
 mod request;
 mod suspension;
+mod task;
 mod transaction;
 
 use std::{
@@ -31,6 +32,7 @@ use crate::{
     limits::Limits,
     records::DynRecordStore,
     state::StateMap,
+    task::DynTaskStore,
 };
 
 pub use complete::{CompleteRequest, CompletionTarget};
@@ -39,6 +41,7 @@ pub use read::ReadRequest;
 pub use render::RenderRequest;
 pub use request::Request;
 pub(crate) use suspension::Suspension;
+pub(crate) use task::TaskRoute;
 
 /// The longest error code kept in an execution's record (codes are a tool's to choose).
 const MAX_CODE_LEN: usize = 64;
@@ -55,6 +58,9 @@ struct Inner {
     store: Arc<dyn DynStore>,
     /// The store's records (`None`: it keeps none).
     records: Option<Arc<dyn DynRecordStore>>,
+    task_store: Arc<dyn DynTaskStore>,
+    /// When the task store was last asked to sweep.
+    last_sweep: std::sync::Mutex<Option<Instant>>,
     limits: Limits,
     capacity: Capacity,
     /// Admissions added with `Carmy::admission`, asked after the built-in ones.
@@ -77,6 +83,7 @@ impl Runtime {
         states: Arc<StateMap>,
         store: Arc<dyn DynStore>,
         records: Option<Arc<dyn DynRecordStore>>,
+        task_store: Arc<dyn DynTaskStore>,
         admissions: Vec<Arc<dyn DynAdmission>>,
         limits: Limits,
     ) -> Self {
@@ -86,6 +93,8 @@ impl Runtime {
                 states,
                 store,
                 records,
+                task_store,
+                last_sweep: std::sync::Mutex::new(None),
                 capacity: Capacity::new(limits.max_concurrent_executions),
                 admissions,
                 history: History::new(limits.execution_history),
@@ -125,7 +134,8 @@ impl Runtime {
     ///
     /// The pipeline, step by step (each may end the call; see the README's error table):
     ///
-    /// 1. **resolve** the tool by its exact name (`TOOL_NOT_FOUND`);
+    /// 1. **resolve** the tool by its exact name (`TOOL_NOT_FOUND`), and refuse a tool that
+    ///    runs only as a task to a caller that cannot follow one (`TASK_REQUIRED`);
     /// 2. **validate** the arguments against the published input schema (`INVALID_ARGUMENTS`);
     /// 3. **approve**, for tools that need confirmation: the host's grant `confirm:<tool>`,
     ///    else the request's [`Approver`](crate::Approver) (`CONFIRMATION_*`);
@@ -134,7 +144,11 @@ impl Runtime {
     /// 5. **admit**: capacity, the tool's turn when its executions must not overlap, then the
     ///    admissions added with [`Carmy::admission`](crate::Carmy::admission) (`CAPACITY`...);
     /// 6. **run** the tool on its decoded input, under its deadline and the request's
-    ///    cancellation, catching panics, and check its output against its output schema;
+    ///    cancellation, catching panics, and check its output against its output schema. A
+    ///    call that may become a task ([`Request::allow_task`]) becomes one when its tool
+    ///    starts, or once it has run for its `task_after`: the caller is answered with the
+    ///    task ([`OutcomeKind::Task`]) and the execution runs on, its outcome recorded in the
+    ///    task store too;
     /// 7. **settle** the claim: the outcome recorded for replay, or the claim released.
     ///
     /// Every call that does not end in a replay is recorded once, with its status, in the
@@ -172,24 +186,33 @@ impl Runtime {
     /// # }).unwrap();
     /// ```
     pub async fn execute(&self, request: Request) -> Outcome {
-        let execution_id = ExecutionId::generate();
+        if self.may_detach(&request) {
+            // The rare path is boxed: a future is as large as its largest await.
+            return Box::pin(self.execute_detachable(request)).await;
+        }
+        let (call, arguments) = Call::new(ExecutionId::generate(), request, None);
+        self.execute_call(call, arguments).await
+    }
+
+    /// The pipeline of one call, and the record of how it ended.
+    async fn execute_call(&self, call: Call, arguments: Value) -> Outcome {
         let span = tracing::info_span!(
             "carmy.execute",
-            tool = %excerpt(&request.tool, MAX_TOOL_NAME_LEN),
+            tool = %excerpt(&call.begun.named, MAX_TOOL_NAME_LEN),
             effect = field::Empty,
-            execution_id = %execution_id,
+            execution_id = %call.begun.id,
             status = field::Empty,
             duration_ms = field::Empty,
         );
-        let (call, arguments) = Call::new(execution_id, request);
         let ended = self
             .inner
             .pipeline(&call, arguments)
             .instrument(span.clone())
             .await;
         let duration = call.begun.started.elapsed();
+        let Call { begun, task, .. } = call;
         let outcome = match ended {
-            Ended::Execution(ending) => self.inner.conclude(call.begun, ending, duration),
+            Ended::Execution(ending) => self.inner.conclude(begun, ending, duration),
             Ended::Replay(recorded) => {
                 tracing::debug!(replayed = %recorded.execution_id, "replaying a recorded outcome");
                 Outcome {
@@ -200,6 +223,9 @@ impl Runtime {
                 }
             }
         };
+        if let Some(task) = task {
+            task.finish(&outcome).await;
+        }
         span.record("status", outcome.status.as_str());
         span.record("duration_ms", duration.as_secs_f64() * 1e3);
         outcome

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Begun, Ending, Inner, Request, claim::Claimed, guard::guarded, suspension::until_asked,
+    task::TaskSlot,
 };
 use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},
@@ -25,6 +26,7 @@ use crate::{
     },
     progress::ProgressReporter,
     records::Records,
+    task::TaskSupport,
     tool::Invocation,
 };
 
@@ -46,10 +48,18 @@ pub(super) struct Call {
     /// Who answers the tool's questions, and where the tool stops when the answers come on
     /// the caller's next try.
     asking: Option<Asking>,
+    /// The caller can follow a task.
+    allow_task: bool,
+    /// Set when the call may become a task: where its first answer goes.
+    pub(super) task: Option<Arc<TaskSlot>>,
 }
 
 impl Call {
-    pub(super) fn new(id: ExecutionId, request: Request) -> (Self, Value) {
+    pub(super) fn new(
+        id: ExecutionId,
+        request: Request,
+        task: Option<Arc<TaskSlot>>,
+    ) -> (Self, Value) {
         let Request {
             tool,
             arguments,
@@ -59,6 +69,7 @@ impl Call {
             progress,
             approver,
             asker,
+            allow_task,
         } = request;
         let call = Self {
             begun: Begun::now(id, ExecutionKind::Tool, tool),
@@ -70,9 +81,22 @@ impl Call {
             asking: asker.map(|asker| Asking {
                 asker,
                 suspension: Arc::default(),
+                task: task.as_ref().map(|slot| Arc::clone(&slot.route)),
             }),
+            allow_task,
+            task,
         };
         (call, arguments)
+    }
+
+    /// The host's context of the call.
+    pub(super) fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// What stops the execution.
+    pub(super) fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
     }
 }
 
@@ -112,6 +136,9 @@ impl Inner {
 
     async fn steps(&self, call: &Call, arguments: Value) -> Result<Ending<'_, Value>, Ended<'_>> {
         let entry = self.resolve(call)?;
+        if entry.task_support() == TaskSupport::Required && !call.allow_task {
+            return Err(rejected(entry, AgentError::task_required(entry.name())));
+        }
         let arguments = self.validate(entry, arguments)?;
         // The rare paths are boxed: a future is as large as its largest await, and adapters
         // move it into a task per call.
@@ -340,6 +367,9 @@ impl Inner {
             Ok(prepared) => prepared,
             Err(error) => return (ExecutionStatus::Rejected, Err(error), None),
         };
+        if let Err(error) = self.become_task_now(entry, call).await {
+            return (ExecutionStatus::Rejected, Err(error), None);
+        }
         let running = self.history.start(
             call.begun.id.clone(),
             ExecutionKind::Tool,
@@ -355,6 +385,21 @@ impl Inner {
         (status, result, Some(running))
     }
 
+    /// A call that becomes a task as its tool starts does so before it starts: a task that
+    /// cannot be created is a call refused, and nothing ran.
+    pub(super) async fn become_task_now(
+        &self,
+        entry: &ToolEntry,
+        call: &Call,
+    ) -> Result<(), AgentError> {
+        match &call.task {
+            Some(slot) if entry.task_after().is_zero() => {
+                Box::pin(self.detach(entry, call, slot)).await
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// One run of a decoded tool, with `records` as its view of the records, for at most
     /// `timeout`.
     pub(super) async fn run_prepared(
@@ -366,11 +411,15 @@ impl Inner {
         timeout: Duration,
     ) -> (ExecutionStatus, Result<Value, AgentError>) {
         let tool_token = call.cancellation.child_token();
+        let progress = match &call.task {
+            Some(slot) => slot.progress(&call.progress),
+            None => call.progress.clone(),
+        };
         let invocation = Invocation::new(
             call.context.for_execution(
                 call.begun.id.clone(),
                 tool_token.clone(),
-                call.progress.clone(),
+                progress,
                 call.asking.clone(),
                 records,
             ),
@@ -378,7 +427,13 @@ impl Inner {
         );
         let run = guarded(prepared(invocation), timeout, &call.cancellation, "tool");
         // A tool that asks for answers coming on the caller's next try stops at its ask.
-        let ran = until_asked(run, call.asking.as_ref(), entry.name()).await;
+        let run = until_asked(run, call.asking.as_ref(), entry.name());
+        let ran = match &call.task {
+            Some(slot) if !slot.detached() => {
+                Box::pin(self.run_then_detach(run, entry, call, slot)).await
+            }
+            _ => run.await,
+        };
         let (status, result) = match ran {
             (ExecutionStatus::Succeeded, Ok(mut output)) => {
                 match entry.validate_output(&mut output) {

@@ -110,6 +110,7 @@ impl Runtime {
         } = request;
         let begun = Begun::now(execution_id, ExecutionKind::Render, prompt);
         let asking = asker.map(|asker| Asking {
+            task: None,
             asker,
             suspension: Arc::default(),
         });

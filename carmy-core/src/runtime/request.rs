@@ -30,6 +30,7 @@ pub struct Request {
     pub(super) progress: ProgressReporter,
     pub(super) approver: Option<CallApprover>,
     pub(super) asker: Option<CallAsker>,
+    pub(super) allow_task: bool,
 }
 
 impl Request {
@@ -44,6 +45,7 @@ impl Request {
             progress: ProgressReporter::disabled(),
             approver: None,
             asker: None,
+            allow_task: false,
         }
     }
 
@@ -84,6 +86,17 @@ impl Request {
     /// protocol. Without one, a tool that asks fails with `CANNOT_ASK`. See [`Asker`].
     pub fn asker(mut self, asker: impl Asker) -> Self {
         self.asker = Some(CallAsker(std::sync::Arc::new(asker)));
+        self
+    }
+
+    /// Says the caller can follow a task: a call of a tool whose calls may become tasks
+    /// ([`TaskSupport`](crate::TaskSupport)) becomes one when its tool starts (or once it has
+    /// run for its `task_after`), and is answered then with
+    /// [`OutcomeKind::Task`](crate::OutcomeKind::Task); the tool runs on, and its outcome goes
+    /// to the runtime's [`TaskStore`](crate::TaskStore). The request's cancellation stops the
+    /// call only until then; afterwards, cancelling is [`Runtime::cancel_task`](super::Runtime::cancel_task).
+    pub fn allow_task(mut self) -> Self {
+        self.allow_task = true;
         self
     }
 

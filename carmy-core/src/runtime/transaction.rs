@@ -61,6 +61,9 @@ impl Inner {
                 None,
             );
         };
+        if let Err(error) = self.become_task_now(entry, call).await {
+            return (ExecutionStatus::Rejected, Err(error), None);
+        }
         let running = self.history.start(
             call.begun.id.clone(),
             ExecutionKind::Tool,

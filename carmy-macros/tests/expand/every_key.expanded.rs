@@ -46,7 +46,9 @@ const _: () = {
             .idempotent(true)
             .parallel_safe(false)
             .confirmation(__carmy::Confirmation::Required)
-            .timeout(::core::time::Duration::from_millis(1500));
+            .timeout(::core::time::Duration::from_millis(1500))
+            .task(__carmy::TaskSupport::Optional)
+            .task_after(::core::time::Duration::from_millis(2000));
         async fn run(
             &self,
             __carmy_input: Self::Input,

@@ -8,6 +8,8 @@ use carmy::prelude::*;
     idempotent,
     parallel_safe = false,
     confirmation = "required",
+    task = "optional",
+    task_after = "2s",
     name = "orders.cancel",
     title = "Cancel an order",
     description = "Cancels an order for good.",

@@ -1,7 +1,8 @@
 //! The rmcp `ServerHandler` of [`McpServer`]: one file per MCP area (`tools.rs`,
-//! `resources.rs`, `prompts.rs`, `completion.rs`; the log of each request is forwarded by
-//! `crate::logging`), and the requests rmcp could not parse (`requests.rs`). Lifecycles
-//! (`initialize`, `server/discover`, `ping`) are rmcp's.
+//! `resources.rs`, `prompts.rs`, `completion.rs`, `tasks.rs`; the log of each request is
+//! forwarded by `crate::logging`), and the requests rmcp could not parse (`requests.rs`).
+//! Lifecycles (`initialize`, `server/discover`, `ping`) are rmcp's, but for what `initialize`
+//! says of tasks.
 // MCP's logging types are marked deprecated in rmcp (see `crate::logging`).
 #![allow(deprecated)]
 
@@ -11,6 +12,7 @@ mod prompts;
 mod requests;
 mod resources;
 mod subscriptions;
+mod tasks;
 mod tools;
 
 pub(crate) use subscriptions::Subscriptions;
@@ -18,12 +20,13 @@ pub(crate) use subscriptions::Subscriptions;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CancelledNotificationParam, CompleteRequestParams,
-        CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam,
+        CompleteRequestParams, CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams,
+        GetPromptResponse, GetTaskParams, GetTaskResult, InitializeRequestParams, InitializeResult,
         ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
         LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
         ReadResourceResponse, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-        SubscriptionFilter, Tool, UnsubscribeRequestParams,
+        SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -48,6 +51,24 @@ impl McpServer {
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         (*self.info).clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        // Tasks are the 2026-07-28 extension's (SEP-2663), served on requests of that
+        // revision only: a session that begins with `initialize` is not told of them.
+        if let Some(extensions) = result.capabilities.extensions.as_mut() {
+            extensions.remove(TASKS_EXTENSION_ID);
+            if extensions.is_empty() {
+                result.capabilities.extensions = None;
+            }
+        }
+        Ok(result)
     }
 
     async fn list_tools(
@@ -182,6 +203,30 @@ impl ServerHandler for McpServer {
         requests::in_revision("logging/setLevel", context.protocol_version().as_ref())?;
         self.session.set_log_level(params.level);
         Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        params: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        tasks::get(self, params, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        params: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::update(self, params, &context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        params: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(self, params, &context).await
     }
 
     async fn on_cancelled(

@@ -21,6 +21,12 @@ pub(super) fn unparsed(request: CustomRequest, version: Option<&ProtocolVersion>
     if method == "tools/call" {
         return call_params_error(params.as_ref());
     }
+    if matches!(
+        method.as_str(),
+        "tasks/get" | "tasks/update" | "tasks/cancel"
+    ) {
+        return task_params_error(&method, params.as_ref());
+    }
     ErrorData::invalid_params(
         format!("invalid params for `{method}`"),
         Some(json!({ "method": method })),
@@ -154,6 +160,56 @@ fn call_params_error(params: Option<&Value>) -> ErrorData {
         // Parsed now, so it was not the params; say so rather than guess.
         Ok(_) => ErrorData::invalid_params("invalid `tools/call` request", None),
     }
+}
+
+/// Why `tasks/get`, `tasks/update` or `tasks/cancel` params did not parse.
+fn task_params_error(method: &str, params: Option<&Value>) -> ErrorData {
+    let problem = |message: String, field: &str| {
+        ErrorData::invalid_params(message, Some(json!({ "field": field })))
+    };
+    let usage = if method == "tasks/update" {
+        "{\"taskId\": <task id>, \"inputResponses\": {...}}"
+    } else {
+        "{\"taskId\": <task id>}"
+    };
+    let Some(object) = params.and_then(Value::as_object) else {
+        return problem(format!("`{method}` needs params: {usage}"), "params");
+    };
+    match object.get("taskId") {
+        Some(Value::String(_)) => {}
+        None => {
+            return problem(
+                format!("`{method}` params need `taskId`: {usage}"),
+                "taskId",
+            );
+        }
+        Some(other) => {
+            return problem(
+                format!("`taskId` must be a string, got {}", describe(other)),
+                "taskId",
+            );
+        }
+    }
+    match object.get("inputResponses") {
+        Some(Value::Object(_)) => {}
+        _ if method != "tasks/update" => {}
+        None => {
+            return problem(
+                "`tasks/update` params need `inputResponses`, the answers by key".into(),
+                "inputResponses",
+            );
+        }
+        Some(other) => {
+            return problem(
+                format!(
+                    "`inputResponses` must be an object, got {}",
+                    describe(other)
+                ),
+                "inputResponses",
+            );
+        }
+    }
+    problem(format!("invalid `{method}` params: {usage}"), "params")
 }
 
 fn describe(value: &Value) -> &'static str {

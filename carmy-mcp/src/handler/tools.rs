@@ -57,6 +57,16 @@ pub(super) async fn call(
     if let Some(request_id) = request_id {
         request = request.request_id(request_id);
     }
+    // A caller that declared the tasks extension (2026-07-28, in the request's `_meta`) can
+    // follow a task: a call of a tool that may run as one becomes one (the runtime decides
+    // when). Older sessions get plain calls, and a tool that runs only as a task is refused.
+    let follows_tasks = modern
+        && context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+    if follows_tasks {
+        request = request.allow_task();
+    }
     // The human in front of the client may approve what the host did not grant; the runtime
     // asks only when the tool needs it.
     if let Some(confirmation) = &server.confirmation

@@ -1,8 +1,8 @@
 //! Carmy → MCP, in pure functions: catalog entries become `Tool`s (`tools.rs`), `Resource`s and
 //! `ResourceTemplate`s (`resources.rs`) and `Prompt`s (`prompts.rs`), outcomes become
 //! `tools/call`, `resources/read` and `prompts/get` answers (`outcome.rs`, `resources.rs`,
-//! `prompts.rs`; content blocks in `content.rs`), and an approver's question becomes the confirmation
-//! form (`confirmation.rs`). Lists are paged the same way (`page.rs`). No protocol state, nothing awaited: each `*/list` and each kind
+//! `prompts.rs`; content blocks in `content.rs`), task records become `tasks/*` answers
+//! (`tasks.rs`), and an approver's question becomes the confirmation form (`confirmation.rs`). Lists are paged the same way (`page.rs`). No protocol state, nothing awaited: each `*/list` and each kind
 //! of answer is mapped in one place.
 
 mod completion;
@@ -12,6 +12,7 @@ mod outcome;
 mod page;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 pub(crate) use completion::{complete_result, target as completion_target};
@@ -21,6 +22,7 @@ pub(crate) use content::block as content_block;
 pub(crate) use outcome::call_response;
 pub(crate) use prompts::{PromptListing, get_result};
 pub(crate) use resources::{ResourceListing, read_error, read_result};
+pub(crate) use tasks::{task_error, task_result};
 pub(crate) use tools::Listing;
 
 /// `Tool._meta`: the declared effect (`none`, `read`, `write`, `destructive`, `external_write`).
@@ -40,3 +42,8 @@ pub const META_STATUS: &str = "carmy/status";
 /// `CallToolResult._meta` on errors: the error object (`code`, `message`, `category`,
 /// `retryable`, `details`, `next_tool`).
 pub const META_ERROR: &str = "carmy/error";
+/// `Tool._meta`: whether the tool's calls may become tasks (`forbidden`, `optional`,
+/// `required`).
+pub const META_TASK: &str = "carmy/task";
+/// `tasks/get` result `_meta`: the tool's latest progress, `{"done": .., "total": ..}`.
+pub const META_PROGRESS: &str = "carmy/progress";

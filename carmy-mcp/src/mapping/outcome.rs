@@ -1,10 +1,13 @@
 //! `tools/call` answers: an outcome becomes a result, a protocol error, or a question for the
 //! human, by what the runtime says it is.
 
-use carmy_core::{AgentError, Outcome, OutcomeKind, Question, ToolContent, ToolEntry, codes};
+use carmy_core::{
+    AgentError, ExecutionId, ExecutionStatus, Outcome, OutcomeKind, Question, ToolContent,
+    ToolEntry, codes,
+};
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock as McpBlock, ErrorCode, ErrorData, InputRequest,
-    InputRequests, InputRequiredResult, MetaObject,
+    CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock as McpBlock, ErrorCode,
+    ErrorData, InputRequest, InputRequests, InputRequiredResult, MetaObject,
 };
 
 use super::{
@@ -14,8 +17,8 @@ use super::{
 };
 
 /// The answer to `tools/call`: the tool's result (failures included), a JSON-RPC error
-/// (`-32602`) for a call that named no tool, or an `input_required` result carrying the
-/// question the call's approver asked.
+/// (`-32602`) for a call that named no tool, an `input_required` result carrying the question
+/// the call's approver asked, or the task the call became.
 pub(crate) fn call_response(
     entry: Option<&ToolEntry>,
     mut outcome: Outcome,
@@ -28,7 +31,13 @@ pub(crate) fn call_response(
     {
         return Err(missing_capability(error));
     }
+    if let Err(error) = &outcome.result
+        && error.code() == codes::TASK_REQUIRED
+    {
+        return Err(tasks_required(error));
+    }
     match std::mem::replace(&mut outcome.kind, OutcomeKind::Result) {
+        OutcomeKind::Task(task) => Ok(super::tasks::create_result(&task).into()),
         OutcomeKind::Unroutable => {
             let error = outcome
                 .result
@@ -44,11 +53,10 @@ pub(crate) fn call_response(
             )
             .into()),
             Err(error) => {
-                outcome.result = Err(error);
-                Ok(call_result(entry, outcome).into())
+                Ok(call_result(entry, &outcome.execution_id, outcome.status, Err(error)).into())
             }
         },
-        _ => Ok(call_result(entry, outcome).into()),
+        _ => Ok(call_result(entry, &outcome.execution_id, outcome.status, outcome.result).into()),
     }
 }
 
@@ -64,15 +72,18 @@ fn input_required(entry: Option<&ToolEntry>, question: &Question) -> InputRequir
     InputRequiredResult::new(Some(requests), Some(question.state().to_owned()))
 }
 
-/// The tool's result: its output, or its error (never `structuredContent`).
-fn call_result(entry: Option<&ToolEntry>, outcome: Outcome) -> CallToolResult {
+/// The tool's result: its output, or its error (never `structuredContent`); a task's, once it
+/// ended, too.
+pub(crate) fn call_result(
+    entry: Option<&ToolEntry>,
+    execution_id: &ExecutionId,
+    status: ExecutionStatus,
+    result: Result<serde_json::Value, AgentError>,
+) -> CallToolResult {
     let mut meta = MetaObject::new();
-    meta.insert(
-        META_EXECUTION_ID.into(),
-        outcome.execution_id.as_str().into(),
-    );
-    meta.insert(META_STATUS.into(), outcome.status.as_str().into());
-    let result = match outcome.result {
+    meta.insert(META_EXECUTION_ID.into(), execution_id.as_str().into());
+    meta.insert(META_STATUS.into(), status.as_str().into());
+    let result = match result {
         Ok(value) if entry.is_some_and(ToolEntry::returns_content) => {
             match ToolContent::from_json(&value) {
                 Ok(content) => CallToolResult::success(content.iter().map(block).collect()),
@@ -124,6 +135,20 @@ fn missing_capability(error: &AgentError) -> ErrorData {
         ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
         error.message().to_owned(),
         Some(serde_json::json!({ "requiredCapabilities": { capability: {} } })),
+    )
+}
+
+/// `-32021`, naming the tasks extension: the tool runs only as a task, and the request did not
+/// declare it can follow one.
+fn tasks_required(error: &AgentError) -> ErrorData {
+    let mut data = serde_json::json!({
+        "requiredCapabilities": ClientCapabilities::builder().enable_tasks().build(),
+    });
+    data["error"] = error.to_envelope()["error"].clone();
+    ErrorData::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        error.message().to_owned(),
+        Some(data),
     )
 }
 

@@ -10,7 +10,7 @@ use carmy_core::{Catalog, Effect, ToolEntry};
 use rmcp::model::{CacheScope, JsonObject, ListToolsResult, MetaObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use super::{META_CONFIRMATION, META_EFFECT, META_PARALLEL_SAFE};
+use super::{META_CONFIRMATION, META_EFFECT, META_PARALLEL_SAFE, META_TASK};
 
 /// How long clients may keep `tools/list` (the catalog never changes while serving).
 const TOOLS_TTL_MS: u64 = 60_000;
@@ -92,6 +92,9 @@ fn tool_meta(entry: &ToolEntry) -> MetaObject {
         entry.confirmation().as_str().into(),
     );
     meta.insert(META_PARALLEL_SAFE.into(), entry.parallel_safe().into());
+    // rmcp's `Tool` has no `execution` member (2025-11-25's `execution.taskSupport`): the
+    // declaration travels in `_meta`, for every revision.
+    meta.insert(META_TASK.into(), entry.task_support().as_str().into());
     meta
 }
 

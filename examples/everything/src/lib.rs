@@ -12,6 +12,7 @@ pub mod asking;
 pub mod completion;
 pub mod prompts;
 pub mod resources;
+pub mod tasks;
 pub mod tools;
 
 use carmy::{BuildError, Carmy, Runtime, SchemaProfile};
@@ -49,6 +50,13 @@ pub fn everything() -> Carmy {
         .tool(tools::test_logging_tool)
         .tool(tools::json_schema_2020_12_tool)
         .tool(tools::test_x_mcp_header)
+        .tool(tasks::greet)
+        .tool(tasks::slow_compute)
+        .tool(tasks::failing_job)
+        .tool(tasks::protocol_error_job)
+        .tool(tasks::confirm_delete)
+        .tool(tasks::multi_input)
+        .tool(tasks::test_tool_with_task)
         .resource(resources::static_text)
         .resource(resources::static_binary)
         .resource(resources::template_data)

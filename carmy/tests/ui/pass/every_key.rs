@@ -8,6 +8,8 @@ use carmy::prelude::*;
     idempotent,
     parallel_safe = true,
     confirmation = "required",
+    task = "optional",
+    task_after = "2s",
     name = "orders.send-confirmation_v2",
     title = "Send the order confirmation",
     description = "Emails the customer their order confirmation.",
@@ -29,7 +31,7 @@ async fn lookup() -> Result<(), AgentError> {
     Ok(())
 }
 
-#[tool(effect = "write", idempotent = true, timeout = "1500us")]
+#[tool(effect = "write", idempotent = true, timeout = "1500us", task = "required")]
 async fn touch() -> Result<(), AgentError> {
     Ok(())
 }
@@ -56,8 +58,11 @@ fn main() {
     assert!(tool.parallel_safe());
     assert_eq!(tool.confirmation(), carmy::Confirmation::Required);
     assert_eq!(tool.timeout(), Duration::from_secs(90));
+    assert_eq!(tool.task_support(), carmy::TaskSupport::Optional);
+    assert_eq!(tool.task_after(), Duration::from_secs(2));
 
     let tool = catalog.get("lookup").unwrap();
+    assert_eq!(tool.task_support(), carmy::TaskSupport::Forbidden);
     assert!(!tool.idempotent() && !tool.parallel_safe());
     assert_eq!(tool.confirmation(), carmy::Confirmation::None);
     assert_eq!(tool.timeout(), Duration::from_millis(250));
@@ -65,4 +70,6 @@ fn main() {
     let tool = catalog.get("touch").unwrap();
     assert!(tool.idempotent());
     assert_eq!(tool.timeout(), Duration::from_micros(1500));
+    assert_eq!(tool.task_support(), carmy::TaskSupport::Required);
+    assert_eq!(tool.task_after(), Duration::ZERO);
 }

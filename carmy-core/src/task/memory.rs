@@ -1,0 +1,680 @@
+//! The default task store: in this process's memory, bounded by count and bytes, with a share
+//! per principal.
+//!
+//! As with idempotency keys, a task is never forgotten early to make room: its owner polls for
+//! an outcome it was promised. So the bounds are shares: each principal may hold so many tasks
+//! and bytes (running, or ended and kept for their `ttl`); one who fills its share is refused
+//! new tasks (`CAPACITY`, retryable) until its own oldest expire, and nobody else notices. The
+//! totals are bounded too, and fail closed the same way. An outcome too large to keep is kept
+//! as a note that the call ran (`OUTCOME_NOT_KEPT`).
+//!
+//! Expiry runs on the tokio clock, so tests may pause time; the timestamps handed to clients
+//! are the system clock's.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    fmt,
+    future::Future,
+    sync::{Arc, Mutex},
+    time::{Duration, SystemTime},
+};
+
+use serde_json::Value;
+use tokio::{sync::watch, time::Instant};
+
+use super::{
+    Created, NewTask, Responded, TaskEnding, TaskKey, TaskLease, TaskRecord, TaskReport,
+    TaskSignals, TaskStore,
+};
+use crate::{
+    ask::Asks,
+    idempotency::{Recorded, StoreError, not_kept, outcome_bytes, value_bytes},
+};
+
+/// Bounds of the in-memory task store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MemoryTaskStoreLimits {
+    /// Tasks one principal may hold at once, running or kept (default 1,000).
+    pub max_tasks_per_principal: usize,
+    /// Tasks across all principals (default 10,000).
+    pub max_tasks: usize,
+    /// Bytes one principal's tasks may take (default 16 MiB).
+    pub max_bytes_per_principal: usize,
+    /// Bytes across all principals (default 128 MiB).
+    pub max_bytes: usize,
+    /// The largest outcome kept (default 1 MiB); a larger one is kept as a note that the call
+    /// ran.
+    pub max_outcome_bytes: usize,
+}
+
+impl Default for MemoryTaskStoreLimits {
+    fn default() -> Self {
+        Self {
+            max_tasks_per_principal: 1_000,
+            max_tasks: 10_000,
+            max_bytes_per_principal: 16 << 20,
+            max_bytes: 128 << 20,
+            max_outcome_bytes: 1 << 20,
+        }
+    }
+}
+
+impl MemoryTaskStoreLimits {
+    /// Replaces the bound on one principal's tasks.
+    #[must_use]
+    pub fn with_max_tasks_per_principal(mut self, max: usize) -> Self {
+        self.max_tasks_per_principal = max;
+        self
+    }
+
+    /// Replaces the bound on tasks across principals.
+    #[must_use]
+    pub fn with_max_tasks(mut self, max: usize) -> Self {
+        self.max_tasks = max;
+        self
+    }
+
+    /// Replaces the bound on one principal's bytes.
+    #[must_use]
+    pub fn with_max_bytes_per_principal(mut self, max: usize) -> Self {
+        self.max_bytes_per_principal = max;
+        self
+    }
+
+    /// Replaces the bound on bytes across principals.
+    #[must_use]
+    pub fn with_max_bytes(mut self, max: usize) -> Self {
+        self.max_bytes = max;
+        self
+    }
+
+    /// Replaces the largest outcome kept.
+    #[must_use]
+    pub fn with_max_outcome_bytes(mut self, max: usize) -> Self {
+        self.max_outcome_bytes = max;
+        self
+    }
+}
+
+/// The default task store: in memory, bounded per principal and in total. Tasks live and die
+/// with the process; share one (in an `Arc`) between runtimes of one process, or implement
+/// [`TaskStore`] over a database to share tasks across replicas.
+pub struct MemoryTaskStore {
+    limits: MemoryTaskStoreLimits,
+    inner: Mutex<Tasks>,
+}
+
+#[derive(Default)]
+struct Tasks {
+    by_key: HashMap<TaskKey, Entry>,
+    shares: HashMap<Arc<str>, Share>,
+    tasks: usize,
+    bytes: usize,
+    /// Lease tokens are unique in the store: a counter is enough.
+    next_token: u128,
+}
+
+#[derive(Default)]
+struct Share {
+    tasks: usize,
+    bytes: usize,
+}
+
+struct Entry {
+    record: TaskRecord,
+    /// The running task's holder; `None` once it ended.
+    holder: Option<Holder>,
+    /// When it ended, for its `ttl`.
+    ended: Option<Instant>,
+    /// What the entry counts for in its share.
+    bytes: usize,
+    /// Sent to when the holder has something to act on (and dropped with the entry).
+    changed: watch::Sender<()>,
+}
+
+struct Holder {
+    token: u128,
+    expires: Instant,
+}
+
+impl Entry {
+    /// Settles a lease that ran out; whether the entry is still kept at `now`.
+    fn is_live(&mut self, now: Instant) -> bool {
+        if let Some(holder) = &self.holder
+            && now >= holder.expires
+        {
+            let ending = TaskEnding::lost(self.record.execution_id.clone());
+            self.ended = Some(holder.expires);
+            self.holder = None;
+            self.record.end(ending, SystemTime::now());
+            self.changed.send_replace(());
+        }
+        self.ended
+            .is_none_or(|ended| now.duration_since(ended) < self.record.ttl)
+    }
+
+    fn held_by(&self, lease: &TaskLease) -> bool {
+        self.holder
+            .as_ref()
+            .is_some_and(|holder| holder.token == lease.token())
+    }
+}
+
+/// About what a task's record takes in memory.
+fn record_bytes(record: &TaskRecord) -> usize {
+    const OVERHEAD: usize = 512;
+    OVERHEAD
+        + record.key.principal().len()
+        + record.key.id().as_str().len()
+        + record.tool.len()
+        + record.execution_id.as_str().len()
+        + record.status_message.as_ref().map_or(0, String::len)
+        + asks_bytes(&record.questions)
+        + record
+            .answers
+            .iter()
+            .map(|(key, answer)| key.len() + value_bytes(answer))
+            .sum::<usize>()
+        + record.outcome.as_ref().map_or(0, outcome_bytes)
+}
+
+/// About what questions take: their debug form is as long as their text and schemas.
+fn asks_bytes(asks: &Asks) -> usize {
+    if asks.is_empty() {
+        0
+    } else {
+        format!("{asks:?}").len()
+    }
+}
+
+impl Tasks {
+    /// The live entry of `key`: a lost lease settled, an expired task forgotten.
+    fn live(&mut self, key: &TaskKey, now: Instant) -> Option<&mut Entry> {
+        let live = self.by_key.get_mut(key)?.is_live(now);
+        if !live {
+            self.remove(key);
+            return None;
+        }
+        self.by_key.get_mut(key)
+    }
+
+    /// The entry `lease` holds.
+    fn held(&mut self, lease: &TaskLease, now: Instant) -> Result<&mut Entry, StoreError> {
+        match self.live(lease.key(), now) {
+            Some(entry) if entry.held_by(lease) => Ok(entry),
+            _ => Err(StoreError::LeaseLost),
+        }
+    }
+
+    fn remove(&mut self, key: &TaskKey) {
+        let Some(entry) = self.by_key.remove(key) else {
+            return;
+        };
+        self.tasks -= 1;
+        self.bytes -= entry.bytes;
+        if let Some(share) = self.shares.get_mut(key.principal()) {
+            share.tasks -= 1;
+            share.bytes -= entry.bytes;
+            if share.tasks == 0 {
+                self.shares.remove(key.principal());
+            }
+        }
+    }
+
+    /// Whether `extra` more bytes fit in `principal`'s share and in the total.
+    fn fits(&self, principal: &str, extra: usize, limits: &MemoryTaskStoreLimits) -> bool {
+        let share = self.shares.get(principal).map_or(0, |share| share.bytes);
+        share + extra <= limits.max_bytes_per_principal && self.bytes + extra <= limits.max_bytes
+    }
+
+    /// Counts `key`'s entry at what its record now weighs.
+    fn reweigh(&mut self, key: &TaskKey) {
+        let Some(entry) = self.by_key.get_mut(key) else {
+            return;
+        };
+        let (old, new) = (entry.bytes, record_bytes(&entry.record));
+        entry.bytes = new;
+        self.bytes = self.bytes - old + new;
+        if let Some(share) = self.shares.get_mut(key.principal()) {
+            share.bytes = share.bytes - old + new;
+        }
+    }
+
+    /// Settles every lost lease and forgets every expired task; how many were forgotten.
+    fn sweep(&mut self, now: Instant) -> usize {
+        let expired: Vec<TaskKey> = self
+            .by_key
+            .iter_mut()
+            .filter_map(|(key, entry)| (!entry.is_live(now)).then(|| key.clone()))
+            .collect();
+        for key in &expired {
+            self.remove(key);
+        }
+        expired.len()
+    }
+
+    fn full(&self, principal: &str, bytes: usize, limits: &MemoryTaskStoreLimits) -> bool {
+        let share = self.shares.get(principal);
+        share.is_some_and(|share| share.tasks >= limits.max_tasks_per_principal)
+            || self.tasks >= limits.max_tasks
+            || !self.fits(principal, bytes, limits)
+    }
+}
+
+impl MemoryTaskStore {
+    /// A store with the given bounds.
+    pub fn new(limits: MemoryTaskStoreLimits) -> Self {
+        Self {
+            limits,
+            inner: Mutex::new(Tasks::default()),
+        }
+    }
+
+    /// Number of tasks held (running, or ended and not yet forgotten).
+    pub fn len(&self) -> usize {
+        self.lock().tasks
+    }
+
+    /// Whether no task is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the tasks held are counted for.
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Tasks> {
+        // No invariant spans an await or a call out, so a poisoned lock is still consistent.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Default for MemoryTaskStore {
+    fn default() -> Self {
+        Self::new(MemoryTaskStoreLimits::default())
+    }
+}
+
+impl fmt::Debug for MemoryTaskStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryTaskStore")
+            .field("limits", &self.limits)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+impl TaskStore for MemoryTaskStore {
+    async fn create(&self, task: NewTask, lease: Duration) -> Result<Created, StoreError> {
+        let now = Instant::now();
+        let mut tasks = self.lock();
+        if tasks.by_key.contains_key(&task.key) {
+            return Err(StoreError::unavailable(
+                "a task with this id already exists",
+            ));
+        }
+        let record = TaskRecord::created(task, SystemTime::now());
+        let bytes = record_bytes(&record);
+        let principal = record.key.principal();
+        if tasks.full(principal, bytes, &self.limits) {
+            tasks.sweep(now);
+        }
+        if tasks.full(principal, bytes, &self.limits) {
+            return Err(StoreError::Full(
+                "too many tasks are kept for this caller; retry once older ones expire".into(),
+            ));
+        }
+        tasks.next_token += 1;
+        let token = tasks.next_token;
+        let key = record.key.clone();
+        tasks.tasks += 1;
+        tasks.bytes += bytes;
+        let share = tasks.shares.entry(Arc::from(key.principal())).or_default();
+        share.tasks += 1;
+        share.bytes += bytes;
+        tasks.by_key.insert(
+            key.clone(),
+            Entry {
+                record: record.clone(),
+                holder: Some(Holder {
+                    token,
+                    expires: now + lease,
+                }),
+                ended: None,
+                bytes,
+                changed: watch::Sender::new(()),
+            },
+        );
+        Ok(Created::new(TaskLease::new(key, token), record))
+    }
+
+    async fn get(&self, key: &TaskKey) -> Result<Option<TaskRecord>, StoreError> {
+        let mut tasks = self.lock();
+        Ok(tasks
+            .live(key, Instant::now())
+            .map(|entry| entry.record.clone()))
+    }
+
+    async fn cancel(&self, key: &TaskKey) -> Result<Option<TaskRecord>, StoreError> {
+        let mut tasks = self.lock();
+        let Some(entry) = tasks.live(key, Instant::now()) else {
+            return Ok(None);
+        };
+        if !entry.record.status.is_terminal() && !entry.record.cancel_requested {
+            entry.record.cancel_requested = true;
+            entry.record.updated_at = SystemTime::now();
+            entry.changed.send_replace(());
+        }
+        Ok(Some(entry.record.clone()))
+    }
+
+    async fn respond(
+        &self,
+        key: &TaskKey,
+        answers: BTreeMap<String, Value>,
+    ) -> Result<Option<Responded>, StoreError> {
+        let mut tasks = self.lock();
+        let extra: usize = answers
+            .iter()
+            .map(|(key, answer)| key.len() + value_bytes(answer))
+            .sum();
+        let fits = tasks.fits(key.principal(), extra, &self.limits);
+        let Some(entry) = tasks.live(key, Instant::now()) else {
+            return Ok(None);
+        };
+        let waiting = entry.record.pending().next().is_some();
+        if waiting && !fits {
+            return Err(StoreError::Full(
+                "the answers do not fit in what this caller may keep".into(),
+            ));
+        }
+        let responded = entry.record.take_answers(answers, SystemTime::now());
+        if !responded.accepted.is_empty() {
+            entry.changed.send_replace(());
+            tasks.reweigh(key);
+        }
+        Ok(Some(responded))
+    }
+
+    async fn renew(
+        &self,
+        lease: &TaskLease,
+        duration: Duration,
+        report: Option<TaskReport>,
+    ) -> Result<TaskSignals, StoreError> {
+        let now = Instant::now();
+        let mut tasks = self.lock();
+        let entry = tasks.held(lease, now)?;
+        if let Some(holder) = &mut entry.holder {
+            holder.expires = now + duration;
+        }
+        let signals = entry.record.signals();
+        if let Some(report) = report {
+            entry.record.apply(report, SystemTime::now());
+            tasks.reweigh(lease.key());
+        }
+        Ok(signals)
+    }
+
+    async fn ask(&self, lease: &TaskLease, questions: Asks) -> Result<(), StoreError> {
+        let now = Instant::now();
+        let mut tasks = self.lock();
+        let extra = asks_bytes(&questions);
+        let fits = tasks.fits(lease.key().principal(), extra, &self.limits);
+        let entry = tasks.held(lease, now)?;
+        if !fits {
+            return Err(StoreError::Full(
+                "the questions do not fit in what this caller may keep".into(),
+            ));
+        }
+        entry.record.set_questions(questions, SystemTime::now());
+        tasks.reweigh(lease.key());
+        Ok(())
+    }
+
+    async fn finish(&self, lease: &TaskLease, ending: TaskEnding) -> Result<(), StoreError> {
+        let now = Instant::now();
+        let mut tasks = self.lock();
+        tasks.held(lease, now)?;
+        let size = outcome_bytes(ending.outcome());
+        let fits = size <= self.limits.max_outcome_bytes
+            && tasks.fits(lease.key().principal(), size, &self.limits);
+        let ending = if fits {
+            ending
+        } else {
+            // The call ran: its owner is told so, even if its outcome cannot be kept.
+            let recorded: Recorded = ending.outcome().clone();
+            TaskEnding::new(not_kept(recorded, size))
+        };
+        let entry = tasks.held(lease, now)?;
+        entry.holder = None;
+        entry.ended = Some(now);
+        entry.record.end(ending, SystemTime::now());
+        entry.changed.send_replace(());
+        tasks.reweigh(lease.key());
+        Ok(())
+    }
+
+    fn changed(&self, lease: &TaskLease) -> impl Future<Output = ()> + Send {
+        // Subscribed now: a change from here on is seen.
+        let receiver = self
+            .lock()
+            .by_key
+            .get(lease.key())
+            .filter(|entry| entry.held_by(lease))
+            .map(|entry| entry.changed.subscribe());
+        async move {
+            if let Some(mut receiver) = receiver {
+                // A send, or the entry dropped: either way, time to look.
+                let _ = receiver.changed().await;
+            }
+        }
+    }
+
+    async fn sweep(&self) -> Result<usize, StoreError> {
+        Ok(self.lock().sweep(Instant::now()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        ask::Ask,
+        execution::{ExecutionId, ExecutionStatus},
+        task::TaskStatus,
+    };
+    use serde_json::json;
+
+    const LEASE: Duration = Duration::from_secs(30);
+
+    fn task(principal: &str, id: &str) -> NewTask {
+        NewTask::new(
+            TaskKey::new(Some(principal), id),
+            "slow",
+            ExecutionId::from("exec_1"),
+            Duration::from_secs(60),
+            Duration::from_millis(500),
+        )
+    }
+
+    fn succeeded(value: Value) -> TaskEnding {
+        TaskEnding::new(Recorded::new(
+            ExecutionId::from("exec_1"),
+            ExecutionStatus::Succeeded,
+            Ok(value),
+        ))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_task_is_kept_for_its_ttl_after_it_ends() {
+        let store = MemoryTaskStore::default();
+        let created = store.create(task("alice", "t1"), LEASE).await.unwrap();
+        let key = created.lease.key().clone();
+        // Running past its ttl is fine: the ttl counts from the end.
+        for _ in 0..6 {
+            tokio::time::advance(Duration::from_secs(20)).await;
+            store.renew(&created.lease, LEASE, None).await.unwrap();
+        }
+        store
+            .finish(&created.lease, succeeded(json!({ "n": 1 })))
+            .await
+            .unwrap();
+        tokio::time::advance(Duration::from_secs(59)).await;
+        let record = store.get(&key).await.unwrap().unwrap();
+        assert_eq!(record.status, TaskStatus::Completed);
+        assert_eq!(record.outcome.unwrap().result.unwrap(), json!({ "n": 1 }));
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert!(store.get(&key).await.unwrap().is_none());
+        assert!(store.is_empty());
+        assert_eq!(store.bytes(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lease_that_runs_out_fails_the_task() {
+        let store = MemoryTaskStore::default();
+        let created = store
+            .create(task("alice", "t1"), Duration::from_secs(5))
+            .await
+            .unwrap();
+        tokio::time::advance(Duration::from_secs(6)).await;
+        let record = store.get(created.lease.key()).await.unwrap().unwrap();
+        assert_eq!(record.status, TaskStatus::Failed);
+        let outcome = record.outcome.unwrap();
+        assert_eq!(outcome.status, ExecutionStatus::Lost);
+        assert_eq!(outcome.result.unwrap_err().code(), "EXECUTION_LOST");
+        assert!(matches!(
+            store.renew(&created.lease, LEASE, None).await,
+            Err(StoreError::LeaseLost)
+        ));
+        assert!(matches!(
+            store.finish(&created.lease, succeeded(json!(1))).await,
+            Err(StoreError::LeaseLost)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_full_share_refuses_new_tasks_and_forgets_nothing() {
+        let store = MemoryTaskStore::new(
+            MemoryTaskStoreLimits::default()
+                .with_max_tasks_per_principal(2)
+                .with_max_tasks(3),
+        );
+        for id in ["a", "b"] {
+            store.create(task("alice", id), LEASE).await.unwrap();
+        }
+        assert!(matches!(
+            store.create(task("alice", "c"), LEASE).await,
+            Err(StoreError::Full(_))
+        ));
+        store.create(task("bob", "a"), LEASE).await.unwrap();
+        assert!(matches!(
+            store.create(task("carol", "a"), LEASE).await,
+            Err(StoreError::Full(_))
+        ));
+        for (principal, id) in [("alice", "a"), ("alice", "b"), ("bob", "a")] {
+            assert!(
+                store
+                    .get(&TaskKey::new(Some(principal), id))
+                    .await
+                    .unwrap()
+                    .is_some()
+            );
+        }
+        assert!(matches!(
+            store.create(task("bob", "a"), LEASE).await,
+            Err(StoreError::Unavailable(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_large_outcome_is_kept_as_a_note() {
+        let store =
+            MemoryTaskStore::new(MemoryTaskStoreLimits::default().with_max_outcome_bytes(1024));
+        let created = store.create(task("alice", "t"), LEASE).await.unwrap();
+        store
+            .finish(&created.lease, succeeded(json!("x".repeat(4096))))
+            .await
+            .unwrap();
+        let record = store.get(created.lease.key()).await.unwrap().unwrap();
+        assert_eq!(record.status, TaskStatus::Completed);
+        let error = record.outcome.unwrap().result.unwrap_err();
+        assert_eq!(error.code(), "OUTCOME_NOT_KEPT");
+        assert!(store.bytes() < 2048, "{}", store.bytes());
+    }
+
+    #[tokio::test]
+    async fn changed_is_armed_when_called() {
+        let store = MemoryTaskStore::default();
+        let created = store.create(task("alice", "t"), LEASE).await.unwrap();
+        let changed = store.changed(&created.lease);
+        store.cancel(created.lease.key()).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(1), changed)
+            .await
+            .expect("the cancel, made before the first poll, wakes the holder");
+        let signals = store.renew(&created.lease, LEASE, None).await.unwrap();
+        assert!(signals.cancel_requested);
+        // A lease that is not the holder's waits for nothing.
+        let stranger = TaskLease::new(created.lease.key().clone(), 999);
+        tokio::time::timeout(Duration::from_secs(1), store.changed(&stranger))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn answers_and_reports_reach_the_record() {
+        let store = MemoryTaskStore::default();
+        let created = store.create(task("alice", "t"), LEASE).await.unwrap();
+        let key = created.lease.key().clone();
+        store
+            .ask(
+                &created.lease,
+                Asks::new().with("name.1", Ask::input("Name?", json!({}))),
+            )
+            .await
+            .unwrap();
+        let before = store.bytes();
+        let responded = store
+            .respond(
+                &key,
+                BTreeMap::from([("name.1".into(), json!({ "action": "accept" }))]),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(responded.accepted, ["name.1"]);
+        assert!(store.bytes() > before);
+        let report = TaskReport::new(
+            Some(crate::task::TaskProgress {
+                done: 1.0,
+                total: Some(2.0),
+            }),
+            Some("halfway".into()),
+        );
+        let signals = store
+            .renew(&created.lease, LEASE, Some(report))
+            .await
+            .unwrap();
+        assert_eq!(signals.answers["name.1"]["action"], "accept");
+        let record = store.get(&key).await.unwrap().unwrap();
+        assert_eq!(record.status, TaskStatus::Working);
+        assert_eq!(record.status_message.as_deref(), Some("halfway"));
+        assert_eq!(record.progress.unwrap().total, Some(2.0));
+        // Another principal, holding the id, finds nothing and changes nothing.
+        let mallory = TaskKey::new(Some("mallory"), key.id().clone());
+        assert!(store.get(&mallory).await.unwrap().is_none());
+        assert!(store.cancel(&mallory).await.unwrap().is_none());
+        assert!(
+            store
+                .respond(&mallory, BTreeMap::new())
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! Every task store passes the same contract: one line each (durable stores join here).
+
+use carmy_store::task_conformance::TaskSetup;
+
+mod memory {
+    use super::*;
+    use carmy_core::{MemoryTaskStore, MemoryTaskStoreLimits};
+
+    carmy_store::task_conformance_tests!(|setup: TaskSetup| {
+        MemoryTaskStore::new(
+            MemoryTaskStoreLimits::default()
+                .with_max_tasks_per_principal(setup.max_tasks_per_principal),
+        )
+    });
+}
