@@ -38,11 +38,14 @@
 //! connections with bounded waits.
 
 mod outcome;
+// The stored form of a task record, for the durable task stores to come.
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
 mod sqlite;
+#[allow(dead_code)]
+mod task_record;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
