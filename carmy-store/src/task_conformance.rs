@@ -170,12 +170,16 @@ where
 }
 
 /// One `#[test]` per scenario of the [`task_conformance`](crate::task_conformance) suite, for
-/// the store the closure opens (`Fn(TaskSetup) -> impl TaskStore`).
+/// the store the closure opens (`Fn(TaskSetup) -> impl TaskStore`); `when = EXPR` as for
+/// [`conformance_tests!`](crate::conformance_tests).
 #[macro_export]
 macro_rules! task_conformance_tests {
-    ($open:expr) => {
+    ($open:expr $(,)?) => {
+        $crate::task_conformance_tests!($open, when = true);
+    };
+    ($open:expr, when = $available:expr $(,)?) => {
         $crate::__task_conformance_tests!(
-            $open;
+            $open, $available;
             status_transitions,
             outcomes_round_trip,
             kept_for_its_ttl_then_forgotten,
@@ -197,10 +201,13 @@ macro_rules! task_conformance_tests {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __task_conformance_tests {
-    ($open:expr; $($name:ident),* $(,)?) => {
+    ($open:expr, $available:expr; $($name:ident),* $(,)?) => {
         $(
             #[test]
             fn $name() {
+                if !$available {
+                    return;
+                }
                 $crate::task_conformance::check(
                     ::core::stringify!($name),
                     $open,
