@@ -877,6 +877,17 @@ async fn a_commit_racing_a_lease_expiry_and_takeover_applies_nothing() {
                 assert_eq!(kept, Versioned::ABSENT, "round {round}");
                 refused += 1;
             }
+            // Claimed just before the lease's end, committed just after: the commit finds the
+            // lease run out (and settles it), applies nothing, and the waiter claims anew.
+            (Err(StoreError::LeaseLost), Ok(Claim::Running(waiter))) => {
+                assert_eq!(kept, Versioned::ABSENT, "round {round}");
+                timeout(Duration::from_secs(2), waiter).await.unwrap();
+                match claim(&taker, &request, read(LONG)).await {
+                    Claim::Acquired(_) => {}
+                    other => panic!("round {round}: {other:?}"),
+                }
+                refused += 1;
+            }
             other => panic!("round {round}: {other:?}"),
         }
     }
