@@ -25,14 +25,16 @@ use crate::error::{AgentError, ErrorCategory, codes};
 /// records are read-only: a write fails with `RECORDS_READ_ONLY`.
 #[derive(Clone, Default)]
 pub struct Records {
-    inner: Option<Arc<Shared>>,
+    /// `None`: no record store. Cloned per execution: a reference count, no allocation.
+    store: Option<Arc<dyn DynRecordStore>>,
+    /// `None`: read-only.
+    transaction: Option<Arc<Mutex<Pending>>>,
 }
 
-struct Shared {
-    store: Arc<dyn DynRecordStore>,
-    /// `None`: read-only. The tool that writes is named in the error a write outside a
-    /// transaction gets.
-    transaction: Option<Mutex<Pending>>,
+/// A `Records` known to have a store.
+struct Shared<'a> {
+    store: &'a Arc<dyn DynRecordStore>,
+    transaction: Option<&'a Arc<Mutex<Pending>>>,
 }
 
 /// One run's reads and writes, until the runtime takes them to commit.
@@ -65,44 +67,40 @@ impl Pending {
 impl Records {
     /// No records: every use fails with `RECORDS_UNAVAILABLE`.
     pub(crate) const fn none() -> Self {
-        Self { inner: None }
+        Self {
+            store: None,
+            transaction: None,
+        }
     }
 
     /// Read-only records over `store`.
     pub(crate) fn reader(store: Arc<dyn DynRecordStore>) -> Self {
         Self {
-            inner: Some(Arc::new(Shared {
-                store,
-                transaction: None,
-            })),
+            store: Some(store),
+            transaction: None,
         }
     }
 
     /// A transaction over `store`, for one run of a transactional tool.
     pub(crate) fn transaction(store: Arc<dyn DynRecordStore>) -> Self {
         Self {
-            inner: Some(Arc::new(Shared {
-                store,
-                transaction: Some(Mutex::default()),
-            })),
+            store: Some(store),
+            transaction: Some(Arc::default()),
         }
     }
 
     /// Takes what the run read and wrote, leaving nothing behind (a clone the tool kept can
     /// no longer add to this run's changes).
     pub(crate) fn take(&self) -> Pending {
-        self.inner
+        self.transaction
             .as_ref()
-            .and_then(|shared| shared.transaction.as_ref())
             .map(|pending| std::mem::take(&mut *lock(pending)))
             .unwrap_or_default()
     }
 
     /// Whether writes are kept for a commit.
     pub fn is_transaction(&self) -> bool {
-        self.inner
-            .as_ref()
-            .is_some_and(|shared| shared.transaction.is_some())
+        self.transaction.is_some()
     }
 
     /// The record `key` of `collection`, decoded; `None` if there is none.
@@ -239,19 +237,23 @@ impl Records {
         Ok(())
     }
 
-    fn shared(&self) -> Result<&Shared, AgentError> {
-        self.inner.as_deref().ok_or_else(|| {
-            AgentError::new(
-                ErrorCategory::Internal,
-                codes::RECORDS_UNAVAILABLE,
-                "no record store: records are read and written inside an execution of a \
+    fn shared(&self) -> Result<Shared<'_>, AgentError> {
+        let transaction = self.transaction.as_ref();
+        self.store
+            .as_ref()
+            .map(|store| Shared { store, transaction })
+            .ok_or_else(|| {
+                AgentError::new(
+                    ErrorCategory::Internal,
+                    codes::RECORDS_UNAVAILABLE,
+                    "no record store: records are read and written inside an execution of a \
                  runtime whose store keeps records (`Carmy::store`, or the default)",
-            )
-        })
+                )
+            })
     }
 }
 
-impl Shared {
+impl Shared<'_> {
     /// A store that could not answer a read: the tool is told it is worth retrying, and the
     /// run is marked so that its outcome is not kept.
     fn failed(&self, error: crate::idempotency::StoreError) -> AgentError {
@@ -265,7 +267,7 @@ impl Shared {
 impl fmt::Debug for Records {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Records")
-            .field("configured", &self.inner.is_some())
+            .field("configured", &self.store.is_some())
             .field("transaction", &self.is_transaction())
             .finish()
     }
