@@ -16,7 +16,8 @@
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //! - `task_conformance` (feature `conformance`): the same for
 //!   [`TaskStore`](carmy_core::TaskStore)s (`task_conformance_tests!`), replicas sharing a
-//!   store included; `MemoryTaskStore` passes it, and durable task stores join there.
+//!   store included; `MemoryTaskStore` and [`SqliteStore`] pass it, and the other durable
+//!   stores join there.
 //!
 //! ## Why SQLite
 //!

@@ -131,3 +131,72 @@ fn advance(entry: &Held, stamp: i64) -> bool {
         later
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held(holders: &TaskHolders, token: u128) -> TaskLease {
+        let lease = TaskLease::new(TaskKey::new(Some("alice"), "task_1"), token);
+        holders.apply(Wake::Hold {
+            lease: lease.clone(),
+            expires_at: 1_000,
+            stamp: 5,
+        });
+        lease
+    }
+
+    #[test]
+    fn only_a_later_stamp_wakes_the_holder() {
+        let holders = TaskHolders::default();
+        let lease = held(&holders, 7);
+        let mut signal = holders.subscribe(&lease).unwrap();
+        assert!(!holders.signal(lease.key(), 5), "a stamp known already");
+        assert!(!holders.signal(lease.key(), 3), "an older stamp");
+        assert!(!signal.has_changed().unwrap());
+        assert!(holders.signal(lease.key(), 6));
+        assert!(signal.has_changed().unwrap());
+        signal.mark_unchanged();
+        // A renewal keeps the channel (and what its receivers saw); only the expiry moves.
+        holders.apply(Wake::Hold {
+            lease: lease.clone(),
+            expires_at: 2_000,
+            stamp: 0,
+        });
+        assert!(!signal.has_changed().unwrap());
+        holders.apply(Wake::Signal(lease.key().clone(), 9));
+        assert!(signal.has_changed().unwrap());
+    }
+
+    #[test]
+    fn another_lease_holds_nothing_and_loses_nothing() {
+        let holders = TaskHolders::default();
+        let lease = held(&holders, 7);
+        let stranger = TaskLease::new(lease.key().clone(), 8);
+        assert!(holders.subscribe(&stranger).is_none());
+        let signal = holders.subscribe(&lease).unwrap();
+        holders.apply(Wake::Lost(stranger));
+        assert!(signal.has_changed().is_ok(), "the holder's channel is open");
+        holders.apply(Wake::Lost(lease.clone()));
+        assert!(signal.has_changed().is_err(), "closed: the holder looks");
+        assert!(holders.subscribe(&lease).is_none());
+        assert!(holders.is_empty());
+    }
+
+    #[test]
+    fn an_ended_task_closes_its_channel_and_pruning_spares_waiters() {
+        let holders = TaskHolders::default();
+        let lease = held(&holders, 7);
+        let signal = holders.subscribe(&lease).unwrap();
+        // Its lease ran out (at 1,000) but someone waits: kept until the holder looks.
+        holders.prune(1_500);
+        assert!(!holders.is_empty());
+        drop(signal);
+        holders.prune(1_500);
+        assert!(holders.is_empty());
+        let lease = held(&holders, 7);
+        let signal = holders.subscribe(&lease).unwrap();
+        holders.apply(Wake::Release(lease.key().clone()));
+        assert!(signal.has_changed().is_err());
+    }
+}
