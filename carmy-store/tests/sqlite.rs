@@ -717,7 +717,9 @@ mod tasks {
             .with_max_task_bytes_per_principal(64 << 10)
             .with_max_tasks(7);
         let store = SqliteStore::open_with(scratch.file(), options).unwrap();
-        let ttl = Duration::from_millis(300);
+        // Long enough that no task expires before the bounds are checked, however slow the disk.
+        let ttl = Duration::from_secs(1);
+        let mut last_ended = Instant::now();
         let big = ending(
             ExecutionStatus::Succeeded,
             Ok(json!({ "report": "x".repeat(8 << 10) })),
@@ -735,6 +737,7 @@ mod tasks {
                     TaskStore::finish(&store, &lease, big.clone())
                         .await
                         .unwrap();
+                    last_ended = Instant::now();
                 } else {
                     store
                         .ask(&lease, Asks::new().with("confirm.1", form()))
@@ -777,7 +780,7 @@ mod tasks {
             Err(StoreError::Full(_))
         ));
         assert!(counted(&scratch.file()));
-        sleep(ttl + Duration::from_millis(100)).await;
+        tokio::time::sleep_until(last_ended + ttl + Duration::from_millis(100)).await;
         assert_eq!(TaskStore::sweep(&store).await.unwrap(), 3);
         assert!(counted(&scratch.file()));
         assert!(
@@ -795,7 +798,7 @@ mod tasks {
         let scratch = Scratch::new("tasks-swept");
         let options = SqliteStoreOptions::default().with_sweep_interval(Duration::from_millis(50));
         let store = SqliteStore::open_with(scratch.file(), options).unwrap();
-        let ttl = Duration::from_millis(200);
+        let ttl = Duration::from_millis(400);
         for n in 0..3 {
             let lease = store
                 .create(new_task(&alices(), ttl), LONG)
@@ -816,7 +819,7 @@ mod tasks {
             .await
             .unwrap();
         assert_eq!(rows(&scratch.file(), "SELECT count(*) FROM carmy_tasks"), 4);
-        sleep(Duration::from_millis(600)).await;
+        sleep(Duration::from_millis(900)).await;
         assert_eq!(rows(&scratch.file(), "SELECT count(*) FROM carmy_tasks"), 0);
         assert_eq!(
             rows(&scratch.file(), "SELECT count(*) FROM carmy_task_shares"),
