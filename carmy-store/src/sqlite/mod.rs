@@ -204,9 +204,9 @@ const LONGEST_POLL: Duration = Duration::from_millis(250);
 ///
 /// It is a [`TaskStore`](carmy_core::TaskStore) too: tasks live in the same file, bounded as
 /// `MemoryTaskStore` is, and every process that opens the file reads, answers and cancels the
-/// tasks the others run. A holder waiting in `changed` wakes at once when this process writes
-/// for its task (a cancel, answers); while this process holds tasks, its thread looks at the
-/// file for other processes' writes as a claim's waiter does (a pragma each time, however many
+/// tasks the others run. A holder waiting in `changed` wakes at once when this store writes
+/// for its task (a cancel, answers); while it holds tasks, its thread looks at the file for
+/// other processes' writes as often as a claim's waiter does (a pragma each time, however many
 /// tasks). A task whose process was killed fails (`EXECUTION_LOST`) once its lease runs out.
 ///
 /// Leases use the wall clock, the one clock that processes sharing the file agree on: a clock

@@ -1,10 +1,10 @@
-//! The tasks this process holds, and how their holders are woken ([`TaskStore::changed`]).
+//! The tasks a store holds, and how their holders are woken ([`TaskStore::changed`]).
 //!
-//! Each task held here has a channel whose value is the task's `signal` stamp as this process
+//! Each task held here has a channel whose value is the task's `signal` stamp as the store
 //! last knew it (see `schema`'s layout 3). A holder waiting for something to act on subscribes
-//! to it; it changes when this process writes something the holder must act on (at once, after
+//! to it; it changes when the store writes something the holder must act on (at once, after
 //! the commit), and when the store's thread, polling the file, finds a stamp past the one it
-//! knew (another process wrote it). It closes when the task ends or its lease is lost here.
+//! knew (another connection wrote it). It closes when the task ends or its lease is lost here.
 //! Subscribing takes no trip to the store's thread, so a wait is armed when `changed` is
 //! called: a change committed after that moves the value the receiver has not seen yet.
 //!
@@ -86,7 +86,7 @@ impl TaskHolders {
     }
 
     /// A receiver that changes when `lease`'s holder has something to act on; `None` when the
-    /// lease holds nothing here (its task ended, or it is not this process's).
+    /// lease holds nothing here (its task ended, or it is not this store's).
     pub(super) fn subscribe(&self, lease: &TaskLease) -> Option<watch::Receiver<i64>> {
         self.lock()
             .get(lease.key())

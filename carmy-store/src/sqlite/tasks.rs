@@ -9,14 +9,14 @@
 //! claims: a lease is its expiry instant in the row, and a holder that dies (even by `kill -9`)
 //! leaves a task that fails once that instant passes, whoever looks next (or the sweep).
 //!
-//! A holder waits in [`TaskStore::changed`] on its task's channel (`task_holders`). This
-//! process's writes move it after their commit. Another process's writes are found by the
-//! store's thread: while this process holds tasks, it reads the connection's `data_version`
-//! (which SQLite changes when another connection commits to the file) every 10 ms at first,
-//! then less often up to every 250 ms while nothing changes, and when it changed, the rows whose
-//! `signal` stamp is past the last it saw. So waiting costs a pragma a poll, however many tasks
-//! are held, and a cancel or an answer given to another process reaches the holder within a
-//! poll.
+//! A holder waits in [`TaskStore::changed`] on its task's channel (`task_holders`). The store's
+//! own writes move it after their commit. Other connections' writes (another process's, or
+//! another `SqliteStore`'s on the file) are found by the store's thread: while the store holds
+//! tasks, it reads the connection's `data_version` (which SQLite changes when another connection
+//! commits to the file) every 10 ms at first, then less often up to every 250 ms while nothing
+//! is found, and when it changed, the rows whose `signal` stamp is past the last it saw. So
+//! waiting costs a pragma a poll, however many tasks are held, and a cancel or an answer given
+//! through another connection reaches the holder within a poll.
 
 use std::{collections::BTreeMap, future::Future, sync::Arc, time::Duration};
 

@@ -5,7 +5,7 @@
 //! connection and runs the store's jobs in the order they arrive: SQLite serializes writers
 //! anyway, so a pool of connections would only wait on one another, and a single owner makes
 //! the in-process wake-ups race-free (a claim that sees a key held subscribes before any later
-//! `finish` of it can run). Between jobs it sweeps what has expired and, while this process
+//! `finish` of it can run). Between jobs it sweeps what has expired and, while the store
 //! holds tasks, looks at the file for what other processes wrote for them.
 
 use std::{
