@@ -3,7 +3,8 @@
 //!
 //! - [`SqliteStore`]: one local file, shared by every process that opens it. The default of
 //!   the serving subcommands of a binary built with `carmy::cli::Cli::with_files` and carmy's
-//!   `store` feature (the shop is one), `--store memory` aside.
+//!   `store` feature (the shop is one), `--store memory` aside. A
+//!   [`TaskStore`](carmy_core::TaskStore) as well: tasks in the same file.
 //! - `RedisStore` (feature `redis`): a Redis server, shared by every replica of a service that
 //!   connects to it; leases on the server's clock, atomic scripts, the same bounds, failing
 //!   closed while Redis is away; records committed with their outcome in one script. Plain
@@ -15,7 +16,8 @@
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //! - `task_conformance` (feature `conformance`): the same for
 //!   [`TaskStore`](carmy_core::TaskStore)s (`task_conformance_tests!`), replicas sharing a
-//!   store included; `MemoryTaskStore` passes it, and durable task stores join there.
+//!   store included; `MemoryTaskStore` and [`SqliteStore`] pass it, and the other durable
+//!   stores join there.
 //!
 //! ## Why SQLite
 //!
@@ -38,13 +40,12 @@
 //! connections with bounded waits.
 
 mod outcome;
-// The stored form of a task record, for the durable task stores to come.
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
 mod sqlite;
-#[allow(dead_code)]
+// The stored form of a task record, for the durable task stores.
 mod task_record;
 
 #[cfg(feature = "conformance")]

@@ -40,6 +40,20 @@ mod sqlite {
             SqliteStore::open(setup.dir.join("store.sqlite")).expect("a fresh store")
         });
     }
+
+    mod tasks {
+        use super::*;
+        use carmy_store::task_conformance::TaskSetup;
+
+        carmy_store::task_conformance_tests!(|setup: TaskSetup| {
+            SqliteStore::open_with(
+                setup.dir.join("store.sqlite"),
+                SqliteStoreOptions::default()
+                    .with_max_tasks_per_principal(setup.max_tasks_per_principal),
+            )
+            .expect("a fresh store")
+        });
+    }
 }
 
 mod redis {

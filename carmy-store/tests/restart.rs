@@ -1,5 +1,5 @@
-//! A real process claims keys in the file and is killed with SIGKILL; this process opens the
-//! file again and checks what the contract says survives.
+//! A real process claims keys (or runs tasks) in the file and is killed with SIGKILL; this
+//! process opens the file again and checks what the contract says survives.
 //!
 //! The child is this test binary run again with `CARMY_STORE_CHILD` set: its `child` test then
 //! plays the part that variable names, saying on stdout how far it got.
@@ -13,8 +13,10 @@ use std::{
 };
 
 use carmy_core::{
-    Claim, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, LeaseTerms,
-    Recorded, Release,
+    AgentError, Carmy, Claim, Context, Effect, ExecutionId, ExecutionStatus, Fingerprint,
+    IdempotencyKey, IdempotencyStore, Invocation, LeaseTerms, Limits, NewTask, NoInput,
+    OutcomeKind, Recorded, Release, Request, TaskEnding, TaskKey, TaskStatus, TaskSupport, Tool,
+    ToolSpec, codes,
 };
 use carmy_store::SqliteStore;
 use serde_json::json;
@@ -70,6 +72,34 @@ fn recorded(id: &str) -> Recorded {
         ExecutionStatus::Succeeded,
         Ok(json!({ "order": "ord_1", "total": 59.8 })),
     )
+}
+
+/// The task the `task-finish` child finishes.
+fn finished_task() -> TaskKey {
+    TaskKey::new(Some("alice"), "task_finished_before_the_kill")
+}
+
+/// Works for a minute, reporting progress first: the task a killed child leaves running.
+struct Work;
+
+impl Tool for Work {
+    type Input = NoInput;
+    type Output = serde_json::Value;
+    const SPEC: ToolSpec = ToolSpec::new("work", Effect::Write)
+        .task(TaskSupport::Required)
+        .timeout(Duration::from_secs(60));
+
+    async fn run(
+        &self,
+        _: NoInput,
+        invocation: Invocation,
+    ) -> Result<serde_json::Value, AgentError> {
+        invocation
+            .context()
+            .progress(1.0, Some(2.0), Some("working"));
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(json!("worked a minute"))
+    }
 }
 
 /// The child's part; a no-op when this binary runs as the test suite.
@@ -161,6 +191,53 @@ fn child() {
                         say(&format!("committed {n}"));
                     }
                 }
+                "task-finish" => {
+                    // In this arm only: its `finish` is not the claims'.
+                    use carmy_core::TaskStore;
+                    let task = NewTask::new(
+                        finished_task(),
+                        "work",
+                        ExecutionId::from("exec_task"),
+                        Duration::from_secs(600),
+                        Duration::from_millis(500),
+                    );
+                    let created = store.create(task, Duration::from_secs(60)).await.unwrap();
+                    let ending = TaskEnding::new(recorded("exec_task"));
+                    TaskStore::finish(&store, &created.lease, ending)
+                        .await
+                        .unwrap();
+                    say("finished");
+                }
+                "task-run" | "task-run-long" => {
+                    // A runtime on the file, running a task it renews every third of its lease:
+                    // LEASE, or the default 30 s (a cancel then comes through `changed`).
+                    let lease = if mode == "task-run" {
+                        LEASE
+                    } else {
+                        Limits::default().task_lease
+                    };
+                    let shared = std::sync::Arc::new(SqliteStore::open(&file).unwrap());
+                    let runtime = Carmy::new()
+                        .tool(Work)
+                        .store(std::sync::Arc::clone(&shared))
+                        .task_store(shared)
+                        .limits(Limits::default().with_task_lease(lease))
+                        .build()
+                        .unwrap();
+                    let request = Request::new("work", json!({}))
+                        .allow_task()
+                        .context(Context::new().with_principal("alice"));
+                    let outcome = runtime.execute(request).await;
+                    let OutcomeKind::Task(task) = outcome.kind else {
+                        panic!(
+                            "the child's call did not become a task: {:?}",
+                            outcome.result
+                        );
+                    };
+                    say(&format!("task {}", task.key.id()));
+                    // Keep the runtime (and its task's driver) alive until the kill.
+                    std::future::pending::<()>().await;
+                }
                 other => panic!("unknown child mode {other}"),
             }
             // Wait to be killed: nothing after this point may matter.
@@ -232,6 +309,20 @@ impl Played {
                 Ok(line) if line == said => return,
                 Ok(_) => {}
                 Err(error) => panic!("the child did not say {said:?}: {error}"),
+            }
+        }
+    }
+
+    /// Waits until the child says something starting with `prefix`; the rest of what it said.
+    fn expect_after(&self, prefix: &str) -> String {
+        loop {
+            match self.said.recv_timeout(Duration::from_secs(20)) {
+                Ok(line) => {
+                    if let Some(rest) = line.strip_prefix(prefix) {
+                        return rest.to_owned();
+                    }
+                }
+                Err(error) => panic!("the child did not say {prefix:?}...: {error}"),
             }
         }
     }
@@ -502,4 +593,90 @@ async fn kill_9_mid_commit_leaves_records_and_outcomes_together_or_neither() {
         total += committed.len();
     }
     assert!(total > 0, "the child never committed before it was killed");
+}
+
+#[tokio::test]
+async fn a_task_finished_before_kill_9_is_read_back_after_reopening() {
+    use carmy_core::TaskStore;
+    let scratch = Scratch::new("task-finished");
+    let child = spawn("task-finish", &scratch.file());
+    child.expect("finished");
+    child.kill_9();
+    for _ in 0..2 {
+        let store = reopen(&scratch.file()).await;
+        let record = store.get(&finished_task()).await.unwrap().unwrap();
+        assert_eq!(record.status, TaskStatus::Completed);
+        assert_eq!(record.outcome, Some(recorded("exec_task")));
+        assert_eq!(record.execution_id.as_str(), "exec_task");
+        // Another principal holding the id still finds nothing.
+        let mallory = TaskKey::new(Some("mallory"), finished_task().id().clone());
+        assert!(store.get(&mallory).await.unwrap().is_none());
+    }
+}
+
+#[tokio::test]
+async fn a_task_whose_process_was_killed_mid_run_fails_once_its_lease_runs_out() {
+    use carmy_core::TaskStore;
+    let scratch = Scratch::new("task-run");
+    let child = spawn("task-run", &scratch.file());
+    let id = child.expect_after("task ");
+    // A renewal or so, then the kill.
+    tokio::time::sleep(LEASE / 2).await;
+    child.kill_9();
+    let killed = Instant::now();
+    let store = reopen(&scratch.file()).await;
+    let task = TaskKey::new(Some("alice"), id.as_str());
+    let running = store.get(&task).await.unwrap().unwrap();
+    assert_eq!(running.status, TaskStatus::Working, "its lease still runs");
+    assert_eq!(running.status_message.as_deref(), Some("working"));
+    let failed = loop {
+        let record = store.get(&task).await.unwrap().unwrap();
+        if record.status.is_terminal() {
+            break record;
+        }
+        assert!(
+            killed.elapsed() < LEASE + Duration::from_secs(2),
+            "the task outlived its lease: {record:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(failed.status, TaskStatus::Failed);
+    let outcome = failed.outcome.unwrap();
+    assert_eq!(outcome.status, ExecutionStatus::Lost);
+    assert_eq!(outcome.result.unwrap_err().code(), codes::EXECUTION_LOST);
+    // Settled in the file: a store opened after that reads it failed too.
+    drop(store);
+    let store = reopen(&scratch.file()).await;
+    assert_eq!(
+        store.get(&task).await.unwrap().unwrap().status,
+        TaskStatus::Failed
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_from_another_process_stops_the_task_long_before_a_renewal() {
+    use carmy_core::TaskStore;
+    let scratch = Scratch::new("task-cancel");
+    let child = spawn("task-run-long", &scratch.file());
+    let id = child.expect_after("task ");
+    let store = reopen(&scratch.file()).await;
+    let task = TaskKey::new(Some("alice"), id.as_str());
+    let cancelled = Instant::now();
+    assert!(store.cancel(&task).await.unwrap().unwrap().cancel_requested);
+    // The child's holder renews every 10 s: only its poll of the file hears of the cancel soon.
+    let ended = loop {
+        let record = store.get(&task).await.unwrap().unwrap();
+        if record.status.is_terminal() {
+            break record;
+        }
+        assert!(
+            cancelled.elapsed() < Duration::from_secs(3),
+            "the other process's tool was not stopped: {record:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    eprintln!("stopped {:?} after the cancel", cancelled.elapsed());
+    assert_eq!(ended.status, TaskStatus::Cancelled);
+    assert_eq!(ended.outcome.unwrap().status, ExecutionStatus::Cancelled);
+    child.kill_9();
 }

@@ -410,10 +410,10 @@ async fn a_file_of_the_first_layout_gains_records_and_keeps_its_claims() {
     // Back to what layout 1 wrote: claims only.
     let connection = rusqlite::Connection::open(scratch.file()).unwrap();
     connection
-        .execute_batch(
+        .execute_batch(&format!(
             "DROP TABLE carmy_records; DROP TABLE carmy_collections; \
-             DROP TABLE carmy_record_stamp; PRAGMA user_version = 1;",
-        )
+             DROP TABLE carmy_record_stamp; {TASKS_DROPPED} PRAGMA user_version = 1;"
+        ))
         .unwrap();
     drop(connection);
 
@@ -435,7 +435,7 @@ async fn a_file_of_the_first_layout_gains_records_and_keeps_its_claims() {
         .await
         .unwrap();
     assert_eq!(read.value, Some(json!({ "total": 3 })));
-    assert_eq!(rows(&scratch.file(), "PRAGMA user_version"), 2);
+    assert_eq!(rows(&scratch.file(), "PRAGMA user_version"), 3);
 }
 
 /// A record committed with an outcome by one process is there for another process that
@@ -472,5 +472,513 @@ async fn records_are_shared_by_every_connection_to_the_file() {
     match second.claim(&key("order-1"), fp(), WRITE).await {
         Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_1")),
         other => panic!("{other:?}"),
+    }
+}
+
+// --- Tasks ---------------------------------------------------------------------------------------
+
+/// What takes a file back to before layout 3: no tasks (their indexes and triggers go with them).
+const TASKS_DROPPED: &str = "DROP TABLE carmy_tasks; DROP TABLE carmy_task_stamp; \
+                             DROP TABLE carmy_task_shares; DROP TABLE carmy_task_totals;";
+
+/// Tasks in the file: shared by every connection to it, bounded, forgotten in time, kept by a
+/// file of an older layout moved on; and runtimes on one file sharing them end to end.
+mod tasks {
+    use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+    use carmy_core::{
+        AgentError, Ask, AskKind, Asked, Asker, Asks, Carmy, Claim, Context, Effect, ErrorCategory,
+        ExecutionId, ExecutionStatus, IdempotencyStore, Invocation, NewTask, NoInput, OutcomeKind,
+        Recorded, Request, Runtime, StoreError, TaskEnding, TaskId, TaskKey, TaskProgress,
+        TaskReport, TaskStatus, TaskStore, TaskSupport, Tool, ToolSpec, codes,
+    };
+    use carmy_store::{SqliteStore, SqliteStoreOptions};
+    use serde_json::{Value, json};
+    use tokio::time::{Instant, sleep, timeout};
+
+    use super::{Scratch, TASKS_DROPPED, WRITE, acquire, fp, key, recorded, rows};
+
+    const LONG: Duration = Duration::from_secs(60);
+    /// How long another connection's write may take to reach a holder: a few polls.
+    const NOTICE: Duration = Duration::from_secs(1);
+
+    fn alices() -> TaskKey {
+        TaskKey::new(Some("alice"), TaskId::generate())
+    }
+
+    fn new_task(key: &TaskKey, ttl: Duration) -> NewTask {
+        NewTask::new(
+            key.clone(),
+            "work",
+            ExecutionId::from("exec_1"),
+            ttl,
+            Duration::from_millis(500),
+        )
+    }
+
+    fn ending(status: ExecutionStatus, result: Result<Value, AgentError>) -> TaskEnding {
+        TaskEnding::new(Recorded::new(ExecutionId::from("exec_1"), status, result))
+    }
+
+    fn form() -> Ask {
+        Ask::input("Sure?", json!({ "type": "object", "properties": {} }))
+    }
+
+    fn accept() -> Value {
+        json!({ "action": "accept", "content": {} })
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_holder_hears_of_what_another_connection_writes_and_of_nothing_else() {
+        let scratch = Scratch::new("tasks-shared");
+        let here = SqliteStore::open(scratch.file()).unwrap();
+        let there = SqliteStore::open(scratch.file()).unwrap();
+        let task = alices();
+        let lease = here
+            .create(new_task(&task, LONG), LONG)
+            .await
+            .unwrap()
+            .lease;
+        let report = TaskReport::new(
+            Some(TaskProgress {
+                done: 1.0,
+                total: Some(2.0),
+            }),
+            Some("halfway".into()),
+        );
+        here.renew(&lease, LONG, Some(report)).await.unwrap();
+        let seen = there.get(&task).await.unwrap().unwrap();
+        assert_eq!(seen.status_message.as_deref(), Some("halfway"));
+
+        // The other connection writing something else (claims) wakes nobody.
+        let changed = here.changed(&lease);
+        let unrelated = async {
+            for n in 0..4 {
+                acquire(&there, &key(&format!("unrelated-{n}"))).await;
+                sleep(Duration::from_millis(100)).await;
+            }
+        };
+        tokio::select! {
+            () = changed => panic!("the holder was woken by writes of nothing of its own"),
+            () = unrelated => {}
+        }
+
+        // A question asked here and answered there: the holder waiting here wakes, and its
+        // renewal reads the answer.
+        here.ask(&lease, Asks::new().with("confirm.1", form()))
+            .await
+            .unwrap();
+        let waiting = there.get(&task).await.unwrap().unwrap();
+        assert_eq!(waiting.status, TaskStatus::InputRequired);
+        let changed = here.changed(&lease);
+        let started = Instant::now();
+        let responded = there
+            .respond(&task, BTreeMap::from([("confirm.1".to_owned(), accept())]))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(responded.accepted, ["confirm.1"]);
+        timeout(NOTICE, changed)
+            .await
+            .expect("the holder never heard of the other connection's answer");
+        eprintln!("an answer reached the holder in {:?}", started.elapsed());
+        let signals = here.renew(&lease, LONG, None).await.unwrap();
+        assert_eq!(signals.answers["confirm.1"], accept());
+        assert!(!signals.cancel_requested);
+
+        // A cancel there, the same way.
+        let changed = here.changed(&lease);
+        let cancelled = there.cancel(&task).await.unwrap().unwrap();
+        assert!(cancelled.cancel_requested);
+        timeout(NOTICE, changed)
+            .await
+            .expect("the holder never heard of the other connection's cancel");
+        assert!(
+            here.renew(&lease, LONG, None)
+                .await
+                .unwrap()
+                .cancel_requested
+        );
+        let stopped = ending(
+            ExecutionStatus::Cancelled,
+            Err(AgentError::new(
+                ErrorCategory::Cancelled,
+                codes::CANCELLED,
+                "cancelled",
+            )),
+        );
+        TaskStore::finish(&here, &lease, stopped).await.unwrap();
+        let ended = there.get(&task).await.unwrap().unwrap();
+        assert_eq!(ended.status, TaskStatus::Cancelled);
+        // The task ended: a wait on its lease is over at once.
+        timeout(NOTICE, here.changed(&lease)).await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_lease_settled_as_lost_by_another_connection_wakes_its_holder() {
+        let scratch = Scratch::new("tasks-lost");
+        let here = SqliteStore::open(scratch.file()).unwrap();
+        let there = SqliteStore::open(scratch.file()).unwrap();
+        let task = alices();
+        let lease = here
+            .create(new_task(&task, LONG), Duration::from_millis(200))
+            .await
+            .unwrap()
+            .lease;
+        let changed = here.changed(&lease);
+        sleep(Duration::from_millis(300)).await;
+        let lost = there.get(&task).await.unwrap().unwrap();
+        assert_eq!(lost.status, TaskStatus::Failed);
+        timeout(NOTICE, changed)
+            .await
+            .expect("the holder never heard its task was settled elsewhere");
+        assert!(matches!(
+            here.renew(&lease, LONG, None).await,
+            Err(StoreError::LeaseLost)
+        ));
+        let outcome = here.get(&task).await.unwrap().unwrap().outcome.unwrap();
+        assert_eq!(outcome.status, ExecutionStatus::Lost);
+        assert_eq!(outcome.result.unwrap_err().code(), codes::EXECUTION_LOST);
+    }
+
+    #[tokio::test]
+    async fn a_file_of_the_second_layout_gains_tasks_and_keeps_its_claims_and_records() {
+        use carmy_core::records::{Changes, Committed, RecordKey, RecordStore};
+        let scratch = Scratch::new("layout-2");
+        let store = SqliteStore::open(scratch.file()).unwrap();
+        let lease = acquire(&store, &key("before")).await;
+        let changes = Changes {
+            writes: vec![(RecordKey::new("orders", "ord-1"), Some(json!({ "n": 1 })))],
+            ..Changes::default()
+        };
+        let committed = store
+            .commit(&changes, Some((&lease, &recorded("exec_before"))))
+            .await
+            .unwrap();
+        assert_eq!(committed, Committed::Done);
+        drop(store);
+        // Back to what layout 2 wrote: claims and records, no tasks.
+        rusqlite::Connection::open(scratch.file())
+            .unwrap()
+            .execute_batch(&format!("{TASKS_DROPPED} PRAGMA user_version = 2;"))
+            .unwrap();
+
+        let store = SqliteStore::open(scratch.file()).unwrap();
+        assert_eq!(rows(&scratch.file(), "PRAGMA user_version"), 3);
+        match store.claim(&key("before"), fp(), WRITE).await {
+            Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_before")),
+            other => panic!("{other:?}"),
+        }
+        let order = store
+            .read(&RecordKey::new("orders", "ord-1"))
+            .await
+            .unwrap();
+        assert_eq!(order.value, Some(json!({ "n": 1 })));
+        let task = alices();
+        let lease = store
+            .create(new_task(&task, LONG), LONG)
+            .await
+            .unwrap()
+            .lease;
+        TaskStore::finish(
+            &store,
+            &lease,
+            ending(ExecutionStatus::Succeeded, Ok(json!(1))),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            store.get(&task).await.unwrap().unwrap().status,
+            TaskStatus::Completed
+        );
+    }
+
+    /// Whether the tasks' shares and totals are what their rows add up to.
+    fn counted(path: &std::path::Path) -> bool {
+        rows(
+            path,
+            "SELECT count(*) FROM (SELECT principal, count(*) AS n, sum(bytes) AS b \
+             FROM carmy_tasks GROUP BY principal) AS actual \
+             FULL JOIN carmy_task_shares USING (principal) \
+             WHERE actual.n IS NOT carmy_task_shares.tasks OR actual.b IS NOT carmy_task_shares.bytes",
+        ) == 0
+            && rows(
+                path,
+                "SELECT (SELECT count(*) FROM carmy_tasks) = tasks \
+                 AND (SELECT total(bytes) FROM carmy_tasks) = bytes FROM carmy_task_totals",
+            ) == 1
+    }
+
+    #[tokio::test]
+    async fn task_bounds_are_kept_exactly_and_a_large_outcome_is_a_note() {
+        let scratch = Scratch::new("tasks-bounds");
+        let options = SqliteStoreOptions::default()
+            .with_max_task_outcome_bytes(4 << 10)
+            .with_max_task_bytes_per_principal(64 << 10)
+            .with_max_tasks(7);
+        let store = SqliteStore::open_with(scratch.file(), options).unwrap();
+        // Long enough that no task expires before the bounds are checked, however slow the disk.
+        let ttl = Duration::from_secs(1);
+        let mut last_ended = Instant::now();
+        let big = ending(
+            ExecutionStatus::Succeeded,
+            Ok(json!({ "report": "x".repeat(8 << 10) })),
+        );
+        let mut keys = Vec::new();
+        for principal in ["alice", "bob", ""] {
+            for n in 0..2 {
+                let task = TaskKey::new(Some(principal), format!("task_{n}").as_str());
+                let lease = store
+                    .create(new_task(&task, ttl), LONG)
+                    .await
+                    .unwrap()
+                    .lease;
+                if n == 0 {
+                    TaskStore::finish(&store, &lease, big.clone())
+                        .await
+                        .unwrap();
+                    last_ended = Instant::now();
+                } else {
+                    store
+                        .ask(&lease, Asks::new().with("confirm.1", form()))
+                        .await
+                        .unwrap();
+                }
+                keys.push(task);
+            }
+        }
+        assert!(counted(&scratch.file()));
+        let note = store.get(&keys[0]).await.unwrap().unwrap();
+        assert_eq!(note.status, TaskStatus::Completed);
+        let error = note.outcome.unwrap().result.unwrap_err();
+        assert_eq!(error.code(), codes::OUTCOME_NOT_KEPT);
+        assert!(rows(&scratch.file(), "SELECT max(bytes) FROM carmy_tasks") < 2 << 10);
+
+        // Answers past the principal's bytes are refused whole; so are questions.
+        let huge = json!({ "action": "accept", "content": { "text": "y".repeat(64 << 10) } });
+        match store
+            .respond(&keys[1], BTreeMap::from([("confirm.1".to_owned(), huge)]))
+            .await
+        {
+            Err(StoreError::Full(_)) => {}
+            other => panic!("answers past the share must fail closed: {other:?}"),
+        }
+        assert_eq!(
+            store
+                .get(&keys[1])
+                .await
+                .unwrap()
+                .unwrap()
+                .pending()
+                .count(),
+            1
+        );
+        // One more task fits in the total, then none, until the ended ones expire.
+        let seventh = store.create(new_task(&alices(), ttl), LONG).await.unwrap();
+        assert!(matches!(
+            store.create(new_task(&alices(), ttl), LONG).await,
+            Err(StoreError::Full(_))
+        ));
+        assert!(counted(&scratch.file()));
+        tokio::time::sleep_until(last_ended + ttl + Duration::from_millis(100)).await;
+        assert_eq!(TaskStore::sweep(&store).await.unwrap(), 3);
+        assert!(counted(&scratch.file()));
+        assert!(
+            store
+                .get(&seventh.lease.key().clone())
+                .await
+                .unwrap()
+                .is_some()
+        );
+        store.create(new_task(&alices(), ttl), LONG).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn tasks_are_settled_and_forgotten_by_the_background_sweep() {
+        let scratch = Scratch::new("tasks-swept");
+        let options = SqliteStoreOptions::default().with_sweep_interval(Duration::from_millis(50));
+        let store = SqliteStore::open_with(scratch.file(), options).unwrap();
+        let ttl = Duration::from_millis(400);
+        for n in 0..3 {
+            let lease = store
+                .create(new_task(&alices(), ttl), LONG)
+                .await
+                .unwrap()
+                .lease;
+            TaskStore::finish(
+                &store,
+                &lease,
+                ending(ExecutionStatus::Succeeded, Ok(json!(n))),
+            )
+            .await
+            .unwrap();
+        }
+        // A lease that runs out, and nobody ever looks.
+        store
+            .create(new_task(&alices(), ttl), Duration::from_millis(100))
+            .await
+            .unwrap();
+        assert_eq!(rows(&scratch.file(), "SELECT count(*) FROM carmy_tasks"), 4);
+        sleep(Duration::from_millis(900)).await;
+        assert_eq!(rows(&scratch.file(), "SELECT count(*) FROM carmy_tasks"), 0);
+        assert_eq!(
+            rows(&scratch.file(), "SELECT count(*) FROM carmy_task_shares"),
+            0
+        );
+        assert_eq!(
+            rows(
+                &scratch.file(),
+                "SELECT tasks + bytes FROM carmy_task_totals"
+            ),
+            0
+        );
+    }
+
+    // --- Through the runtime ---------------------------------------------------------------
+
+    /// Works until cancelled (or a minute).
+    struct Work;
+
+    impl Tool for Work {
+        type Input = NoInput;
+        type Output = Value;
+        const SPEC: ToolSpec = ToolSpec::new("work", Effect::Write)
+            .task(TaskSupport::Required)
+            .timeout(Duration::from_secs(60));
+
+        async fn run(&self, _: NoInput, invocation: Invocation) -> Result<Value, AgentError> {
+            invocation
+                .context()
+                .progress(1.0, Some(2.0), Some("working"));
+            sleep(Duration::from_secs(60)).await;
+            Ok(json!("worked a minute"))
+        }
+    }
+
+    /// Asks for a confirmation, then says what it was told.
+    struct Confirm;
+
+    impl Tool for Confirm {
+        type Input = NoInput;
+        type Output = Value;
+        const SPEC: ToolSpec = ToolSpec::new("confirm", Effect::Write).task(TaskSupport::Optional);
+
+        async fn run(&self, _: NoInput, invocation: Invocation) -> Result<Value, AgentError> {
+            let answers = invocation
+                .context()
+                .ask(Asks::new().with("confirm", form()))
+                .await?;
+            Ok(json!({ "confirm": answers.input("confirm")?.action.as_str() }))
+        }
+    }
+
+    /// A client that can answer any question (in a task, the answers come through the store).
+    struct AnyClient;
+
+    impl Asker for AnyClient {
+        fn can_ask(&self, _: AskKind) -> bool {
+            true
+        }
+
+        async fn ask(&self, _: &Asks) -> Asked {
+            Asked::Refused(AgentError::internal("a task's questions go to its store"))
+        }
+    }
+
+    /// A runtime with a connection of its own to `file`, keeping both its executions and its
+    /// tasks there, with the default task lease (30 s): only `changed` tells its holders soon.
+    fn runtime_on(file: &std::path::Path) -> Runtime {
+        let store = Arc::new(SqliteStore::open(file).unwrap());
+        Carmy::new()
+            .tool(Work)
+            .tool(Confirm)
+            .store(Arc::clone(&store))
+            .task_store(store)
+            .build()
+            .unwrap()
+    }
+
+    async fn start(runtime: &Runtime, tool: &str) -> TaskKey {
+        let request = Request::new(tool, json!({}))
+            .allow_task()
+            .asker(AnyClient)
+            .context(Context::new().with_principal("alice"));
+        let outcome = timeout(NOTICE, runtime.execute(request)).await.unwrap();
+        match outcome.kind {
+            OutcomeKind::Task(task) => task.key,
+            other => panic!("expected a task, got {other:?}: {:?}", outcome.result),
+        }
+    }
+
+    /// Reads the task on `runtime` until `done` holds (for a few seconds at most).
+    async fn until(
+        runtime: &Runtime,
+        key: &TaskKey,
+        done: impl Fn(&carmy_core::TaskRecord) -> bool,
+    ) -> carmy_core::TaskRecord {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            let record = runtime.task(key).await.expect("the task is found");
+            if done(&record) {
+                return record;
+            }
+            assert!(Instant::now() < deadline, "the task stayed {record:?}");
+            sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn runtimes_on_one_file_read_answer_and_cancel_each_others_tasks() {
+        let scratch = Scratch::new("tasks-runtimes");
+        let (a, b) = (runtime_on(&scratch.file()), runtime_on(&scratch.file()));
+
+        let working = start(&a, "work").await;
+        let seen = until(&b, &working, |record| record.progress.is_some()).await;
+        assert_eq!(seen.status, TaskStatus::Working);
+        assert_eq!(seen.status_message.as_deref(), Some("working"));
+        let started = Instant::now();
+        b.cancel_task(&working).await.unwrap();
+        let cancelled = until(&b, &working, |record| record.status.is_terminal()).await;
+        eprintln!(
+            "a cancel reached the other runtime's tool in {:?}",
+            started.elapsed()
+        );
+        assert_eq!(cancelled.status, TaskStatus::Cancelled);
+        assert_eq!(
+            cancelled.outcome.unwrap().status,
+            ExecutionStatus::Cancelled
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "long before a renewal"
+        );
+        assert_eq!(
+            a.task(&working).await.unwrap().status,
+            TaskStatus::Cancelled
+        );
+
+        let asking = start(&a, "confirm").await;
+        let waiting = until(&b, &asking, |record| record.pending().count() == 1).await;
+        assert_eq!(waiting.status, TaskStatus::InputRequired);
+        let question = waiting.pending().next().unwrap().0.to_owned();
+        let responded = b
+            .answer_task(&asking, BTreeMap::from([(question.clone(), accept())]))
+            .await
+            .unwrap();
+        assert_eq!(responded.accepted, [question]);
+        let done = until(&a, &asking, |record| record.status.is_terminal()).await;
+        assert_eq!(done.status, TaskStatus::Completed);
+        assert_eq!(
+            done.outcome.unwrap().result.unwrap(),
+            json!({ "confirm": "accept" })
+        );
+        // Its owner's only: another principal with the id finds nothing, on either runtime.
+        let mallory = TaskKey::new(Some("mallory"), asking.id().clone());
+        for runtime in [&a, &b] {
+            assert_eq!(
+                runtime.task(&mallory).await.unwrap_err().code(),
+                codes::TASK_NOT_FOUND
+            );
+        }
     }
 }

@@ -10,6 +10,7 @@
 use std::{
     collections::HashMap,
     path::Path,
+    sync::Arc,
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
@@ -22,8 +23,10 @@ use tokio::sync::watch;
 use super::{
     SqliteStoreOptions,
     schema::{self, FINISHED, HELD, UNCERTAIN},
+    task_holders::TaskHolders,
+    tasks::TaskPoll,
 };
-use crate::outcome;
+use crate::{outcome, task_record::TaskFormError};
 
 /// Why a job failed; every kind fails the call closed.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +37,8 @@ pub(super) enum Failure {
     Sql(#[from] rusqlite::Error),
     #[error("a kept value cannot be read or written: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Task(#[from] TaskFormError),
     #[error("{0}")]
     Invalid(String),
 }
@@ -69,6 +74,10 @@ pub(super) struct Db {
     options: SqliteStoreOptions,
     /// Keys this process saw held and someone waits on: dropping the sender wakes them.
     waiters: HashMap<IdempotencyKey, watch::Sender<()>>,
+    /// The tasks held here, shared with the async side (which subscribes to them).
+    pub(super) holders: Arc<TaskHolders>,
+    /// How far the poll for other processes' task writes got.
+    pub(super) poll: TaskPoll,
 }
 
 /// What to settle or forget: one key, one principal's keys, or all of them.
@@ -80,8 +89,12 @@ enum Scope<'a> {
 }
 
 impl Db {
-    pub(super) fn open(path: &Path, options: SqliteStoreOptions) -> Result<Self, StoreError> {
-        let open = || -> Result<Connection> {
+    pub(super) fn open(
+        path: &Path,
+        options: SqliteStoreOptions,
+        holders: Arc<TaskHolders>,
+    ) -> Result<Self, StoreError> {
+        let open = || -> Result<(Connection, TaskPoll)> {
             let mut connection = Connection::open_with_flags(
                 path,
                 OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -89,15 +102,18 @@ impl Db {
                     | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )?;
             schema::prepare(&mut connection, options.busy_timeout)?;
-            Ok(connection)
+            let poll = TaskPoll::start(&connection)?;
+            Ok((connection, poll))
         };
-        let connection = open().map_err(|failure| {
+        let (connection, poll) = open().map_err(|failure| {
             StoreError::unavailable(format!("cannot open {}: {failure}", path.display()))
         })?;
         Ok(Self {
             connection,
             options,
             waiters: HashMap::new(),
+            holders,
+            poll,
         })
     }
 
@@ -242,16 +258,18 @@ impl Db {
         Ok(held)
     }
 
-    /// Settles every expired lease and forgets every key past its retention; also drops the
-    /// wake-up channels nobody listens to any more.
+    /// Settles every expired lease and forgets every key and task past its retention; also
+    /// drops the wake-up channels nobody listens to any more.
     pub(super) fn sweep(&mut self) -> Result<(), StoreError> {
         self.waiters.retain(|_, sender| sender.receiver_count() > 0);
+        self.holders.prune(now_ms());
         let transaction = self
             .connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Failure::from)?;
         settle_due(&transaction, Scope::All, now_ms(), ms(self.options.ttl))?;
         transaction.commit().map_err(Failure::from)?;
+        self.sweep_tasks()?;
         Ok(())
     }
 }
@@ -504,11 +522,11 @@ fn settle_due(transaction: &Transaction<'_>, scope: Scope<'_>, now: i64, ttl: i6
 /// `i64` once added to now.
 const LONGEST_MS: i64 = 1000 * 366 * 24 * 60 * 60 * 1000;
 
-fn ms(duration: Duration) -> i64 {
+pub(super) fn ms(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).map_or(LONGEST_MS, |ms| ms.min(LONGEST_MS))
 }
 
-fn count(n: usize) -> i64 {
+pub(super) fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 

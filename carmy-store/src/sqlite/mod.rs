@@ -1,13 +1,17 @@
-//! [`SqliteStore`]: claims and outcomes in one local SQLite file.
+//! [`SqliteStore`]: claims and outcomes, the application's records and tasks in one local
+//! SQLite file.
 
 mod db;
 mod records;
 mod schema;
+mod task_holders;
+mod tasks;
 mod worker;
 
 use std::{
     fmt,
     path::{Path, PathBuf},
+    sync::Arc,
     time::Duration,
 };
 
@@ -19,10 +23,12 @@ use carmy_core::{
 use tokio::{sync::watch, time::Instant};
 
 use db::Seen;
+use task_holders::TaskHolders;
 use worker::Worker;
 
 /// Bounds and timings of a [`SqliteStore`]. The bounds and the retention are `MemoryStore`'s
-/// (with the same defaults), so moving to the file changes where keys live, not how many.
+/// (with the same defaults), and the tasks' are `MemoryTaskStore`'s, so moving to the file
+/// changes where keys and tasks live, not how many.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SqliteStoreOptions {
@@ -43,9 +49,21 @@ pub struct SqliteStoreOptions {
     /// How long a call waits for another process's write lock before it fails closed
     /// (default 5 s).
     pub busy_timeout: Duration,
-    /// How often expired leases are settled and old keys forgotten in the background, besides
-    /// whenever a claim looks at them (default 60 s).
+    /// How often expired leases are settled and old keys and tasks forgotten in the
+    /// background, besides whenever a call looks at them (default 60 s).
     pub sweep_interval: Duration,
+    /// Tasks one principal may hold at once, running or kept for their ttl (default 1,000).
+    pub max_tasks_per_principal: usize,
+    /// Tasks across all principals (default 10,000).
+    pub max_tasks: usize,
+    /// Bytes one principal's tasks may take, as stored (default 16 MiB).
+    pub max_task_bytes_per_principal: usize,
+    /// Bytes across all principals' tasks (default 128 MiB).
+    pub max_task_bytes: usize,
+    /// The largest task outcome kept, as stored JSON (default 1 MiB). A larger one (or one that
+    /// does not fit in its principal's share) is kept as a note that the call ran
+    /// (`OUTCOME_NOT_KEPT`).
+    pub max_task_outcome_bytes: usize,
 }
 
 impl Default for SqliteStoreOptions {
@@ -59,6 +77,11 @@ impl Default for SqliteStoreOptions {
             ttl: Duration::from_secs(24 * 60 * 60),
             busy_timeout: Duration::from_secs(5),
             sweep_interval: Duration::from_secs(60),
+            max_tasks_per_principal: 1_000,
+            max_tasks: 10_000,
+            max_task_bytes_per_principal: 16 << 20,
+            max_task_bytes: 128 << 20,
+            max_task_outcome_bytes: 1 << 20,
         }
     }
 }
@@ -119,10 +142,46 @@ impl SqliteStoreOptions {
         self.sweep_interval = interval;
         self
     }
+
+    /// Replaces the bound on tasks of one principal.
+    #[must_use]
+    pub fn with_max_tasks_per_principal(mut self, max_tasks: usize) -> Self {
+        self.max_tasks_per_principal = max_tasks;
+        self
+    }
+
+    /// Replaces the bound on tasks across principals.
+    #[must_use]
+    pub fn with_max_tasks(mut self, max_tasks: usize) -> Self {
+        self.max_tasks = max_tasks;
+        self
+    }
+
+    /// Replaces the bound on the bytes of one principal's tasks.
+    #[must_use]
+    pub fn with_max_task_bytes_per_principal(mut self, max_bytes: usize) -> Self {
+        self.max_task_bytes_per_principal = max_bytes;
+        self
+    }
+
+    /// Replaces the bound on the bytes of tasks across principals.
+    #[must_use]
+    pub fn with_max_task_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_task_bytes = max_bytes;
+        self
+    }
+
+    /// Replaces the largest task outcome kept.
+    #[must_use]
+    pub fn with_max_task_outcome_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_task_outcome_bytes = max_bytes;
+        self
+    }
 }
 
 /// The first pause of a waiter polling for another process's claim; it doubles up to
-/// [`LONGEST_POLL`], and never goes past the lease's expiry.
+/// [`LONGEST_POLL`], and never goes past the lease's expiry. The poll for other processes'
+/// task writes backs off the same way (see `tasks`).
 const FIRST_POLL: Duration = Duration::from_millis(10);
 const LONGEST_POLL: Duration = Duration::from_millis(250);
 
@@ -142,6 +201,13 @@ const LONGEST_POLL: Duration = Duration::from_millis(250);
 /// A waiter (`Claim::Running`) wakes as soon as this process settles the key; for another
 /// process's claim it polls the file, every 10 ms at first and then at most every 250 ms,
 /// until the key is settled or the lease runs out.
+///
+/// It is a [`TaskStore`](carmy_core::TaskStore) too: tasks live in the same file, bounded as
+/// `MemoryTaskStore` is, and every process that opens the file reads, answers and cancels the
+/// tasks the others run. A holder waiting in `changed` wakes at once when this store writes
+/// for its task (a cancel, answers); while it holds tasks, its thread looks at the file for
+/// other processes' writes as often as a claim's waiter does (a pragma each time, however many
+/// tasks). A task whose process was killed fails (`EXECUTION_LOST`) once its lease runs out.
 ///
 /// Leases use the wall clock, the one clock that processes sharing the file agree on: a clock
 /// set back makes leases last longer, one set forward shortens them.
@@ -169,6 +235,8 @@ pub struct SqliteStore {
     worker: Worker,
     path: PathBuf,
     options: SqliteStoreOptions,
+    /// The tasks held by this store's holders, which `changed` subscribes to.
+    holders: Arc<TaskHolders>,
 }
 
 impl SqliteStore {
@@ -188,11 +256,13 @@ impl SqliteStore {
         options: SqliteStoreOptions,
     ) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
-        let worker = Worker::start(path.clone(), options)?;
+        let holders = Arc::new(TaskHolders::default());
+        let worker = Worker::start(path.clone(), options, Arc::clone(&holders))?;
         Ok(Self {
             worker,
             path,
             options,
+            holders,
         })
     }
 
@@ -206,8 +276,8 @@ impl SqliteStore {
         &self.options
     }
 
-    /// Settles every expired lease and forgets every key past its retention now, as the
-    /// background sweep does every [`SqliteStoreOptions::sweep_interval`].
+    /// Settles every expired lease and forgets every key and task past its retention now, as
+    /// the background sweep does every [`SqliteStoreOptions::sweep_interval`].
     pub async fn sweep(&self) -> Result<(), StoreError> {
         self.worker.run(|db| db.sweep()).await
     }

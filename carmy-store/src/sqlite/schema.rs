@@ -1,8 +1,9 @@
 //! The file's layout, and how a connection to it is set up.
 //!
 //! Layout 1 holds the execution records; layout 2 adds the application's records
-//! (`carmy_records`, see `carmy_core::records`), and a file of layout 1 is moved to 2 when
-//! opened.
+//! (`carmy_records`, see `carmy_core::records`); layout 3 adds the tasks (`carmy_tasks`, see
+//! `carmy_core::TaskStore`). A file of an older layout is moved to the current one when opened,
+//! in one transaction: each step only adds tables, so what the file held is kept as it was.
 //!
 //! One row per key in `carmy_claims`. `expires_at` means one thing per state, so one index
 //! finds everything due: a held claim's lease expiry, a settled key's end of retention. The
@@ -16,7 +17,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::db::Failure;
 
 /// The layout this code writes, kept in `PRAGMA user_version`.
-const VERSION: i64 = 2;
+const VERSION: i64 = 3;
 
 /// A claim held under a lease.
 pub(super) const HELD: i64 = 0;
@@ -100,6 +101,72 @@ CREATE TABLE carmy_record_stamp (
 INSERT INTO carmy_record_stamp VALUES (0, 0);
 ";
 
+/// Layout 3: the tasks, one row per task under its owner's key.
+///
+/// The record itself is `crate::task_record`'s JSON: the rules that change it are
+/// `carmy_core`'s, applied in Rust to the record loaded in the transaction, so SQL only finds
+/// rows and keeps the books. As for claims, `expires_at` means one thing per state, so one index
+/// finds everything due: while the task runs (`token` set), when its holder's lease runs out;
+/// once it ended (`token` NULL), when it is forgotten (its end plus its ttl).
+///
+/// `signal` is the stamp (from the one counter `carmy_task_stamp`) of the last write its holder
+/// must act on: a cancel request, answers, its lease settled as lost. Stamps only grow, so a
+/// process holding tasks learns what others wrote for them with one look at the rows whose
+/// stamp is past the last it saw. Shares and totals are counted by triggers, as the claims'
+/// are, with bounds of their own.
+const TASKS: &str = "
+CREATE TABLE carmy_tasks (
+    principal  TEXT    NOT NULL,
+    id         TEXT    NOT NULL,
+    record     TEXT    NOT NULL,
+    token      BLOB,
+    expires_at INTEGER NOT NULL,
+    signal     INTEGER NOT NULL,
+    bytes      INTEGER NOT NULL,
+    PRIMARY KEY (principal, id)
+) WITHOUT ROWID;
+CREATE INDEX carmy_tasks_expiry ON carmy_tasks (expires_at);
+CREATE INDEX carmy_tasks_signal ON carmy_tasks (signal);
+CREATE TABLE carmy_task_stamp (
+    id    INTEGER PRIMARY KEY CHECK (id = 0),
+    stamp INTEGER NOT NULL
+);
+INSERT INTO carmy_task_stamp VALUES (0, 0);
+
+CREATE TABLE carmy_task_shares (
+    principal TEXT    PRIMARY KEY,
+    tasks     INTEGER NOT NULL,
+    bytes     INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE carmy_task_totals (
+    id    INTEGER PRIMARY KEY CHECK (id = 0),
+    tasks INTEGER NOT NULL,
+    bytes INTEGER NOT NULL
+);
+INSERT INTO carmy_task_totals VALUES (0, 0, 0);
+
+CREATE TRIGGER carmy_tasks_counted AFTER INSERT ON carmy_tasks BEGIN
+    INSERT INTO carmy_task_shares (principal, tasks, bytes) VALUES (NEW.principal, 1, NEW.bytes)
+        ON CONFLICT (principal) DO UPDATE SET tasks = tasks + 1, bytes = bytes + NEW.bytes;
+    UPDATE carmy_task_totals SET tasks = tasks + 1, bytes = bytes + NEW.bytes;
+END;
+CREATE TRIGGER carmy_tasks_uncounted AFTER DELETE ON carmy_tasks BEGIN
+    UPDATE carmy_task_shares SET tasks = tasks - 1, bytes = bytes - OLD.bytes
+        WHERE principal = OLD.principal;
+    DELETE FROM carmy_task_shares WHERE principal = OLD.principal AND tasks <= 0;
+    UPDATE carmy_task_totals SET tasks = tasks - 1, bytes = bytes - OLD.bytes;
+END;
+CREATE TRIGGER carmy_tasks_reweighed AFTER UPDATE OF bytes ON carmy_tasks
+WHEN NEW.bytes != OLD.bytes BEGIN
+    UPDATE carmy_task_shares SET bytes = bytes + NEW.bytes - OLD.bytes
+        WHERE principal = NEW.principal;
+    UPDATE carmy_task_totals SET bytes = bytes + NEW.bytes - OLD.bytes;
+END;
+";
+
+/// What each layout adds, in order: a file of layout `n` lacks the tables of the layouts after.
+const LAYOUTS: [(i64, &str); 3] = [(1, SCHEMA), (2, RECORDS), (3, TASKS)];
+
 /// Sets `connection` up for durable, shared use, and creates the layout if the file is new.
 pub(super) fn prepare(connection: &mut Connection, busy_timeout: Duration) -> Result<(), Failure> {
     // Another process may hold the write lock: wait for it rather than fail at once.
@@ -121,13 +188,13 @@ pub(super) fn prepare(connection: &mut Connection, busy_timeout: Duration) -> Re
     let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let version: i64 = transaction.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     match version {
-        0 => {
-            transaction.execute_batch(SCHEMA)?;
-            transaction.execute_batch(RECORDS)?;
-            transaction.pragma_update(None, "user_version", VERSION)?;
-        }
-        1 => {
-            transaction.execute_batch(RECORDS)?;
+        // A new file gets every layout's tables; an older one the tables it lacks.
+        0..VERSION => {
+            for (layout, tables) in LAYOUTS {
+                if version < layout {
+                    transaction.execute_batch(tables)?;
+                }
+            }
             transaction.pragma_update(None, "user_version", VERSION)?;
         }
         VERSION => {}

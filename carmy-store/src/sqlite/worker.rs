@@ -5,11 +5,12 @@
 //! connection and runs the store's jobs in the order they arrive: SQLite serializes writers
 //! anyway, so a pool of connections would only wait on one another, and a single owner makes
 //! the in-process wake-ups race-free (a claim that sees a key held subscribes before any later
-//! `finish` of it can run). Between jobs it sweeps what has expired.
+//! `finish` of it can run). Between jobs it sweeps what has expired and, while the store
+//! holds tasks, looks at the file for what other processes wrote for them.
 
 use std::{
     path::PathBuf,
-    sync::mpsc,
+    sync::{Arc, mpsc},
     thread,
     time::{Duration, Instant},
 };
@@ -17,7 +18,7 @@ use std::{
 use carmy_core::StoreError;
 use tokio::sync::oneshot;
 
-use super::{SqliteStoreOptions, db::Db};
+use super::{FIRST_POLL, LONGEST_POLL, SqliteStoreOptions, db::Db, task_holders::TaskHolders};
 
 type Job = Box<dyn FnOnce(&mut Db) + Send>;
 
@@ -29,13 +30,17 @@ pub(super) struct Worker {
 
 impl Worker {
     /// Opens `path` on a new thread and waits until it is ready (or could not be opened).
-    pub(super) fn start(path: PathBuf, options: SqliteStoreOptions) -> Result<Self, StoreError> {
+    pub(super) fn start(
+        path: PathBuf,
+        options: SqliteStoreOptions,
+        holders: Arc<TaskHolders>,
+    ) -> Result<Self, StoreError> {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, opened) = mpsc::sync_channel(1);
         thread::Builder::new()
             .name("carmy-store-sqlite".into())
             .spawn(move || {
-                let db = match Db::open(&path, options) {
+                let db = match Db::open(&path, options, holders) {
                     Ok(db) => {
                         let _ = ready.send(Ok(()));
                         db
@@ -74,11 +79,35 @@ impl Worker {
 fn serve(mut db: Db, queue: &mpsc::Receiver<Job>) {
     let interval = db.options().sweep_interval.max(Duration::from_millis(10));
     let mut next_sweep = Instant::now() + interval;
+    // The poll for other processes' task writes: soon after one was found, then less and less
+    // often while none is, up to LONGEST_POLL (see `tasks`).
+    let mut pause = FIRST_POLL;
+    let mut next_poll = Instant::now();
     loop {
-        match queue.recv_timeout(next_sweep.saturating_duration_since(Instant::now())) {
+        let polling = !db.holders.is_empty();
+        let wake = if polling {
+            next_sweep.min(next_poll)
+        } else {
+            next_sweep
+        };
+        match queue.recv_timeout(wake.saturating_duration_since(Instant::now())) {
             Ok(job) => job(&mut db),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        if !polling {
+            // The first task held here is looked at from the start.
+            (pause, next_poll) = (FIRST_POLL, Instant::now());
+        } else if Instant::now() >= next_poll {
+            pause = match db.poll_tasks() {
+                Ok(true) => FIRST_POLL,
+                Ok(false) => (pause * 2).min(LONGEST_POLL),
+                Err(error) => {
+                    tracing::warn!(%error, "the task store could not look for others' writes");
+                    LONGEST_POLL
+                }
+            };
+            next_poll = Instant::now() + pause;
         }
         if Instant::now() >= next_sweep {
             if let Err(error) = db.sweep() {
