@@ -37,7 +37,8 @@ if [[ -z "${EVERYTHING_BIN:-}" ]]; then
   EVERYTHING_BIN="$ROOT/target/release/everything"
 fi
 log="$(mktemp)"
-"$EVERYTHING_BIN" --addr 127.0.0.1:0 >"$log" 2>&1 &
+# The in-memory store: each run starts afresh (the default is a file kept between runs).
+"$EVERYTHING_BIN" --addr 127.0.0.1:0 --store memory >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
 url=""

@@ -165,7 +165,7 @@ pub(super) async fn apply(
     match opened {
         Ok(Ok(store)) => {
             tracing::info!(path = %path.display(), "idempotency store");
-            Ok(carmy.store(store))
+            Ok(with_store(carmy, store))
         }
         Ok(Err(error)) => {
             eprintln!("error: --store {}: {error}", path.display());
@@ -229,6 +229,15 @@ fn unsupported(url: &str, feature: &str) -> Result<Carmy, ExitCode> {
         redacted(url)
     );
     Err(ExitCode::from(2))
+}
+
+/// `carmy` keeping its claims, outcomes, records and tasks in `store`.
+fn with_store<S>(carmy: Carmy, store: S) -> Carmy
+where
+    S: carmy_core::RecordStore + carmy_core::TaskStore,
+{
+    let store = std::sync::Arc::new(store);
+    carmy.store(std::sync::Arc::clone(&store)).task_store(store)
 }
 
 /// Creates `dir` and its parents, readable by the user alone: outcomes may hold what tools

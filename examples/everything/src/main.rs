@@ -4,16 +4,12 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = carmy::cli::Cli::new(match everything::runtime() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(2);
-        }
-    })
-    .name(env!("CARGO_PKG_NAME"))
-    .version(env!("CARGO_PKG_VERSION"))
-    .about("Every fixture of the official MCP conformance suite, served over MCP");
+    // Built once the command line is read, so that `--store` chooses where its executions,
+    // records and tasks are kept (`--store memory` for the conformance suite's runs).
+    let cli = carmy::cli::Cli::build(everything::everything())
+        .name(env!("CARGO_PKG_NAME"))
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("Every fixture of the official MCP conformance suite, served over MCP");
     // Without a command, `--addr` and the rest are the `http` command's.
     let mut args: Vec<_> = std::env::args_os().collect();
     if args.get(1).is_some_and(|first| {
