@@ -815,6 +815,71 @@ async fn a_held_lock_and_an_exhausted_pool_fail_closed_in_bounded_time() {
     acquire(&store, &key("queued"), WRITE).await;
 }
 
+/// A store shared by runtimes (as the replicas of one process share it) keeps serving when one of
+/// them stops being driven: the connections that runtime's calls made are the store's, made and
+/// driven on the runtime the store was connected on, so the others' calls that take them from
+/// the pool do not hang on a runtime nobody runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_made_for_another_runtime_outlive_its_driving() {
+    const CALLS: usize = 8;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default()
+        .with_schema(schema("runtimes"))
+        .with_statement_timeout(Duration::from_secs(1));
+    let store = Arc::new(open(server, options).await);
+    let (idle, stop) = std::sync::mpsc::channel::<()>();
+    let other = Arc::clone(&store);
+    let (ran, done) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // Calls at once, so the pool makes connections for them; then the runtime idles.
+        runtime.block_on(async {
+            let calls: Vec<_> = (0..CALLS)
+                .map(|n| {
+                    let store = Arc::clone(&other);
+                    tokio::spawn(async move {
+                        store.claim(&key(&format!("idle-{n}")), fp(), WRITE).await
+                    })
+                })
+                .collect();
+            for call in calls {
+                assert!(matches!(call.await.unwrap(), Ok(Claim::Acquired(_))));
+            }
+        });
+        ran.send(()).unwrap();
+        let _ = stop.recv();
+        drop(runtime);
+    });
+    tokio::task::spawn_blocking(move || done.recv().unwrap())
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let calls: Vec<_> = (0..CALLS)
+        .map(|n| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.claim(&key(&format!("busy-{n}")), fp(), WRITE).await })
+        })
+        .collect();
+    for call in calls {
+        let answer = call.await.unwrap();
+        assert!(matches!(answer, Ok(Claim::Acquired(_))), "{answer:?}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "the calls took {:?}",
+        started.elapsed()
+    );
+    drop(idle);
+    tokio::task::spawn_blocking(move || thread.join().unwrap())
+        .await
+        .unwrap();
+}
+
 /// A server nobody listens on fails the connect at once; no password is ever printed, neither
 /// in an error nor in the store's `Debug`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
