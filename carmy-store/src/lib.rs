@@ -9,13 +9,14 @@
 //!   closed while Redis is away; records committed with their outcome in one script. Plain
 //!   TCP, Redis 7.0 or later, not Redis Cluster.
 //! - `PostgresStore` (feature `postgres`): a PostgreSQL database, shared by every replica of a
-//!   server: one claim per key across them all, by the database server's clock, and the
-//!   application's records, committed with the outcomes of transactional tools.
+//!   server: one claim per key across them all, by the database server's clock, the
+//!   application's records, committed with the outcomes of transactional tools, and tasks
+//!   (a [`TaskStore`](carmy_core::TaskStore)) that any replica reads, answers and cancels.
 //! - `conformance` (feature `conformance`): the trait's contract as scenarios, which every
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //! - `task_conformance` (feature `conformance`): the same for
 //!   [`TaskStore`](carmy_core::TaskStore)s (`task_conformance_tests!`), replicas sharing a
-//!   store included; `MemoryTaskStore` passes it, and durable task stores join there.
+//!   store included; `MemoryTaskStore` and `PostgresStore` pass it.
 //!
 //! ## Why SQLite
 //!
@@ -38,13 +39,13 @@
 //! connections with bounded waits.
 
 mod outcome;
-// The stored form of a task record, for the durable task stores to come.
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
 mod sqlite;
-#[allow(dead_code)]
+// The stored form of a task record, for the durable task stores (PostgreSQL's so far).
+#[cfg(feature = "postgres")]
 mod task_record;
 
 #[cfg(feature = "conformance")]

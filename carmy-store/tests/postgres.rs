@@ -626,7 +626,7 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "2"
+        "3"
     );
     let lease = acquire(&stores[0], &key("kept"), WRITE).await;
     stores[1]
@@ -644,12 +644,14 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
             server,
             &format!("SELECT count(*) FROM pg_tables WHERE schemaname = '{schema}'")
         ),
-        6
+        9
     );
-    assert_eq!(
-        number(server, &format!("SELECT count(*) FROM {schema}.totals")),
-        64
-    );
+    for totals in ["totals", "task_totals"] {
+        assert_eq!(
+            number(server, &format!("SELECT count(*) FROM {schema}.{totals}")),
+            64
+        );
+    }
 }
 
 /// A layout newer than this code, a schema that is not a store's, and options that cannot be
@@ -1220,6 +1222,23 @@ async fn a_commit_racing_a_lease_expiry_and_takeover_applies_nothing_unless_it_h
     assert!(counts_match_rows(server, &schema));
 }
 
+/// What takes a schema of this code's layout back to `layout`, as an older release left it: the
+/// tables and functions later layouts add, dropped, and the version set back.
+fn back_to_layout(schema: &str, layout: u8) -> String {
+    let mut sql = String::new();
+    if layout < 3 {
+        sql.push_str(
+            "DROP TABLE {s}.tasks, {s}.task_shares, {s}.task_totals; \
+             DROP FUNCTION {s}.count_task(), {s}.announce_task(); ",
+        );
+    }
+    if layout < 2 {
+        sql.push_str("DROP TABLE {s}.records, {s}.collections; DROP SEQUENCE {s}.record_stamp; ");
+    }
+    sql.push_str(&format!("UPDATE {{s}}.meta SET version = {layout}"));
+    sql.replace("{s}", schema)
+}
+
 /// A schema at layout 1 (claims only), as the previous release left it, reached by three
 /// replicas of this one at once: it is migrated once, in place; its claims are kept (a
 /// finished key replays, a held lease still finishes) and it keeps records from then on.
@@ -1235,11 +1254,7 @@ async fn a_layout_1_schema_migrates_in_place_keeping_its_claims() {
     old.finish(&lease, recorded("exec_finished")).await.unwrap();
     let held = acquire(&old, &key("held"), WRITE).await;
     drop(old);
-    // Layout 2 only adds these: without them (and at version 1), the schema is layout 1's.
-    server.sql(&format!(
-        "DROP TABLE {schema}.records, {schema}.collections; \
-         DROP SEQUENCE {schema}.record_stamp; UPDATE {schema}.meta SET version = 1"
-    ));
+    server.sql(&back_to_layout(&schema, 1));
 
     let url = server.url();
     let connects: Vec<_> = (0..3)
@@ -1254,7 +1269,7 @@ async fn a_layout_1_schema_migrates_in_place_keeping_its_claims() {
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "2"
+        "3"
     );
     match replicas[0].claim(&key("finished"), fp(), WRITE).await {
         Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_finished")),
