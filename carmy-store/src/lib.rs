@@ -10,14 +10,14 @@
 //!   closed while Redis is away; records committed with their outcome in one script. Plain
 //!   TCP, Redis 7.0 or later, not Redis Cluster.
 //! - `PostgresStore` (feature `postgres`): a PostgreSQL database, shared by every replica of a
-//!   server: one claim per key across them all, by the database server's clock, and the
-//!   application's records, committed with the outcomes of transactional tools.
+//!   server: one claim per key across them all, by the database server's clock, the
+//!   application's records, committed with the outcomes of transactional tools, and tasks
+//!   (a [`TaskStore`](carmy_core::TaskStore)) that any replica reads, answers and cancels.
 //! - `conformance` (feature `conformance`): the trait's contract as scenarios, which every
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //! - `task_conformance` (feature `conformance`): the same for
 //!   [`TaskStore`](carmy_core::TaskStore)s (`task_conformance_tests!`), replicas sharing a
-//!   store included; `MemoryTaskStore` and [`SqliteStore`] pass it, and the other durable
-//!   stores join there.
+//!   store included; `MemoryTaskStore`, [`SqliteStore`] and `PostgresStore` pass it.
 //!
 //! ## Why SQLite
 //!
@@ -52,6 +52,7 @@ mod task_record;
 pub mod conformance;
 #[cfg(feature = "conformance")]
 pub mod record_conformance;
+#[cfg(feature = "conformance")]
 pub mod task_conformance;
 
 #[cfg(feature = "postgres")]

@@ -113,6 +113,27 @@ mod postgres {
 
         carmy_store::record_conformance_tests!(open, when = Postgres::shared().is_some());
     }
+
+    mod tasks {
+        use super::*;
+        use carmy_store::task_conformance::TaskSetup;
+
+        fn open(setup: TaskSetup) -> PostgresStore {
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            let server =
+                Postgres::shared().expect("the tests run only where PostgreSQL is installed");
+            let schema = format!("task_conformance_{}", NEXT.fetch_add(1, Ordering::Relaxed));
+            let options = PostgresStoreOptions::default()
+                .with_schema(schema)
+                .with_max_tasks_per_principal(setup.max_tasks_per_principal);
+            // The opener runs on a blocking thread of the scenario's runtime.
+            tokio::runtime::Handle::current()
+                .block_on(PostgresStore::connect_with(&server.url(), options))
+                .expect("a fresh store")
+        }
+
+        carmy_store::task_conformance_tests!(open, when = Postgres::shared().is_some());
+    }
 }
 
 /// The one-call form runs the same scenarios.

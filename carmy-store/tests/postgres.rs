@@ -5,7 +5,10 @@
 //! replicas committing at once without a lost update or a deadlock, an absent record's read
 //! against its concurrent insert, a commit racing a takeover of its key or waiting on a held
 //! collection, listings past their bound, a layout-1 schema migrated in place, records across
-//! a crash, and transactional tools on three runtimes taking effect once per call.
+//! a crash, and transactional tools on three runtimes taking effect once per call. For tasks
+//! (`mod tasks`): replicas answering and cancelling a task another holds, its holder told
+//! through `NOTIFY`; a dropped replica's tasks failing after their lease; tasks across a crash;
+//! a layout-2 schema migrated to layout 3; two runtimes sharing tasks end to end.
 //!
 //! Each test that can share the test process's server does, in a schema of its own; those that
 //! crash their server start their own. Without PostgreSQL installed they pass without running
@@ -626,7 +629,7 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "2"
+        "3"
     );
     let lease = acquire(&stores[0], &key("kept"), WRITE).await;
     stores[1]
@@ -644,12 +647,14 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
             server,
             &format!("SELECT count(*) FROM pg_tables WHERE schemaname = '{schema}'")
         ),
-        6
+        9
     );
-    assert_eq!(
-        number(server, &format!("SELECT count(*) FROM {schema}.totals")),
-        64
-    );
+    for totals in ["totals", "task_totals"] {
+        assert_eq!(
+            number(server, &format!("SELECT count(*) FROM {schema}.{totals}")),
+            64
+        );
+    }
 }
 
 /// A layout newer than this code, a schema that is not a store's, and options that cannot be
@@ -813,6 +818,71 @@ async fn a_held_lock_and_an_exhausted_pool_fail_closed_in_bounded_time() {
     blocker.batch_execute("COMMIT").await.unwrap();
     acquire(&store, &key("blocked"), WRITE).await;
     acquire(&store, &key("queued"), WRITE).await;
+}
+
+/// A store shared by runtimes (as the replicas of one process share it) keeps serving when one of
+/// them stops being driven: the connections that runtime's calls made are the store's, made and
+/// driven on the runtime the store was connected on, so the others' calls that take them from
+/// the pool do not hang on a runtime nobody runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_made_for_another_runtime_outlive_its_driving() {
+    const CALLS: usize = 8;
+    let Some(server) = Postgres::shared() else {
+        return;
+    };
+    let options = PostgresStoreOptions::default()
+        .with_schema(schema("runtimes"))
+        .with_statement_timeout(Duration::from_secs(1));
+    let store = Arc::new(open(server, options).await);
+    let (idle, stop) = std::sync::mpsc::channel::<()>();
+    let other = Arc::clone(&store);
+    let (ran, done) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // Calls at once, so the pool makes connections for them; then the runtime idles.
+        runtime.block_on(async {
+            let calls: Vec<_> = (0..CALLS)
+                .map(|n| {
+                    let store = Arc::clone(&other);
+                    tokio::spawn(async move {
+                        store.claim(&key(&format!("idle-{n}")), fp(), WRITE).await
+                    })
+                })
+                .collect();
+            for call in calls {
+                assert!(matches!(call.await.unwrap(), Ok(Claim::Acquired(_))));
+            }
+        });
+        ran.send(()).unwrap();
+        let _ = stop.recv();
+        drop(runtime);
+    });
+    tokio::task::spawn_blocking(move || done.recv().unwrap())
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let calls: Vec<_> = (0..CALLS)
+        .map(|n| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.claim(&key(&format!("busy-{n}")), fp(), WRITE).await })
+        })
+        .collect();
+    for call in calls {
+        let answer = call.await.unwrap();
+        assert!(matches!(answer, Ok(Claim::Acquired(_))), "{answer:?}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "the calls took {:?}",
+        started.elapsed()
+    );
+    drop(idle);
+    tokio::task::spawn_blocking(move || thread.join().unwrap())
+        .await
+        .unwrap();
 }
 
 /// A server nobody listens on fails the connect at once; no password is ever printed, neither
@@ -1155,6 +1225,23 @@ async fn a_commit_racing_a_lease_expiry_and_takeover_applies_nothing_unless_it_h
     assert!(counts_match_rows(server, &schema));
 }
 
+/// What takes a schema of this code's layout back to `layout`, as an older release left it: the
+/// tables and functions later layouts add, dropped, and the version set back.
+fn back_to_layout(schema: &str, layout: u8) -> String {
+    let mut sql = String::new();
+    if layout < 3 {
+        sql.push_str(
+            "DROP TABLE {s}.tasks, {s}.task_shares, {s}.task_totals; \
+             DROP FUNCTION {s}.count_task(), {s}.announce_task(); ",
+        );
+    }
+    if layout < 2 {
+        sql.push_str("DROP TABLE {s}.records, {s}.collections; DROP SEQUENCE {s}.record_stamp; ");
+    }
+    sql.push_str(&format!("UPDATE {{s}}.meta SET version = {layout}"));
+    sql.replace("{s}", schema)
+}
+
 /// A schema at layout 1 (claims only), as the previous release left it, reached by three
 /// replicas of this one at once: it is migrated once, in place; its claims are kept (a
 /// finished key replays, a held lease still finishes) and it keeps records from then on.
@@ -1170,11 +1257,7 @@ async fn a_layout_1_schema_migrates_in_place_keeping_its_claims() {
     old.finish(&lease, recorded("exec_finished")).await.unwrap();
     let held = acquire(&old, &key("held"), WRITE).await;
     drop(old);
-    // Layout 2 only adds these: without them (and at version 1), the schema is layout 1's.
-    server.sql(&format!(
-        "DROP TABLE {schema}.records, {schema}.collections; \
-         DROP SEQUENCE {schema}.record_stamp; UPDATE {schema}.meta SET version = 1"
-    ));
+    server.sql(&back_to_layout(&schema, 1));
 
     let url = server.url();
     let connects: Vec<_> = (0..3)
@@ -1189,7 +1272,7 @@ async fn a_layout_1_schema_migrates_in_place_keeping_its_claims() {
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "2"
+        "3"
     );
     match replicas[0].claim(&key("finished"), fp(), WRITE).await {
         Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_finished")),
@@ -1539,4 +1622,595 @@ async fn transactional_calls_on_three_runtimes_take_effect_once_each() {
         CALLS.div_ceil(3),
         runs.load(Ordering::SeqCst)
     );
+}
+
+/// Tasks (`TaskStore`) on real servers: replicas cancelling and answering a task another holds,
+/// its holder told through `NOTIFY`; a dropped replica's tasks failing after their lease; tasks
+/// across a crash; a layout-2 schema migrated to layout 3; runtimes sharing tasks end to end.
+/// (A module of its own: `TaskStore` and `IdempotencyStore` both have a `finish`.)
+mod tasks {
+    use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+    use carmy_core::{
+        AgentError, Ask, AskKind, Asked, Asker, Asks, Carmy, Claim, Context, Effect, ErrorCategory,
+        ExecutionId, ExecutionStatus, Invocation, NewTask, NoInput, OutcomeKind, Recorded, Request,
+        Runtime, StoreError, TaskEnding, TaskId, TaskKey, TaskLease, TaskRecord, TaskStatus,
+        TaskStore, TaskSupport, Tool, ToolSpec, codes,
+        records::{Committed, RecordStore},
+    };
+    use carmy_store::{PostgresStore, PostgresStoreOptions};
+    use serde_json::{Value, json};
+    use test_servers::Postgres;
+    use tokio::time::{Instant, sleep, timeout};
+
+    use super::{
+        WRITE, acquire, at, back_to_layout, counts_match_rows, fp, key, number, open, put,
+        read_record, recorded, schema,
+    };
+
+    const LONG: Duration = Duration::from_secs(60);
+    const SHORT: Duration = Duration::from_millis(300);
+    /// Well under the 2 s between a holder's polls while it listens: a change noticed within
+    /// this was announced, not polled for.
+    const PROMPT: Duration = Duration::from_millis(500);
+
+    fn task(key: &TaskKey, ttl: Duration) -> NewTask {
+        NewTask::new(
+            key.clone(),
+            "slow_compute",
+            ExecutionId::from("exec_1"),
+            ttl,
+            Duration::from_millis(500),
+        )
+    }
+
+    fn alice(id: &str) -> TaskKey {
+        TaskKey::new(Some("alice"), id)
+    }
+
+    fn form(message: &str) -> Ask {
+        Ask::input(message, json!({ "type": "object" }))
+    }
+
+    fn accept() -> Value {
+        json!({ "action": "accept", "content": {} })
+    }
+
+    fn succeeded(value: Value) -> TaskEnding {
+        TaskEnding::new(Recorded::new(
+            ExecutionId::from("exec_1"),
+            ExecutionStatus::Succeeded,
+            Ok(value),
+        ))
+    }
+
+    async fn create(
+        store: &PostgresStore,
+        key: &TaskKey,
+        ttl: Duration,
+        lease: Duration,
+    ) -> TaskLease {
+        store
+            .create(task(key, ttl), lease)
+            .await
+            .expect("a task")
+            .lease
+    }
+
+    async fn found(store: &PostgresStore, key: &TaskKey) -> TaskRecord {
+        store
+            .get(key)
+            .await
+            .expect("the store answers")
+            .unwrap_or_else(|| panic!("task {key:?} was not found"))
+    }
+
+    /// Waits until every store listens, so that what they are told is announced, not polled.
+    async fn listening(stores: &[&PostgresStore]) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !stores
+            .iter()
+            .all(|store| format!("{store:?}").contains("listening: true"))
+        {
+            assert!(Instant::now() < deadline, "a store never listened");
+            sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Whether every task share and every task totals slot counts exactly the rows it stands
+    /// for.
+    fn task_counts_match_rows(server: &Postgres, schema: &str) -> bool {
+        let shares = number(
+            server,
+            &format!(
+                "SELECT count(*) FROM (SELECT principal, count(*) AS n, sum(bytes) AS b \
+                 FROM {schema}.tasks GROUP BY principal) AS actual \
+                 FULL JOIN {schema}.task_shares AS share USING (principal) \
+                 WHERE actual.n IS DISTINCT FROM share.tasks OR actual.b IS DISTINCT FROM share.bytes"
+            ),
+        );
+        let slots = number(
+            server,
+            &format!(
+                "SELECT count(*) FROM (SELECT {schema}.slot_of(principal) AS slot, count(*) AS n, \
+                 sum(bytes) AS b FROM {schema}.tasks GROUP BY 1) AS actual \
+                 RIGHT JOIN {schema}.task_totals AS total USING (slot) \
+                 WHERE coalesce(actual.n, 0) <> total.tasks OR coalesce(actual.b, 0) <> total.bytes"
+            ),
+        );
+        shares == 0 && slots == 0
+    }
+
+    /// Resolves `changed` (armed before `write`), and says how long after the write it took.
+    async fn told_after(
+        changed: impl Future<Output = ()>,
+        write: impl Future<Output = ()>,
+    ) -> Duration {
+        let mut changed = std::pin::pin!(changed);
+        assert!(
+            timeout(Duration::from_millis(100), &mut changed)
+                .await
+                .is_err(),
+            "the holder was woken before anything was written"
+        );
+        write.await;
+        let written = Instant::now();
+        timeout(Duration::from_secs(5), changed)
+            .await
+            .expect("the holder was never woken");
+        written.elapsed()
+    }
+
+    /// Three replicas: a task held by one is answered, one question at a time, from the other
+    /// two, then cancelled; each write wakes the holder's `changed` at once, through the
+    /// server's announcement (its polls are two seconds apart), and its next renewal reads it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn replicas_answer_and_cancel_a_task_another_holds_and_its_holder_is_told_at_once() {
+        let Some(server) = Postgres::shared() else {
+            return;
+        };
+        let options = PostgresStoreOptions::default().with_schema(schema("task_replicas"));
+        let holder = open(server, options.clone()).await;
+        let (b, c) = (
+            open(server, options.clone()).await,
+            open(server, options).await,
+        );
+        listening(&[&holder, &b, &c]).await;
+        let key = alice("task_shared");
+        let lease = create(&holder, &key, LONG, LONG).await;
+        let two = Asks::new()
+            .with("first.1", form("First?"))
+            .with("second.2", form("Second?"));
+        holder.ask(&lease, two).await.unwrap();
+        assert_eq!(found(&b, &key).await.pending().count(), 2);
+
+        let mut took = Vec::new();
+        for (replica, question) in [(&b, "first.1"), (&c, "second.2")] {
+            let answers = BTreeMap::from([(question.to_owned(), accept())]);
+            let changed = holder.changed(&lease);
+            took.push(
+                told_after(changed, async {
+                    let responded = replica.respond(&key, answers).await.unwrap().unwrap();
+                    assert_eq!(responded.accepted, [question]);
+                })
+                .await,
+            );
+            let signals = holder.renew(&lease, LONG, None).await.unwrap();
+            assert!(signals.answers.contains_key(question));
+            assert!(!signals.cancel_requested);
+        }
+        assert_eq!(found(&c, &key).await.status, TaskStatus::Working);
+
+        let changed = holder.changed(&lease);
+        took.push(
+            told_after(changed, async {
+                let cancelled = c.cancel(&key).await.unwrap().unwrap();
+                assert!(cancelled.cancel_requested);
+            })
+            .await,
+        );
+        let signals = holder.renew(&lease, LONG, None).await.unwrap();
+        assert!(signals.cancel_requested);
+        assert_eq!(signals.answers.len(), 2);
+        for took in &took {
+            assert!(
+                *took < PROMPT,
+                "the holder was told after {took:?}, as if it polled"
+            );
+        }
+
+        // A renewal with nothing new leaves the holder waiting.
+        let changed = holder.changed(&lease);
+        assert!(timeout(Duration::from_millis(300), changed).await.is_err());
+        let ending = TaskEnding::new(Recorded::new(
+            ExecutionId::from("exec_1"),
+            ExecutionStatus::Cancelled,
+            Err(AgentError::new(
+                ErrorCategory::Cancelled,
+                codes::CANCELLED,
+                "cancelled",
+            )),
+        ));
+        holder.finish(&lease, ending).await.unwrap();
+        assert_eq!(found(&b, &key).await.status, TaskStatus::Cancelled);
+        eprintln!("the holder was told after {took:?}");
+    }
+
+    /// A replica dropped with tasks running leaves them to the others: once its leases run out,
+    /// a read finds the task `failed` (`EXECUTION_LOST`), the sweep settles those nobody read
+    /// and forgets those whose retention ran out too (counted from the lease's expiry), and the
+    /// counts still match the rows.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_replicas_tasks_fail_after_their_lease() {
+        let Some(server) = Postgres::shared() else {
+            return;
+        };
+        let schema = schema("task_dropped");
+        let options = PostgresStoreOptions::default().with_schema(&schema);
+        let survivor = open(server, options.clone()).await;
+        let dropped = open(server, options).await;
+        let (read, unread, brief) = (
+            alice("task_read"),
+            alice("task_unread"),
+            alice("task_brief"),
+        );
+        let lease = create(&dropped, &read, LONG, SHORT).await;
+        create(&dropped, &unread, LONG, SHORT).await;
+        create(&dropped, &brief, SHORT, SHORT).await;
+        drop(dropped);
+        assert_eq!(found(&survivor, &read).await.status, TaskStatus::Working);
+        sleep(SHORT * 2 + Duration::from_millis(100)).await;
+
+        let failed = found(&survivor, &read).await;
+        assert_eq!(failed.status, TaskStatus::Failed);
+        let outcome = failed.outcome.expect("a failed task says why");
+        assert_eq!(outcome.status, ExecutionStatus::Lost);
+        assert_eq!(outcome.result.unwrap_err().code(), codes::EXECUTION_LOST);
+        assert!(matches!(
+            survivor.renew(&lease, LONG, None).await,
+            Err(StoreError::LeaseLost)
+        ));
+        let held = |id: &str| {
+            number(
+                server,
+                &format!(
+                    "SELECT count(*) FROM {schema}.tasks WHERE id = '{id}'::bytea \
+                     AND token IS NOT NULL"
+                ),
+            )
+        };
+        assert_eq!(held("task_unread"), 1, "settled before the sweep");
+        let forgotten = TaskStore::sweep(&survivor).await.unwrap();
+        assert_eq!(forgotten, 1, "the task past its retention is forgotten");
+        assert_eq!(held("task_unread"), 0);
+        assert_eq!(found(&survivor, &unread).await.status, TaskStatus::Failed);
+        assert!(survivor.get(&brief).await.unwrap().is_none());
+        assert!(task_counts_match_rows(server, &schema));
+    }
+
+    /// Tasks committed before a crash are there after the restart, as they were; while the
+    /// server is down every call fails closed in bounded time (and a holder's `changed` waits
+    /// rather than spin), and the lease held across the outage is renewed and finished once the
+    /// server is back.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tasks_survive_a_crash_and_calls_fail_closed_while_down() {
+        const PATIENCE: Duration = Duration::from_secs(5);
+        let Some(server) = Postgres::start() else {
+            return;
+        };
+        let options = PostgresStoreOptions::default()
+            .with_schema("tasks_outage")
+            .with_connect_timeout(Duration::from_secs(1))
+            .with_statement_timeout(Duration::from_secs(1));
+        let store = open(&server, options).await;
+        let (done, waiting, running) = (
+            alice("task_done"),
+            alice("task_waiting"),
+            alice("task_running"),
+        );
+        let lease = create(&store, &done, LONG, LONG).await;
+        store
+            .finish(&lease, succeeded(json!({ "n": 1 })))
+            .await
+            .unwrap();
+        let asking = create(&store, &waiting, LONG, LONG).await;
+        store
+            .ask(&asking, Asks::new().with("confirm.1", form("Sure?")))
+            .await
+            .unwrap();
+        let held = create(&store, &running, LONG, LONG).await;
+        let before = [found(&store, &done).await, found(&store, &waiting).await];
+
+        server.crash();
+        async fn down<T: std::fmt::Debug>(
+            what: &str,
+            call: impl Future<Output = Result<T, StoreError>>,
+        ) {
+            match timeout(PATIENCE, call).await {
+                Ok(Err(StoreError::Unavailable(_))) => {}
+                other => panic!("{what} with the server down must fail closed in time: {other:?}"),
+            }
+        }
+        let answers = || BTreeMap::from([("confirm.1".to_owned(), accept())]);
+        down(
+            "a create",
+            store.create(task(&alice("task_new"), LONG), LONG),
+        )
+        .await;
+        down("a read", store.get(&done)).await;
+        down("a cancel", store.cancel(&running)).await;
+        down("an answer", store.respond(&waiting, answers())).await;
+        down("a renewal", store.renew(&held, LONG, None)).await;
+        down("a question", store.ask(&held, Asks::new())).await;
+        down("a finish", store.finish(&held, succeeded(json!(2)))).await;
+        down("a sweep", TaskStore::sweep(&store)).await;
+        assert!(
+            timeout(Duration::from_secs(1), store.changed(&held))
+                .await
+                .is_err(),
+            "a holder's wait ended while nothing could be read"
+        );
+
+        server.restart();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let after = loop {
+            match store.get(&done).await {
+                Ok(record) => break record,
+                Err(StoreError::Unavailable(_)) if Instant::now() < deadline => {
+                    sleep(Duration::from_millis(100)).await;
+                }
+                Err(error) => panic!("the store did not serve again: {error}"),
+            }
+        };
+        assert_eq!(after.as_ref(), Some(&before[0]));
+        assert_eq!(found(&store, &waiting).await, before[1]);
+        assert!(store.get(&alice("task_new")).await.unwrap().is_none());
+        let responded = store.respond(&waiting, answers()).await.unwrap().unwrap();
+        assert_eq!(responded.accepted, ["confirm.1"]);
+        store.renew(&held, LONG, None).await.unwrap();
+        store.finish(&held, succeeded(json!(3))).await.unwrap();
+        assert_eq!(found(&store, &running).await.status, TaskStatus::Completed);
+    }
+
+    /// A schema at layout 2 (claims and records), as the previous release left it, reached by
+    /// three replicas of this one at once: migrated once, to layout 3, in place; its claims and
+    /// records are kept, and it keeps tasks from then on.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_layout_2_schema_migrates_to_3_keeping_claims_and_records() {
+        let Some(server) = Postgres::shared() else {
+            return;
+        };
+        let schema = schema("layout2");
+        let options = PostgresStoreOptions::default().with_schema(&schema);
+        let old = open(server, options.clone()).await;
+        let lease = acquire(&old, &key("finished"), WRITE).await;
+        carmy_core::IdempotencyStore::finish(&old, &lease, recorded("exec_finished"))
+            .await
+            .unwrap();
+        let held = acquire(&old, &key("held"), WRITE).await;
+        let order = at("orders", "before");
+        let committed = old
+            .commit(&put(order.clone(), json!({ "n": 1 })), None)
+            .await;
+        assert_eq!(committed.unwrap(), Committed::Done);
+        let kept = read_record(&old, &order).await;
+        drop(old);
+        server.sql(&back_to_layout(&schema, 2));
+        assert_eq!(
+            number(
+                server,
+                &format!("SELECT count(*) FROM pg_tables WHERE schemaname = '{schema}'")
+            ),
+            6
+        );
+
+        let url = server.url();
+        let connects: Vec<_> = (0..3)
+            .map(|_| {
+                let (url, options) = (url.clone(), options.clone());
+                tokio::spawn(async move { PostgresStore::connect_with(&url, options).await })
+            })
+            .collect();
+        let mut replicas = Vec::new();
+        for connect in connects {
+            replicas.push(connect.await.unwrap().expect("every replica connects"));
+        }
+        assert_eq!(
+            server.sql(&format!("SELECT version FROM {schema}.meta")),
+            "3"
+        );
+        match carmy_core::IdempotencyStore::claim(&replicas[0], &key("finished"), fp(), WRITE).await
+        {
+            Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_finished")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(read_record(&replicas[1], &order).await, kept);
+        let committed = replicas[1]
+            .commit(
+                &put(at("orders", "after"), json!({ "n": 2 })),
+                Some((&held, &recorded("exec_held"))),
+            )
+            .await;
+        assert_eq!(committed.unwrap(), Committed::Done);
+        match carmy_core::IdempotencyStore::claim(&replicas[2], &key("held"), fp(), WRITE).await {
+            Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_held")),
+            other => panic!("{other:?}"),
+        }
+
+        let task_key = TaskKey::new(Some("alice"), TaskId::generate());
+        let lease = create(&replicas[0], &task_key, LONG, LONG).await;
+        assert!(
+            replicas[2]
+                .cancel(&task_key)
+                .await
+                .unwrap()
+                .unwrap()
+                .cancel_requested
+        );
+        assert!(
+            replicas[1]
+                .renew(&lease, LONG, None)
+                .await
+                .unwrap()
+                .cancel_requested
+        );
+        assert!(counts_match_rows(server, &schema));
+        assert!(task_counts_match_rows(server, &schema));
+    }
+
+    /// Asks its caller to confirm, then says what it was told.
+    struct Approve;
+
+    impl Tool for Approve {
+        type Input = NoInput;
+        type Output = String;
+        const SPEC: ToolSpec = ToolSpec::new("approve", Effect::Write).task(TaskSupport::Required);
+
+        async fn run(&self, _: NoInput, invocation: Invocation) -> Result<String, AgentError> {
+            let answer = invocation
+                .context()
+                .ask_input("confirm", "Go ahead?", json!({ "type": "object" }))
+                .await?;
+            Ok(answer.action.as_str().to_owned())
+        }
+    }
+
+    /// Works, reporting progress, until it is cancelled (or a minute passes).
+    struct Crunch;
+
+    impl Tool for Crunch {
+        type Input = NoInput;
+        type Output = String;
+        const SPEC: ToolSpec = ToolSpec::new("crunch", Effect::Write)
+            .task(TaskSupport::Required)
+            .timeout(Duration::from_secs(60));
+
+        async fn run(&self, _: NoInput, invocation: Invocation) -> Result<String, AgentError> {
+            invocation
+                .context()
+                .progress(1.0, Some(3.0), Some("crunching"));
+            sleep(Duration::from_secs(60)).await;
+            Ok("crunched".into())
+        }
+    }
+
+    /// A client that can be asked anything (a task's questions go through the store).
+    struct AnyClient;
+
+    impl Asker for AnyClient {
+        fn can_ask(&self, _: AskKind) -> bool {
+            true
+        }
+
+        async fn ask(&self, _: &Asks) -> Asked {
+            Asked::Refused(AgentError::internal("a task's questions go to its store"))
+        }
+    }
+
+    fn as_alice(tool: &str, request_id: &str) -> Request {
+        Request::new(tool, json!({}))
+            .request_id(request_id)
+            .allow_task()
+            .asker(AnyClient)
+            .context(Context::new().with_principal("alice"))
+    }
+
+    /// Reads the task on `runtime` until `done` holds (for up to five seconds).
+    async fn until(
+        runtime: &Runtime,
+        key: &TaskKey,
+        done: impl Fn(&TaskRecord) -> bool,
+    ) -> TaskRecord {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let record = runtime.task(key).await.expect("the task is found");
+            if done(&record) {
+                return record;
+            }
+            assert!(Instant::now() < deadline, "the task stayed {record:?}");
+            sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Two runtimes on one database, each with a store of its own for claims and tasks: a task
+    /// started on one is read, answered and cancelled from the other, and the tool running on
+    /// the first hears of it at once (its lease renews only every ten seconds); the call sent
+    /// again to the other replica, once done, is a replay of the task's outcome.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tasks_started_on_one_runtime_are_read_answered_and_cancelled_from_another() {
+        let Some(server) = Postgres::shared() else {
+            return;
+        };
+        let options = PostgresStoreOptions::default().with_schema(schema("task_runtimes"));
+        let mut runtimes = Vec::new();
+        let mut stores = Vec::new();
+        for _ in 0..2 {
+            let store = Arc::new(open(server, options.clone()).await);
+            stores.push(Arc::clone(&store));
+            let runtime = Carmy::new()
+                .tool(Approve)
+                .tool(Crunch)
+                .store(Arc::clone(&store))
+                .task_store(store)
+                .build()
+                .expect("the replica's catalog");
+            runtimes.push(runtime);
+        }
+        listening(&[&*stores[0], &*stores[1]]).await;
+        let (a, b) = (&runtimes[0], &runtimes[1]);
+
+        let started = a.execute(as_alice("approve", "approve-1")).await;
+        let OutcomeKind::Task(task) = started.kind else {
+            panic!("expected a task: {:?}", started.result);
+        };
+        let key = task.key;
+        let waiting = until(b, &key, |record| record.status == TaskStatus::InputRequired).await;
+        let question: Vec<String> = waiting.pending().map(|(key, _)| key.to_owned()).collect();
+        assert_eq!(question.len(), 1);
+        let answered = Instant::now();
+        let responded = b
+            .answer_task(&key, BTreeMap::from([(question[0].clone(), accept())]))
+            .await
+            .unwrap();
+        assert_eq!(responded.accepted, question);
+        let done = until(b, &key, |record| record.status.is_terminal()).await;
+        let took = answered.elapsed();
+        assert_eq!(done.status, TaskStatus::Completed);
+        assert_eq!(done.outcome.unwrap().result.unwrap(), json!("accept"));
+        assert!(
+            took < Duration::from_secs(2),
+            "the answer reached the tool after {took:?}"
+        );
+        let again = b.execute(as_alice("approve", "approve-1")).await;
+        assert_eq!(again.status, ExecutionStatus::Replayed);
+        assert_eq!(again.execution_id, started.execution_id);
+        assert_eq!(again.unwrap_output::<String>(), "accept");
+
+        let started = a.execute(as_alice("crunch", "crunch-1")).await;
+        let OutcomeKind::Task(task) = started.kind else {
+            panic!("expected a task: {:?}", started.result);
+        };
+        let key = task.key;
+        let seen = until(b, &key, |record| record.progress.is_some()).await;
+        assert_eq!(seen.status_message.as_deref(), Some("crunching"));
+        let cancelled = Instant::now();
+        b.cancel_task(&key).await.unwrap();
+        let done = until(b, &key, |record| record.status.is_terminal()).await;
+        let stopped = cancelled.elapsed();
+        assert_eq!(done.status, TaskStatus::Cancelled);
+        assert!(
+            stopped < Duration::from_secs(2),
+            "the cancel reached the tool after {stopped:?}"
+        );
+        assert_eq!(a.task(&key).await.unwrap().status, TaskStatus::Cancelled);
+        // Another principal holding the id finds nothing, on either replica.
+        let mallory = TaskKey::new(Some("mallory"), key.id().clone());
+        for runtime in [a, b] {
+            assert_eq!(
+                runtime.task(&mallory).await.unwrap_err().code(),
+                codes::TASK_NOT_FOUND
+            );
+        }
+        eprintln!("an answer reached the tool in {took:?}, a cancel in {stopped:?}");
+    }
 }

@@ -10,11 +10,17 @@
 //! ([`Failure::breaks_connection`]), so a `PostgresStore` serves again by itself once the
 //! server is back. A test query on every checkout would cost a round trip per call for
 //! nothing more.
+//!
+//! Connections are made and driven on the runtime the store was connected on ([`OnRuntime`]),
+//! whichever runtime's call needs one: a store is shared (in an `Arc`) by runtimes that may end
+//! before it, as a replica's does when it stops, and a connection whose socket and task lived
+//! on an ended runtime would hang the next call that took it from the pool.
 
 use std::{future::Future, time::Duration};
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
-use tokio_postgres::{Config, NoTls, config::Host};
+use deadpool_postgres::{Connect, Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use tokio::{runtime::Handle, task::JoinHandle};
+use tokio_postgres::{Client, Config, NoTls, config::Host};
 
 use super::{PostgresStoreOptions, error::Failure, sql::Sql};
 
@@ -58,9 +64,9 @@ impl Database {
         };
         config.options(startup);
 
-        let manager = Manager::from_config(
+        let manager = Manager::from_connect(
             config.clone(),
-            NoTls,
+            OnRuntime(Handle::current()),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -133,6 +139,43 @@ impl Database {
             drop(Object::take(connection));
         }
     }
+}
+
+/// Makes the pool's connections on the runtime of `Handle`: the socket is registered with its
+/// reactor and the connection's task runs there, so a connection outlives the runtime of the
+/// call that made it.
+struct OnRuntime(Handle);
+
+type Connected = Result<(Client, JoinHandle<()>), tokio_postgres::Error>;
+
+impl Connect for OnRuntime {
+    fn connect(
+        &self,
+        config: &Config,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Connected> + Send + '_>> {
+        let config = config.clone();
+        let made = self.0.spawn(connect(config.clone()));
+        Box::pin(async move {
+            // Not cancelled with the caller: a connection half made is finished, then dropped,
+            // on the store's runtime.
+            match made.await {
+                Ok(connected) => connected,
+                // The store's runtime has ended: the caller's is the only one left.
+                Err(_) => connect(config).await,
+            }
+        })
+    }
+}
+
+/// A connection to `config`, driven by a task on the current runtime.
+async fn connect(config: Config) -> Connected {
+    let (client, connection) = config.connect(NoTls).await?;
+    let driven = tokio::spawn(async move {
+        if let Err(error) = connection.await {
+            tracing::debug!(%error, "a connection of the store ended");
+        }
+    });
+    Ok((client, driven))
 }
 
 /// `duration` in whole milliseconds, rounded up (PostgreSQL reads 0 as "no timeout"), and

@@ -15,6 +15,8 @@ pub(super) enum Failure {
     Pool(#[from] deadpool_postgres::PoolError),
     #[error("a kept value cannot be read or written: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    TaskForm(#[from] crate::task_record::TaskFormError),
     #[error("{what} took longer than {limit:?}")]
     TimedOut { what: &'static str, limit: Duration },
     #[error("{0}")]

@@ -1,4 +1,5 @@
-//! [`PostgresStore`]: claims and outcomes in a PostgreSQL database that server replicas share.
+//! [`PostgresStore`]: claims and outcomes, records and tasks in a PostgreSQL database that
+//! server replicas share.
 //!
 //! - `options`: the bounds, timings and schema;
 //! - `connection`: the pool, and how every call is bounded in time and fails closed;
@@ -7,8 +8,11 @@
 //! - `claims`: the transactions of a claim, a finish and a release, and why the bounds hold;
 //! - `records`: the application's records: reads, listings, and the commit that checks a
 //!   run's reads, applies its writes and finishes its call, and why it is serializable;
+//! - `tasks`: tasks ([`TaskStore`](carmy_core::TaskStore)): a row per task, the transactions of
+//!   each call, and how the holder of a task is woken;
 //! - `sweep`: settling what is due, in bounded batches;
-//! - `waiters` and `listener`: waking the waiters of a settled key, here and in other processes.
+//! - `waiters` and `listener`: waking the waiters of a settled key, and the holders of tasks
+//!   others wrote to, here and in other processes.
 
 mod claims;
 mod connection;
@@ -60,6 +64,9 @@ macro_rules! on_connection {
     }};
 }
 
+// After `on_connection!`, which it uses.
+mod tasks;
+
 /// An [`IdempotencyStore`] in a PostgreSQL database, shared by every replica that connects to
 /// it: claims, leases and outcomes outlive any replica, and retries of one request are answered
 /// the same whichever replica they reach.
@@ -87,7 +94,7 @@ macro_rules! on_connection {
 ///   restarts, holds a lock, stops answering), a call answers within
 ///   [`connect_timeout`](PostgresStoreOptions::connect_timeout) +
 ///   [`statement_timeout`](PostgresStoreOptions::statement_timeout) + 1 s (three times that
-///   for a claim that finds the totals full and sweeps for room first), with
+///   for a claim or a task's create that finds the totals full and sweeps for room first), with
 ///   [`StoreError::Unavailable`] if it could not be sure: nothing runs that was not claimed.
 ///   Once the server is back, the same store serves again by itself (broken connections are
 ///   closed and new ones made).
@@ -113,6 +120,28 @@ macro_rules! on_connection {
 /// - **Fails closed** like the rest: a read, a listing or a commit that cannot reach the
 ///   server fails with [`StoreError::Unavailable`] in the same bounded time. A commit whose
 ///   answer was lost may have committed; the runtime allows for that.
+///
+/// It keeps tasks too ([`TaskStore`](carmy_core::TaskStore)), in the same schema, so that every
+/// replica can read, answer and cancel a task any one of them runs. For them:
+/// - **One transaction per call, on the task's row.** A call locks the row, settles what is due
+///   by the server's clock (a lease that ran out ends the task `failed`, `EXECUTION_LOST`; a
+///   task past its `ttl`, counted from its end, is forgotten), applies the rule of
+///   [`TaskRecord`](carmy_core::TaskRecord) it stands for, and writes the record back: calls
+///   on one task from any number of replicas take turns, and none loses another's write. A
+///   holder's call applies only under the lease's token, else [`StoreError::LeaseLost`].
+///   Another principal naming the task's id finds nothing.
+/// - **The holder is told at once.** A cancel request, or answers taken, are announced by the
+///   server at commit (`NOTIFY`, through the same listening connection), and
+///   [`changed`](carmy_core::TaskStore::changed) resolves on the replica holding the task;
+///   it also polls (every 2 s while the listener is connected, every 50 ms doubling up to
+///   500 ms while it is not), and never resolves for a poll that failed.
+/// - **Bounded** as `MemoryTaskStore` is, with the same defaults
+///   ([`max_tasks_per_principal`](PostgresStoreOptions::max_tasks_per_principal) and the
+///   rest): a principal's bounds exact, the totals checked as the keys' are; a new task past
+///   them is [`StoreError::Full`], never made room for by forgetting one early; an outcome too
+///   large is kept as a note that the call ran.
+/// - **Fails closed** like the rest, in the same bounded time; a task survives the server's
+///   restart as it was committed.
 ///
 /// What the operator provides:
 /// - PostgreSQL 11 or newer (tested with 15), reached over a **plain connection: no TLS in this
@@ -144,7 +173,13 @@ macro_rules! on_connection {
 ///   read a collection waits for those writing into it (not for other readers); commits of
 ///   different collections never wait for one another;
 /// - a row per record and per collection. The bounds above count idempotency keys, not
-///   records: records are the application's data, and grow with it.
+///   records: records are the application's data, and grow with it;
+/// - a task's create, cancel, answer, renewal, question or finish, one transaction of a few
+///   round trips; a read of a task with nothing due, one statement; a cancel or an answer,
+///   a `NOTIFY`; a holder waiting for either, one small statement every 2 s;
+/// - a row per task (its record, outcome included, inline) and one per principal holding
+///   tasks; a principal's creates, and the calls that grow its tasks, take turns on its share's
+///   row; the sweep, one transaction per 500 due tasks.
 ///
 /// ```no_run
 /// use carmy_core::{Claim, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, LeaseTerms, Release};
@@ -175,6 +210,7 @@ pub struct PostgresStore {
 struct Shared {
     db: Database,
     waiters: Arc<Waiters>,
+    holders: tasks::Holders,
 }
 
 impl PostgresStore {
@@ -218,7 +254,11 @@ impl PostgresStore {
             db.options.connect_timeout,
         );
         let interval = db.options.sweep_interval;
-        let shared = Arc::new(Shared { db, waiters });
+        let shared = Arc::new(Shared {
+            db,
+            waiters,
+            holders: tasks::Holders::default(),
+        });
         let sweeper = sweep::spawn(Arc::downgrade(&shared), interval);
         Ok(Self {
             shared,
@@ -231,15 +271,17 @@ impl PostgresStore {
         &self.shared.db.options
     }
 
-    /// Settles every expired lease and forgets every key past its retention now, in batches,
-    /// as the background sweep does every
-    /// [`sweep_interval`](PostgresStoreOptions::sweep_interval).
+    /// Settles every expired lease and forgets every key and task past its retention now, in
+    /// batches, as the background sweep does every
+    /// [`sweep_interval`](PostgresStoreOptions::sweep_interval). (`TaskStore::sweep` does the
+    /// tasks' part, and counts them.)
     pub async fn sweep(&self) -> Result<(), StoreError> {
         Ok(self.shared.sweep().await?)
     }
 }
 
 impl Shared {
+    /// Claims, then tasks: each in batches of their own.
     async fn sweep(&self) -> Result<(), Failure> {
         let ttl = millis(self.db.options.ttl);
         loop {
@@ -247,9 +289,11 @@ impl Shared {
                 sweep::sweep_batch(&mut connection, &self.db.sql, ttl)
             })?;
             if settled < usize::try_from(sweep::BATCH).unwrap_or(usize::MAX) {
-                return Ok(());
+                break;
             }
         }
+        self.sweep_tasks().await?;
+        Ok(())
     }
 
     async fn claim(

@@ -1,13 +1,15 @@
-//! [`PostgresStoreOptions`]: the bounds of `MemoryStore` and `SqliteStore`, and what a store on a
-//! server needs besides (its pool, its timeouts, the schema its tables live in).
+//! [`PostgresStoreOptions`]: the bounds of `MemoryStore` and `SqliteStore`, those of
+//! `MemoryTaskStore` for tasks, and what a store on a server needs besides (its pool, its
+//! timeouts, the schema its tables live in).
 
 use std::time::Duration;
 
 use carmy_core::StoreError;
 
 /// Bounds, timings and place of a [`PostgresStore`](super::PostgresStore). The bounds and the
-/// retention are `MemoryStore`'s and `SqliteStore`'s (with the same defaults), so moving to the
-/// database changes where keys live, not how many.
+/// retention of keys are `MemoryStore`'s and `SqliteStore`'s, those of tasks
+/// `MemoryTaskStoreLimits`' (with the same defaults), so moving to the database changes where
+/// keys and tasks live, not how many.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PostgresStoreOptions {
@@ -27,6 +29,18 @@ pub struct PostgresStoreOptions {
     pub max_outcome_bytes: usize,
     /// How long a settled key is kept once settled (default 24 hours).
     pub ttl: Duration,
+    /// Tasks one principal may hold at once, running or kept (default 1,000).
+    pub max_tasks_per_principal: usize,
+    /// Tasks across all principals (default 10,000), checked like `max_entries`.
+    pub max_tasks: usize,
+    /// Bytes one principal's tasks may take, as stored (default 16 MiB).
+    pub max_task_bytes_per_principal: usize,
+    /// Bytes across all principals' tasks (default 128 MiB), checked like `max_entries`.
+    pub max_task_bytes: usize,
+    /// The largest outcome a task keeps, as stored JSON (default 1 MiB); a larger one (or one
+    /// that does not fit in its principal's share) is kept as a note that the call ran
+    /// (`OUTCOME_NOT_KEPT`). How long a task is kept once it ended is the task's own `ttl`.
+    pub max_task_outcome_bytes: usize,
     /// Connections this store opens at most, besides the one it listens on (default 16).
     pub pool_size: usize,
     /// How long a call waits for a connection, from the pool or a new one, before it fails
@@ -55,6 +69,11 @@ impl Default for PostgresStoreOptions {
             max_bytes: 128 << 20,
             max_outcome_bytes: 1 << 20,
             ttl: Duration::from_secs(24 * 60 * 60),
+            max_tasks_per_principal: 1_000,
+            max_tasks: 10_000,
+            max_task_bytes_per_principal: 16 << 20,
+            max_task_bytes: 128 << 20,
+            max_task_outcome_bytes: 1 << 20,
             pool_size: 16,
             connect_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
@@ -104,6 +123,41 @@ impl PostgresStoreOptions {
     #[must_use]
     pub fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
+        self
+    }
+
+    /// Replaces the bound on tasks of one principal.
+    #[must_use]
+    pub fn with_max_tasks_per_principal(mut self, max_tasks: usize) -> Self {
+        self.max_tasks_per_principal = max_tasks;
+        self
+    }
+
+    /// Replaces the bound on tasks across principals.
+    #[must_use]
+    pub fn with_max_tasks(mut self, max_tasks: usize) -> Self {
+        self.max_tasks = max_tasks;
+        self
+    }
+
+    /// Replaces the bound on bytes of one principal's tasks.
+    #[must_use]
+    pub fn with_max_task_bytes_per_principal(mut self, max_bytes: usize) -> Self {
+        self.max_task_bytes_per_principal = max_bytes;
+        self
+    }
+
+    /// Replaces the bound on bytes of tasks across principals.
+    #[must_use]
+    pub fn with_max_task_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_task_bytes = max_bytes;
+        self
+    }
+
+    /// Replaces the largest outcome a task keeps.
+    #[must_use]
+    pub fn with_max_task_outcome_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_task_outcome_bytes = max_bytes;
         self
     }
 

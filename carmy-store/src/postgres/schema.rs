@@ -15,20 +15,30 @@
 //! key, `collections` with each one's version, and the `record_stamp` sequence the versions are
 //! drawn from (see `records` for how a commit uses them).
 //!
+//! Layout 3 adds tasks (`carmy_core::TaskStore`): `tasks` by principal and id, each row the
+//! task's record (`crate::task_record`'s text) beside what the server decides on without
+//! reading it (the lease's token, one `expires_at` for the lease's expiry while it runs and the
+//! end of its retention once it ended, a counter of the writes its holder must act on), and
+//! the counts of the task bounds kept as those of the claims are: `task_shares` per principal,
+//! `task_totals` split across [`SLOTS`] rows, both by a trigger. Another trigger announces a
+//! write the holder must act on (a cancel request, answers) on the same channel as settled
+//! keys, so the replica holding the task hears of it at once (see `tasks`).
+//!
 //! `meta` holds the layout's version. Connecting takes a transaction-scoped advisory lock
 //! named for the schema, then creates or migrates the layout in that same transaction: replicas
 //! starting at once take turns, the first does the work, and the others find it done. A schema
-//! of layout 1 gains the records tables in place, its claims untouched: replicas of the
-//! previous release that are connected keep claiming through it (the migration only adds
-//! tables, and locks nothing they use), and one that connects afterwards refuses layout 2. A
-//! layout newer than this code is refused rather than written to.
+//! of layout 1 gains the records tables in place, and one of layout 2 the tasks tables, its
+//! claims and records untouched: replicas of the previous release that are connected keep
+//! working through it (a migration only adds tables, functions and triggers, and locks nothing
+//! they use), and one that connects afterwards refuses the newer layout. A layout newer than
+//! this code is refused rather than written to.
 
 use deadpool_postgres::Object;
 
 use super::error::Failure;
 
 /// The layout this code writes.
-pub(super) const VERSION: i32 = 2;
+pub(super) const VERSION: i32 = 3;
 
 // The states of a claim row. The statements in `sql` and the triggers below write them as
 // the literals 0, 1 and 2: a table's meaning is fixed by its layout's version, not by the code.
@@ -162,6 +172,79 @@ CREATE TABLE {s}.collections (
 
 -- Where the stamps come from (see `records` for why a sequence and not a counter row).
 CREATE SEQUENCE {s}.record_stamp AS bigint MINVALUE 1 NO CYCLE;
+"#,
+    r#"
+-- Tasks (carmy_core::TaskStore). Principal and id are bytea, as in `claims`.
+CREATE TABLE {s}.tasks (
+    principal  bytea       NOT NULL,
+    id         bytea       NOT NULL,
+    -- the record: crate::task_record's JSON, as text (jsonb would rewrite the outcome's numbers).
+    record     text        NOT NULL,
+    -- running: the holder's lease token (16 bytes); NULL once the task ended.
+    token      bytea,
+    -- running: when the lease runs out; ended: when the task is forgotten.
+    expires_at timestamptz NOT NULL,
+    -- how many writes the holder must act on (a cancel request, answers) the task has had.
+    signal     bigint      NOT NULL DEFAULT 0,
+    -- what the task counts for in its principal's share.
+    bytes      bigint      NOT NULL,
+    PRIMARY KEY (principal, id),
+    CHECK (token IS NULL OR length(token) = 16)
+);
+CREATE INDEX tasks_expiry ON {s}.tasks (expires_at);
+
+CREATE TABLE {s}.task_shares (
+    principal bytea  PRIMARY KEY,
+    tasks     bigint NOT NULL,
+    bytes     bigint NOT NULL
+);
+CREATE TABLE {s}.task_totals (
+    slot  integer PRIMARY KEY,
+    tasks bigint  NOT NULL,
+    bytes bigint  NOT NULL
+);
+INSERT INTO {s}.task_totals SELECT slot, 0, 0 FROM generate_series(0, {slots} - 1) AS slot;
+
+CREATE FUNCTION {s}.count_task() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO {s}.task_shares AS share (principal, tasks, bytes)
+            VALUES (NEW.principal, 1, NEW.bytes)
+            ON CONFLICT (principal)
+            DO UPDATE SET tasks = share.tasks + 1, bytes = share.bytes + EXCLUDED.bytes;
+        UPDATE {s}.task_totals SET tasks = tasks + 1, bytes = bytes + NEW.bytes
+            WHERE slot = {s}.slot_of(NEW.principal);
+    ELSIF TG_OP = 'DELETE' THEN
+        UPDATE {s}.task_shares SET tasks = tasks - 1, bytes = bytes - OLD.bytes
+            WHERE principal = OLD.principal;
+        DELETE FROM {s}.task_shares WHERE principal = OLD.principal AND tasks <= 0;
+        UPDATE {s}.task_totals SET tasks = tasks - 1, bytes = bytes - OLD.bytes
+            WHERE slot = {s}.slot_of(OLD.principal);
+    ELSIF NEW.bytes <> OLD.bytes THEN
+        UPDATE {s}.task_shares SET bytes = bytes + NEW.bytes - OLD.bytes
+            WHERE principal = NEW.principal;
+        UPDATE {s}.task_totals SET bytes = bytes + NEW.bytes - OLD.bytes
+            WHERE slot = {s}.slot_of(NEW.principal);
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER counted AFTER INSERT OR DELETE OR UPDATE OF bytes ON {s}.tasks
+    FOR EACH ROW EXECUTE FUNCTION {s}.count_task();
+
+-- A write the holder of a running task must act on is announced at commit, under the task's
+-- tag (`task:` and the tag of its principal and id), so the replica holding it renews at once.
+-- Only those: cancels and answers are rare, and notifying commits take turns server-wide.
+CREATE FUNCTION {s}.announce_task() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.signal <> OLD.signal AND NEW.token IS NOT NULL THEN
+        PERFORM pg_notify('{channel}', 'task:' || {s}.tag_of(NEW.principal, NEW.id));
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER announced AFTER UPDATE OF signal ON {s}.tasks
+    FOR EACH ROW EXECUTE FUNCTION {s}.announce_task();
 "#,
 ];
 

@@ -13,6 +13,13 @@
 //! order. A record commit's writes to `records` rows never wait: every writer of a record
 //! holds its collection's row first. See `claims`, `sweep` and `records` for why each lock is
 //! taken.
+//!
+//! Tasks have locks of their own, in the same shape and never mixed with those above (no
+//! transaction touches both a task and a claim or a record, so the two orders cannot meet): a
+//! task's row, then its principal's `task_shares` row, then that principal's `task_totals` slot.
+//! A transaction that settles several tasks (the sweep) takes their rows with `SKIP LOCKED`,
+//! then the shares in principal order, then the slots in slot order, as for claims. See
+//! `tasks`.
 
 use super::schema::quoted;
 
@@ -168,6 +175,97 @@ WHERE (collection, key) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))";
 const STAMP_COLLECTIONS: &str = "
 UPDATE {s}.collections SET version = $2 WHERE collection = ANY($1::bytea[])";
 
+/// The server's clock now, in milliseconds since the epoch, and the task totals across
+/// principals, read without a lock (as the claims' totals are).
+const TASK_NOW_AND_TOTALS: &str = "
+SELECT floor(extract(epoch FROM statement_timestamp()) * 1000)::int8,
+       coalesce(sum(tasks), 0)::int8, coalesce(sum(bytes), 0)::int8
+FROM {s}.task_totals";
+
+/// A new task held under the lease `$4` for `$5` ms; nothing when the id is taken.
+const TASK_INSERT: &str = "
+INSERT INTO {s}.tasks (principal, id, record, token, expires_at, bytes)
+VALUES ($1, $2, $3, $4, statement_timestamp() + $5::int8 * interval '1 millisecond', $6)
+ON CONFLICT (principal, id) DO NOTHING";
+
+/// A task's row, as every call decides on it: `due`, its lease or its retention ran out;
+/// times in milliseconds since the epoch, by the server's clock.
+const TASK_READ: &str = "
+SELECT record, token, signal, bytes, expires_at <= statement_timestamp() AS due,
+       floor(extract(epoch FROM expires_at) * 1000)::int8 AS expires_ms,
+       floor(extract(epoch FROM statement_timestamp()) * 1000)::int8 AS now_ms
+FROM {s}.tasks WHERE principal = $1 AND id = $2";
+
+/// A principal's task share, locked until the transaction ends (after the task's row).
+const TASK_SHARE: &str = "SELECT tasks, bytes FROM {s}.task_shares WHERE principal = $1 FOR UPDATE";
+
+/// A task's record rewritten after a rule of `TaskRecord` changed it; `$5` more writes its
+/// holder must act on.
+const TASK_WRITE: &str = "
+UPDATE {s}.tasks SET record = $3, bytes = $4, signal = signal + $5
+WHERE principal = $1 AND id = $2";
+
+/// A lease extended to `$3` ms from now, and the record rewritten if `$4` is given (a report).
+const TASK_RENEW: &str = "
+UPDATE {s}.tasks
+SET expires_at = statement_timestamp() + $3::int8 * interval '1 millisecond',
+    record = coalesce($4::text, record), bytes = coalesce($5::int8, bytes)
+WHERE principal = $1 AND id = $2";
+
+/// A task ended by its holder: no lease any more, kept for `$5` ms (its ttl) from now.
+const TASK_FINISH: &str = "
+UPDATE {s}.tasks SET record = $3, bytes = $4, token = NULL,
+    expires_at = statement_timestamp() + $5::int8 * interval '1 millisecond'
+WHERE principal = $1 AND id = $2";
+
+/// Tasks whose lease ran out, settled lost: their records ended, kept for their ttl from the
+/// lease's expiry (as a task is kept for its ttl from its end).
+const TASK_SETTLE_LOST: &str = "
+UPDATE {s}.tasks AS task
+SET record = lost.record, bytes = lost.bytes, token = NULL,
+    expires_at = task.expires_at + lost.ttl_ms * interval '1 millisecond'
+FROM unnest($1::bytea[], $2::bytea[], $3::text[], $4::int8[], $5::int8[])
+    AS lost(principal, id, record, bytes, ttl_ms)
+WHERE task.principal = lost.principal AND task.id = lost.id AND task.token IS NOT NULL";
+
+/// Tasks forgotten.
+const TASK_FORGET: &str = "
+DELETE FROM {s}.tasks WHERE (principal, id) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))";
+
+/// Up to `$1` due tasks of anyone, oldest first, locked, skipping those another transaction
+/// holds; the record only of those still running (the others are forgotten unread).
+const TASKS_DUE: &str = "
+SELECT principal, id, CASE WHEN token IS NOT NULL THEN record END AS record,
+       floor(extract(epoch FROM expires_at) * 1000)::int8 AS expires_ms,
+       floor(extract(epoch FROM statement_timestamp()) * 1000)::int8 AS now_ms
+FROM {s}.tasks WHERE expires_at <= statement_timestamp()
+ORDER BY expires_at LIMIT $1
+FOR UPDATE SKIP LOCKED";
+
+/// Up to `$2` due tasks of one principal, locked as `TASKS_DUE` does.
+const TASKS_DUE_OF_PRINCIPAL: &str = "
+SELECT principal, id, CASE WHEN token IS NOT NULL THEN record END AS record,
+       floor(extract(epoch FROM expires_at) * 1000)::int8 AS expires_ms,
+       floor(extract(epoch FROM statement_timestamp()) * 1000)::int8 AS now_ms
+FROM {s}.tasks WHERE principal = $1 AND expires_at <= statement_timestamp()
+ORDER BY expires_at LIMIT $2
+FOR UPDATE SKIP LOCKED";
+
+/// The task shares of the principals given, locked in principal order.
+const LOCK_TASK_SHARES: &str = "
+SELECT FROM {s}.task_shares WHERE principal = ANY($1::bytea[]) ORDER BY principal FOR UPDATE";
+
+/// The task totals slots of the principals given, locked in slot order.
+const LOCK_TASK_SLOTS: &str = "
+SELECT FROM {s}.task_totals WHERE slot IN (SELECT {s}.slot_of(p) FROM unnest($1::bytea[]) AS p)
+ORDER BY slot FOR UPDATE";
+
+/// What a holder's `changed` polls: the task's count of writes to act on, while the lease `$3`
+/// still holds it.
+const TASK_SIGNAL: &str = "
+SELECT signal FROM {s}.tasks
+WHERE principal = $1 AND id = $2 AND token = $3 AND expires_at > statement_timestamp()";
+
 /// The statements, for one schema.
 pub(super) struct Sql {
     pub(super) lookup: String,
@@ -196,6 +294,21 @@ pub(super) struct Sql {
     pub(super) put_records: String,
     pub(super) delete_records: String,
     pub(super) stamp_collections: String,
+    pub(super) task_now_and_totals: String,
+    pub(super) task_insert: String,
+    pub(super) task_read: String,
+    pub(super) task_lock: String,
+    pub(super) task_share: String,
+    pub(super) task_write: String,
+    pub(super) task_renew: String,
+    pub(super) task_finish: String,
+    pub(super) task_settle_lost: String,
+    pub(super) task_forget: String,
+    pub(super) tasks_due: String,
+    pub(super) tasks_due_of_principal: String,
+    pub(super) lock_task_shares: String,
+    pub(super) lock_task_slots: String,
+    pub(super) task_signal: String,
 }
 
 impl Sql {
@@ -229,6 +342,22 @@ impl Sql {
             put_records: sql(PUT_RECORDS),
             delete_records: sql(DELETE_RECORDS),
             stamp_collections: sql(STAMP_COLLECTIONS),
+            task_now_and_totals: sql(TASK_NOW_AND_TOTALS),
+            task_insert: sql(TASK_INSERT),
+            task_read: sql(TASK_READ),
+            // The same row, locked: what every call that may change it decides on.
+            task_lock: format!("{} FOR UPDATE", sql(TASK_READ)),
+            task_share: sql(TASK_SHARE),
+            task_write: sql(TASK_WRITE),
+            task_renew: sql(TASK_RENEW),
+            task_finish: sql(TASK_FINISH),
+            task_settle_lost: sql(TASK_SETTLE_LOST),
+            task_forget: sql(TASK_FORGET),
+            tasks_due: sql(TASKS_DUE),
+            tasks_due_of_principal: sql(TASKS_DUE_OF_PRINCIPAL),
+            lock_task_shares: sql(LOCK_TASK_SHARES),
+            lock_task_slots: sql(LOCK_TASK_SLOTS),
+            task_signal: sql(TASK_SIGNAL),
         }
     }
 }

@@ -1,5 +1,7 @@
 //! Settling what is due: expired leases as their terms say (uncertain for a write, forgotten for
-//! a read), settled keys past their retention forgotten.
+//! a read), settled keys past their retention forgotten; then the same for tasks (a lost lease
+//! ends its task `failed`, a task past its retention is forgotten: see `tasks`), in batches of
+//! their own, with the same locking.
 //!
 //! A claim settles its own key when it looks at it, and its principal's backlog when its share
 //! is full. The rest is swept in the background by every replica, in batches of [`BATCH`]
@@ -112,6 +114,7 @@ pub(super) fn spawn(shared: Weak<Shared>, interval: Duration) -> tokio::task::Jo
                 tracing::warn!(%error, "the idempotency store could not sweep expired keys");
             }
             shared.waiters.prune();
+            shared.holders.prune();
         }
     })
 }

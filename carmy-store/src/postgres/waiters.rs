@@ -1,10 +1,14 @@
-//! Who waits on which key in this process, and how they are woken.
+//! Who waits on which key or task in this process, and how they are woken.
 //!
 //! A waiter (`Claim::Running`) subscribes to its key's tag. The tag is woken when this process
 //! settles the key (at once, after its commit), and when the listener hears the server announce
 //! it (another process settled it, or a sweep did). Waking drops the key's sender, which every
 //! receiver sees. Nothing here is needed for correctness: a waiter also polls the database, and
 //! always stops at its lease's expiry; this only makes it prompt.
+//!
+//! The holder of a task waits the same way (`TaskStore::changed`), on the task's tag: woken
+//! when this process cancels or answers the task, and when the server announces that another
+//! did.
 
 use std::{
     collections::HashMap,
@@ -15,7 +19,7 @@ use std::{
     },
 };
 
-use carmy_core::IdempotencyKey;
+use carmy_core::{IdempotencyKey, TaskKey};
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
@@ -65,7 +69,20 @@ impl Waiters {
 /// the principal's length (4 bytes, big-endian, as `int4send`), the principal and the request
 /// id, in hex.
 pub(super) fn tag(key: &IdempotencyKey) -> String {
-    let principal = key.principal().as_bytes();
+    tag_of(key.principal().as_bytes(), key.request_id().as_bytes())
+}
+
+/// The tag the server announces a write to task `key` under that its holder must act on: what
+/// the schema's `announce_task` sends, `task:` and the tag of the task's principal and id.
+pub(super) fn task_tag(key: &TaskKey) -> String {
+    format!(
+        "task:{}",
+        tag_of(key.principal().as_bytes(), key.id().as_str().as_bytes())
+    )
+}
+
+/// What the schema's `tag_of(principal, name)` computes.
+fn tag_of(principal: &[u8], name: &[u8]) -> String {
     let mut hasher = Sha256::new();
     hasher.update(
         u32::try_from(principal.len())
@@ -73,7 +90,7 @@ pub(super) fn tag(key: &IdempotencyKey) -> String {
             .to_be_bytes(),
     );
     hasher.update(principal);
-    hasher.update(key.request_id().as_bytes());
+    hasher.update(name);
     hasher
         .finalize()
         .iter()
@@ -97,6 +114,11 @@ mod tests {
         assert_ne!(
             tag(&IdempotencyKey::new(Some("a"), "bc")),
             tag(&IdempotencyKey::new(Some("ab"), "c"))
+        );
+        // A task's tag is the same hash of its principal and id, told apart by its prefix.
+        assert_eq!(
+            task_tag(&TaskKey::new(Some("ab"), "c")),
+            "task:3dc693fb05f87048570cb494badaae90fe011e14b93ac478d40d02462b39b9b3"
         );
     }
 
