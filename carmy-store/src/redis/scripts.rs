@@ -22,18 +22,22 @@ use crate::outcome;
 
 const CLAIM: &str = concat!(
     include_str!("lua/common.lua"),
+    include_str!("lua/request.lua"),
     include_str!("lua/claim.lua")
 );
 const FINISH: &str = concat!(
     include_str!("lua/common.lua"),
+    include_str!("lua/request.lua"),
     include_str!("lua/finish.lua")
 );
 const RELEASE: &str = concat!(
     include_str!("lua/common.lua"),
+    include_str!("lua/request.lua"),
     include_str!("lua/release.lua")
 );
 const COMMIT: &str = concat!(
     include_str!("lua/common.lua"),
+    include_str!("lua/request.lua"),
     include_str!("lua/commit.lua")
 );
 const LIST: &str = include_str!("lua/list.lua");
