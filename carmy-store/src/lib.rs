@@ -51,6 +51,7 @@ mod task_record;
 pub mod conformance;
 #[cfg(feature = "conformance")]
 pub mod record_conformance;
+#[cfg(feature = "conformance")]
 pub mod task_conformance;
 
 #[cfg(feature = "postgres")]
