@@ -6,8 +6,9 @@
 //!   `store` feature (the shop is one), `--store memory` aside.
 //! - `RedisStore` (feature `redis`): a Redis server, shared by every replica of a service that
 //!   connects to it; leases on the server's clock, atomic scripts, the same bounds, failing
-//!   closed while Redis is away; records committed with their outcome in one script. Plain
-//!   TCP, Redis 7.0 or later, not Redis Cluster.
+//!   closed while Redis is away; records committed with their outcome in one script; tasks
+//!   that any replica reads, answers and cancels. Plain TCP, Redis 7.0 or later, not Redis
+//!   Cluster.
 //! - `PostgresStore` (feature `postgres`): a PostgreSQL database, shared by every replica of a
 //!   server: one claim per key across them all, by the database server's clock, and the
 //!   application's records, committed with the outcomes of transactional tools.
@@ -15,7 +16,7 @@
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //! - `task_conformance` (feature `conformance`): the same for
 //!   [`TaskStore`](carmy_core::TaskStore)s (`task_conformance_tests!`), replicas sharing a
-//!   store included; `MemoryTaskStore` passes it, and durable task stores join there.
+//!   store included; `MemoryTaskStore` and `RedisStore` pass it.
 //!
 //! ## Why SQLite
 //!
@@ -38,13 +39,13 @@
 //! connections with bounded waits.
 
 mod outcome;
-// The stored form of a task record, for the durable task stores to come.
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
 mod sqlite;
-#[allow(dead_code)]
+// The stored form of a task record, for the durable task stores (Redis's, so far).
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
 mod task_record;
 
 #[cfg(feature = "conformance")]
