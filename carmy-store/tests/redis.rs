@@ -6,7 +6,7 @@
 //! lost answer, and kept without a TTL; a transactional tool on three runtimes; tasks held by
 //! one replica and answered and cancelled from others, written at once by several, left by a
 //! dropped replica, kept across a crash, each key with a TTL, bounded, and written once when
-//! an answer is lost.
+//! an answer is lost; and two runtimes following each other's tasks.
 //!
 //! Tests that crash, hang or reconfigure their server start one of their own; the others share
 //! the process's server, each under a key prefix of its own. Every test returns at once (and
@@ -1250,9 +1250,11 @@ mod tasks {
     use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
     use carmy_core::{
-        AgentError, Ask, Asks, Created, ErrorCategory, ExecutionId, ExecutionStatus, NewTask,
-        Recorded, StoreError, TaskEnding, TaskKey, TaskLease, TaskProgress, TaskRecord, TaskReport,
-        TaskStatus, TaskStore, codes,
+        AgentError, Ask, AskKind, Asked, Asker, Asks, Carmy, Context, Created, Effect,
+        ErrorCategory, ExecutionId, ExecutionStatus, Invocation, Limits, NewTask, NoInput,
+        OutcomeKind, Recorded, Request, Runtime, StoreError, TaskEnding, TaskKey, TaskLease,
+        TaskProgress, TaskRecord, TaskReport, TaskStatus, TaskStore, TaskSupport, Tool, ToolSpec,
+        codes,
     };
     use carmy_store::RedisStore;
     use serde_json::{Value, json};
@@ -1858,6 +1860,152 @@ mod tasks {
         assert_eq!(
             version, 4,
             "created, asked, answered and finished once each"
+        );
+    }
+
+    /// Asks for approval, then says what it was told; cancelled while it waits, it stops there.
+    struct Review;
+
+    impl Tool for Review {
+        type Input = NoInput;
+        type Output = Value;
+        const SPEC: ToolSpec = ToolSpec::new("review", Effect::Write)
+            .task(TaskSupport::Required)
+            .timeout(Duration::from_secs(30));
+
+        async fn run(&self, _: NoInput, invocation: Invocation) -> Result<Value, AgentError> {
+            let context = invocation.context();
+            context.progress(1.0, Some(2.0), Some("waiting for approval"));
+            let answer = context
+                .ask_input("approve", "Approve?", json!({ "type": "object" }))
+                .await?;
+            Ok(json!({ "approved": answer.action.as_str() }))
+        }
+    }
+
+    /// A client that can answer any question (a task's questions go through its store).
+    struct AnyClient;
+
+    impl Asker for AnyClient {
+        fn can_ask(&self, _: AskKind) -> bool {
+            true
+        }
+
+        async fn ask(&self, _: &Asks) -> Asked {
+            Asked::Refused(AgentError::internal("a task's questions go to its store"))
+        }
+    }
+
+    /// Reads the task on `runtime` until `done` holds, for a few seconds at most.
+    async fn until(
+        runtime: &Runtime,
+        key: &TaskKey,
+        done: impl Fn(&TaskRecord) -> bool,
+    ) -> TaskRecord {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let record = runtime.task(key).await.expect("the task is found");
+            if done(&record) {
+                return record;
+            }
+            assert!(Instant::now() < deadline, "the task stayed {record:?}");
+            sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Through the runtime: two servers, each a runtime whose store (claims and tasks) is its own
+    /// `RedisStore` on one Redis. A task started on one is read, answered and cancelled from the
+    /// other, and a retry of its call there is replayed; its owner alone finds it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tasks_started_on_one_runtime_are_followed_from_another() {
+        let Some(server) = Redis::shared() else {
+            return;
+        };
+        let options = options("task-runtimes");
+        let mut runtimes = Vec::new();
+        for _ in 0..2 {
+            let store = Arc::new(open(server, options.clone()).await);
+            runtimes.push(
+                Carmy::new()
+                    .tool(Review)
+                    .store(Arc::clone(&store))
+                    .task_store(store)
+                    .limits(Limits::default().with_task_lease(Duration::from_secs(3)))
+                    .build()
+                    .expect("a runtime"),
+            );
+        }
+        let (a, b) = (&runtimes[0], &runtimes[1]);
+        let start = |request_id: &str| {
+            let request = Request::new("review", json!({}))
+                .allow_task()
+                .asker(AnyClient)
+                .request_id(request_id)
+                .context(Context::new().with_principal("alice"));
+            async move {
+                let outcome = a.execute(request).await;
+                match outcome.kind {
+                    OutcomeKind::Task(task) => task.key,
+                    other => panic!("expected a task, got {other:?}: {:?}", outcome.result),
+                }
+            }
+        };
+
+        let approved = start("review-1").await;
+        let waiting = until(b, &approved, |record| record.pending().count() == 1).await;
+        assert_eq!(waiting.status, TaskStatus::InputRequired);
+        assert_eq!(
+            waiting.status_message.as_deref(),
+            Some("waiting for approval")
+        );
+        let question = waiting.pending().next().unwrap().0.to_owned();
+        let answered = b
+            .answer_task(
+                &approved,
+                BTreeMap::from([(question, json!({ "action": "accept" }))]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answered.accepted.len(), 1);
+        let done = until(b, &approved, |record| record.status.is_terminal()).await;
+        assert_eq!(done.status, TaskStatus::Completed);
+        assert_eq!(
+            done.outcome.unwrap().result.unwrap(),
+            json!({ "approved": "accept" })
+        );
+        assert_eq!(
+            a.task(&approved).await.unwrap().status,
+            TaskStatus::Completed
+        );
+        let retry = Request::new("review", json!({}))
+            .allow_task()
+            .asker(AnyClient)
+            .request_id("review-1")
+            .context(Context::new().with_principal("alice"));
+        // The call's claim is in the same Redis: a retry on the other runtime is the task's
+        // execution, replayed.
+        let replayed = b.execute(retry).await;
+        assert_eq!(replayed.status, ExecutionStatus::Replayed);
+        assert_eq!(replayed.execution_id, done.execution_id);
+        assert_eq!(replayed.result.unwrap(), json!({ "approved": "accept" }));
+
+        let refused = start("review-2").await;
+        until(b, &refused, |record| record.pending().count() == 1).await;
+        assert_eq!(
+            b.cancel_task(&refused).await.unwrap().status,
+            TaskStatus::InputRequired
+        );
+        let cancelled = until(a, &refused, |record| record.status.is_terminal()).await;
+        assert_eq!(cancelled.status, TaskStatus::Cancelled);
+        assert_eq!(
+            cancelled.outcome.unwrap().status,
+            ExecutionStatus::Cancelled
+        );
+
+        let mallory = TaskKey::new(Some("mallory"), approved.id().clone());
+        assert_eq!(
+            b.task(&mallory).await.unwrap_err().code(),
+            codes::TASK_NOT_FOUND
         );
     }
 }
