@@ -136,9 +136,30 @@ use crate::outcome;
 ///   idle, before it was sent) fails it with [`StoreError::Unavailable`], applied or not, as
 ///   a timeout does.
 ///
-/// **Tasks.** Give the store to the runtime twice, `Carmy::new().store(Arc::clone(&store))
-/// .task_store(store)`, and a task started on one replica is read, answered and cancelled
-/// from any other:
+/// **Tasks.** Give the store to the runtime twice, as its claims' store and its task store,
+/// and a task started on one replica is read, answered and cancelled from any other:
+///
+/// ```no_run
+/// use std::sync::Arc;
+///
+/// use carmy_core::Carmy;
+/// use carmy_store::{RedisStore, RedisStoreOptions};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let store = Arc::new(
+///     RedisStore::connect_with(
+///         "redis://127.0.0.1:6379/0",
+///         RedisStoreOptions::default().with_max_tasks_per_principal(100),
+///     )
+///     .await?,
+/// );
+/// let runtime = Carmy::new()
+///     .store(Arc::clone(&store))
+///     .task_store(store)
+///     .build()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+///
 /// - **The record's rules are `carmy_core`'s.** A call reads the task with its version
 ///   (one script: the record, the holder, Redis's clock), applies
 ///   [`TaskRecord`](carmy_core::TaskRecord)'s rule in Rust, and writes the record back with a
