@@ -7,8 +7,9 @@
 //!   [`TaskStore`](carmy_core::TaskStore) as well: tasks in the same file.
 //! - `RedisStore` (feature `redis`): a Redis server, shared by every replica of a service that
 //!   connects to it; leases on the server's clock, atomic scripts, the same bounds, failing
-//!   closed while Redis is away; records committed with their outcome in one script. Plain
-//!   TCP, Redis 7.0 or later, not Redis Cluster.
+//!   closed while Redis is away; records committed with their outcome in one script; tasks
+//!   that any replica reads, answers and cancels. Plain TCP, Redis 7.0 or later, not Redis
+//!   Cluster.
 //! - `PostgresStore` (feature `postgres`): a PostgreSQL database, shared by every replica of a
 //!   server: one claim per key across them all, by the database server's clock, the
 //!   application's records, committed with the outcomes of transactional tools, and tasks
@@ -17,7 +18,7 @@
 //!   store, `MemoryStore` included, passes with one line (`conformance_tests!`).
 //! - `task_conformance` (feature `conformance`): the same for
 //!   [`TaskStore`](carmy_core::TaskStore)s (`task_conformance_tests!`), replicas sharing a
-//!   store included; `MemoryTaskStore`, [`SqliteStore`] and `PostgresStore` pass it.
+//!   store included; `MemoryTaskStore`, [`SqliteStore`], `PostgresStore` and `RedisStore` pass it.
 //!
 //! ## Why SQLite
 //!
@@ -45,7 +46,6 @@ mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
 mod sqlite;
-// The stored form of a task record, for the durable task stores.
 mod task_record;
 
 #[cfg(feature = "conformance")]

@@ -226,6 +226,7 @@ fn ask_from(stored: StoredAsk) -> Result<Ask, TaskFormError> {
 /// What a task counts for in its principal's share: its stored text, and the row and index
 /// bookkeeping. One measure for every durable task store, so moving from one to another changes
 /// where tasks live, not how many fit.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn stored_bytes(text: &str) -> usize {
     const OVERHEAD: usize = 128;
     OVERHEAD + text.len()

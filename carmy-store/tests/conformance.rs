@@ -82,6 +82,24 @@ mod redis {
 
         carmy_store::record_conformance_tests!(open, when = Redis::shared().is_some());
     }
+
+    mod tasks {
+        use super::*;
+        use carmy_store::task_conformance::TaskSetup;
+
+        /// A store on the shared server with a prefix of its own, as for claims.
+        fn open(setup: TaskSetup) -> RedisStore {
+            let server = Redis::shared().expect("the tests run only where Redis is installed");
+            let options = RedisStoreOptions::default()
+                .with_max_tasks_per_principal(setup.max_tasks_per_principal)
+                .with_prefix(format!("tasks-{}:", uuid::Uuid::new_v4().simple()));
+            tokio::runtime::Handle::current()
+                .block_on(RedisStore::connect_with(&server.url(), options))
+                .expect("a store on the shared Redis")
+        }
+
+        carmy_store::task_conformance_tests!(open, when = Redis::shared().is_some());
+    }
 }
 
 /// Against the test process's PostgreSQL server, each store in a schema of its own (so they

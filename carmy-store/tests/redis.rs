@@ -3,7 +3,10 @@
 //! replica's leases settled by their terms, a TTL on every key of a claim, retention, bounds
 //! whose counts stay right as Redis expires keys on its own, the persistence read at connect;
 //! records committed by replicas at once, against expiring leases, across a crash and after a
-//! lost answer, and kept without a TTL; a transactional tool on three runtimes.
+//! lost answer, and kept without a TTL; a transactional tool on three runtimes; tasks held by
+//! one replica and answered and cancelled from others, written at once by several, left by a
+//! dropped replica, kept across a crash, each key with a TTL, bounded, and written once when
+//! an answer is lost; and two runtimes following each other's tasks.
 //!
 //! Tests that crash, hang or reconfigure their server start one of their own; the others share
 //! the process's server, each under a key prefix of its own. Every test returns at once (and
@@ -13,7 +16,7 @@ use std::{
     collections::HashMap,
     sync::{
         Arc,
-        atomic::{AtomicBool, AtomicUsize, Ordering},
+        atomic::{AtomicUsize, Ordering},
     },
     time::Duration,
 };
@@ -966,7 +969,8 @@ async fn records_survive_a_crash_and_commits_fail_closed_while_down() {
 /// connection.
 struct LossyProxy {
     port: u16,
-    armed: Arc<AtomicBool>,
+    /// How many answers from now the one to lose is (0: none).
+    armed: Arc<AtomicUsize>,
     accepting: tokio::task::JoinHandle<()>,
 }
 
@@ -974,7 +978,7 @@ impl LossyProxy {
     async fn start(target: u16) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let armed = Arc::new(AtomicBool::new(false));
+        let armed = Arc::new(AtomicUsize::new(0));
         let swallow = Arc::clone(&armed);
         let accepting = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
@@ -990,7 +994,11 @@ impl LossyProxy {
                 tokio::spawn(async move {
                     let mut buffer = vec![0; 64 << 10];
                     while let Ok(read) = upstream_reads.read(&mut buffer).await {
-                        if read == 0 || swallow.swap(false, Ordering::SeqCst) {
+                        let countdown =
+                            swallow.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                                n.checked_sub(1)
+                            });
+                        if read == 0 || countdown == Ok(1) {
                             break;
                         }
                         if client_writes.write_all(&buffer[..read]).await.is_err() {
@@ -1015,7 +1023,13 @@ impl LossyProxy {
 
     /// The next answer from Redis is lost, and its connection closed.
     fn lose_the_next_answer(&self) {
-        self.armed.store(true, Ordering::SeqCst);
+        self.lose_answer(1);
+    }
+
+    /// The `nth` answer from Redis from now (the first is 1) is lost, and its connection
+    /// closed: each call answered once, in order.
+    fn lose_answer(&self, nth: usize) {
+        self.armed.store(nth, Ordering::SeqCst);
     }
 }
 
@@ -1239,4 +1253,770 @@ async fn transactional_calls_on_replicas_take_effect_exactly_once() {
         "{CALLS} calls ran {} times in all",
         runs.load(Ordering::Relaxed)
     );
+}
+
+/// Tasks (`TaskStore`), in a module of their own: `RedisStore` is an `IdempotencyStore` too,
+/// and both traits have a `finish`.
+mod tasks {
+    use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+    use carmy_core::{
+        AgentError, Ask, AskKind, Asked, Asker, Asks, Carmy, Context, Created, Effect,
+        ErrorCategory, ExecutionId, ExecutionStatus, Invocation, Limits, NewTask, NoInput,
+        OutcomeKind, Recorded, Request, Runtime, StoreError, TaskEnding, TaskKey, TaskLease,
+        TaskProgress, TaskRecord, TaskReport, TaskStatus, TaskStore, TaskSupport, Tool, ToolSpec,
+        codes,
+    };
+    use carmy_store::RedisStore;
+    use serde_json::{Value, json};
+    use test_servers::Redis;
+    use tokio::time::{Instant, sleep, timeout};
+
+    // Not `super::*`: it would bring `IdempotencyStore`, whose `finish` is another.
+    use super::{LONG, LossyProxy, SHORT, keys_and_ttls, open, options, raw};
+
+    fn task_key(principal: &str, id: &str) -> TaskKey {
+        TaskKey::new(Some(principal), id)
+    }
+
+    async fn create_task(
+        store: &RedisStore,
+        key: &TaskKey,
+        ttl: Duration,
+        lease: Duration,
+    ) -> TaskLease {
+        let task = NewTask::new(
+            key.clone(),
+            "review",
+            ExecutionId::from("exec_task"),
+            ttl,
+            Duration::from_millis(500),
+        );
+        match timeout(Duration::from_secs(5), store.create(task, lease)).await {
+            Ok(Ok(created)) => created.lease,
+            other => panic!("creating {key:?}: {:?}", other.map(|r| r.map(drop))),
+        }
+    }
+
+    async fn task(store: &RedisStore, key: &TaskKey) -> TaskRecord {
+        store
+            .get(key)
+            .await
+            .expect("the task store answers")
+            .unwrap_or_else(|| panic!("task {key:?} was not found"))
+    }
+
+    fn form(message: &str) -> Ask {
+        Ask::input(
+            message,
+            json!({ "type": "object", "properties": { "n": { "type": "integer" } } }),
+        )
+    }
+
+    fn accept(n: usize) -> Value {
+        json!({ "action": "accept", "content": { "n": n } })
+    }
+
+    fn ended(value: Value) -> TaskEnding {
+        TaskEnding::new(Recorded::new(
+            ExecutionId::from("exec_task"),
+            ExecutionStatus::Succeeded,
+            Ok(value),
+        ))
+    }
+
+    fn stopped() -> TaskEnding {
+        TaskEnding::new(Recorded::new(
+            ExecutionId::from("exec_task"),
+            ExecutionStatus::Cancelled,
+            Err(AgentError::new(
+                ErrorCategory::Cancelled,
+                codes::CANCELLED,
+                "cancelled",
+            )),
+        ))
+    }
+
+    /// Three replicas, each with a store of its own: the task one holds is answered from a second
+    /// and cancelled from a third, and the holder's wait (armed before each) wakes within a poll
+    /// or two, long before its next renewal would have read them. Its own renewals wake nothing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_task_held_by_one_replica_is_answered_and_cancelled_from_the_others() {
+        let Some(server) = Redis::shared() else {
+            return;
+        };
+        let options = options("task-replicas");
+        let holder = open(server, options.clone()).await;
+        let answerer = open(server, options.clone()).await;
+        let canceller = open(server, options).await;
+        let key = task_key("alice", "task_replicas");
+        let lease = create_task(&holder, &key, LONG, LONG).await;
+        holder
+            .ask(&lease, Asks::new().with("confirm.1", form("Sure?")))
+            .await
+            .unwrap();
+        holder.renew(&lease, LONG, None).await.unwrap();
+        assert!(
+            timeout(Duration::from_millis(700), holder.changed(&lease))
+                .await
+                .is_err(),
+            "the holder's own writes woke it"
+        );
+
+        let changed = holder.changed(&lease);
+        let started = Instant::now();
+        let responded = answerer
+            .respond(&key, BTreeMap::from([("confirm.1".to_owned(), accept(1))]))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(responded.accepted, ["confirm.1"]);
+        timeout(Duration::from_secs(2), changed)
+            .await
+            .expect("the holder never noticed the answer");
+        let answered_in = started.elapsed();
+        let signals = holder.renew(&lease, LONG, None).await.unwrap();
+        assert_eq!(signals.answers["confirm.1"], accept(1));
+        assert!(!signals.cancel_requested);
+        assert_eq!(task(&canceller, &key).await.status, TaskStatus::Working);
+
+        let changed = holder.changed(&lease);
+        let started = Instant::now();
+        let cancelled = canceller.cancel(&key).await.unwrap().unwrap();
+        assert!(cancelled.cancel_requested);
+        timeout(Duration::from_secs(2), changed)
+            .await
+            .expect("the holder never noticed the cancel request");
+        let cancelled_in = started.elapsed();
+        assert!(
+            holder
+                .renew(&lease, LONG, None)
+                .await
+                .unwrap()
+                .cancel_requested
+        );
+        holder.finish(&lease, stopped()).await.unwrap();
+        assert_eq!(task(&answerer, &key).await.status, TaskStatus::Cancelled);
+        for noticed in [answered_in, cancelled_in] {
+            assert!(
+                noticed < Duration::from_secs(1),
+                "noticed after {noticed:?}"
+            );
+        }
+        eprintln!(
+            "the holder noticed the answer in {answered_in:?}, the cancel in {cancelled_in:?}"
+        );
+    }
+
+    /// Answers (one per call, from two replicas), a cancel and the holder's renewals with progress,
+    /// all at once on one task: every write lands, none undoes another, and each answer is
+    /// accepted by the call that brought it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_answers_cancels_and_renewals_lose_no_update() {
+        const QUESTIONS: usize = 24;
+        const RENEWALS: usize = 24;
+        let Some(server) = Redis::shared() else {
+            return;
+        };
+        let options = options("task-races");
+        let holder = Arc::new(open(server, options.clone()).await);
+        let others = [
+            Arc::new(open(server, options.clone()).await),
+            Arc::new(open(server, options).await),
+        ];
+        let key = task_key("alice", "task_races");
+        let lease = create_task(&holder, &key, LONG, LONG).await;
+        let questions = (0..QUESTIONS).fold(Asks::new(), |asks, n| {
+            asks.with(format!("q.{n}"), form(&format!("Question {n}?")))
+        });
+        holder.ask(&lease, questions).await.unwrap();
+
+        let start = Arc::new(tokio::sync::Barrier::new(3));
+        let mut calls = Vec::new();
+        for (replica, store) in others.iter().enumerate() {
+            let (store, key, start) = (Arc::clone(store), key.clone(), Arc::clone(&start));
+            calls.push(tokio::spawn(async move {
+                start.wait().await;
+                for n in (replica..QUESTIONS).step_by(2) {
+                    let question = format!("q.{n}");
+                    let answers = BTreeMap::from([(question.clone(), accept(n))]);
+                    let responded = store.respond(&key, answers).await.unwrap().unwrap();
+                    assert_eq!(responded.accepted, [question]);
+                    if replica == 1 && n == QUESTIONS / 2 + 1 {
+                        assert!(store.cancel(&key).await.unwrap().unwrap().cancel_requested);
+                    }
+                }
+            }));
+        }
+        let renewing = {
+            let (holder, lease, start) = (Arc::clone(&holder), lease.clone(), Arc::clone(&start));
+            tokio::spawn(async move {
+                start.wait().await;
+                for n in 0..RENEWALS {
+                    let report = TaskReport::new(
+                        Some(TaskProgress {
+                            done: n as f64,
+                            total: Some(RENEWALS as f64),
+                        }),
+                        Some(format!("step {n}")),
+                    );
+                    holder.renew(&lease, LONG, Some(report)).await.unwrap();
+                }
+            })
+        };
+        for call in calls {
+            call.await.unwrap();
+        }
+        renewing.await.unwrap();
+
+        let record = task(&holder, &key).await;
+        assert_eq!(
+            record.status,
+            TaskStatus::Working,
+            "every question answered"
+        );
+        assert!(record.cancel_requested);
+        assert_eq!(record.answers.len(), QUESTIONS);
+        for n in 0..QUESTIONS {
+            assert_eq!(record.answers[&format!("q.{n}")], accept(n));
+        }
+        let last = (RENEWALS - 1) as f64;
+        assert_eq!(record.progress.unwrap().done, last);
+        assert_eq!(
+            record.status_message.as_deref(),
+            Some(format!("step {}", RENEWALS - 1).as_str())
+        );
+        let signals = holder.renew(&lease, LONG, None).await.unwrap();
+        assert!(signals.cancel_requested);
+        assert_eq!(signals.answers.len(), QUESTIONS);
+    }
+
+    /// A replica that dies holding a task (its store dropped, never renewing) leaves it to run out
+    /// on Redis's clock: a sweep on another replica settles it `failed` in Redis before anyone
+    /// reads it, and it is kept for its ttl from the lease's end; one nobody sweeps is settled by
+    /// the first read. The dead holder's lease is refused.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_replicas_task_ends_failed_after_its_lease() {
+        let Some(server) = Redis::shared() else {
+            return;
+        };
+        let options = options("task-dead");
+        let prefix = options.prefix.clone();
+        let dead = open(server, options.clone()).await;
+        let swept = task_key("alice", "task_swept");
+        let read = task_key("alice", "task_read");
+        let ttl = Duration::from_secs(3600);
+        let lease = create_task(&dead, &swept, ttl, SHORT).await;
+        dead.ask(&lease, Asks::new().with("confirm.1", form("Sure?")))
+            .await
+            .unwrap();
+        create_task(&dead, &read, ttl, SHORT).await;
+        drop(dead);
+
+        let alive = open(server, options).await;
+        assert_eq!(task(&alive, &swept).await.status, TaskStatus::InputRequired);
+        sleep(SHORT + Duration::from_millis(100)).await;
+        alive.sweep().await.unwrap();
+        let mut connection = raw(server).await;
+        let kept: String = redis::cmd("HGET")
+            .arg(format!("{prefix}{{p:alice}}:t:task_swept"))
+            .arg("record")
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        assert!(kept.contains(r#""status":"failed""#), "{kept}");
+        let ttl_left: i64 = redis::cmd("PTTL")
+            .arg(format!("{prefix}{{p:alice}}:t:task_swept"))
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        let ttl_ms = i64::try_from(ttl.as_millis()).unwrap();
+        assert!((ttl_ms - 5_000..=ttl_ms).contains(&ttl_left), "{ttl_left}");
+
+        for key in [&swept, &read] {
+            let record = task(&alive, key).await;
+            assert_eq!(record.status, TaskStatus::Failed);
+            assert!(record.pending().next().is_none());
+            let outcome = record.outcome.unwrap();
+            assert_eq!(outcome.status, ExecutionStatus::Lost);
+            assert_eq!(outcome.result.unwrap_err().code(), codes::EXECUTION_LOST);
+        }
+        let late = BTreeMap::from([("confirm.1".to_owned(), accept(1))]);
+        let responded = alive.respond(&swept, late).await.unwrap().unwrap();
+        assert_eq!(responded.ignored, ["confirm.1"]);
+        assert!(matches!(
+            alive.finish(&lease, ended(json!("late"))).await,
+            Err(StoreError::LeaseLost)
+        ));
+        assert!(matches!(
+            alive.renew(&lease, LONG, None).await,
+            Err(StoreError::LeaseLost)
+        ));
+    }
+
+    /// Tasks outlive a crash of Redis (its append-only file synced before each answer), exactly as
+    /// they were; while it is down every call fails closed within the timeouts; once it is back,
+    /// the same store serves the same tasks by itself.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tasks_survive_a_crash_and_fail_closed_while_down() {
+        let Some(server) = Redis::start() else {
+            return;
+        };
+        let store = open(&server, options("tasks-crash")).await;
+        let running = task_key("alice", "task_running");
+        let waiting = task_key("alice", "task_waiting");
+        let done = task_key("bob", "task_done");
+        let running_lease = create_task(&store, &running, LONG, LONG).await;
+        let report = TaskReport::new(
+            Some(TaskProgress {
+                done: 1.0,
+                total: Some(3.0),
+            }),
+            Some("one of three".into()),
+        );
+        store
+            .renew(&running_lease, LONG, Some(report))
+            .await
+            .unwrap();
+        let waiting_lease = create_task(&store, &waiting, LONG, LONG).await;
+        store
+            .ask(&waiting_lease, Asks::new().with("confirm.1", form("Sure?")))
+            .await
+            .unwrap();
+        let done_lease = create_task(&store, &done, LONG, LONG).await;
+        store
+            .finish(&done_lease, ended(json!({ "n": 1 })))
+            .await
+            .unwrap();
+        let mut before = Vec::new();
+        for key in [&running, &waiting, &done] {
+            before.push(task(&store, key).await);
+        }
+
+        server.crash();
+        let started = Instant::now();
+        let unavailable = |what: &str, failed: bool| assert!(failed, "{what} did not fail closed");
+        let answer = BTreeMap::from([("confirm.1".to_owned(), accept(1))]);
+        let fresh = NewTask::new(
+            task_key("alice", "task_during"),
+            "review",
+            ExecutionId::from("exec_task"),
+            LONG,
+            Duration::from_millis(500),
+        );
+        unavailable(
+            "create",
+            matches!(
+                store.create(fresh, LONG).await,
+                Err(StoreError::Unavailable(_))
+            ),
+        );
+        unavailable(
+            "get",
+            matches!(store.get(&running).await, Err(StoreError::Unavailable(_))),
+        );
+        unavailable(
+            "cancel",
+            matches!(
+                store.cancel(&running).await,
+                Err(StoreError::Unavailable(_))
+            ),
+        );
+        unavailable(
+            "respond",
+            matches!(
+                store.respond(&waiting, answer.clone()).await,
+                Err(StoreError::Unavailable(_))
+            ),
+        );
+        unavailable(
+            "renew",
+            matches!(
+                store.renew(&running_lease, LONG, None).await,
+                Err(StoreError::Unavailable(_))
+            ),
+        );
+        unavailable(
+            "ask",
+            matches!(
+                store.ask(&running_lease, Asks::new()).await,
+                Err(StoreError::Unavailable(_))
+            ),
+        );
+        unavailable(
+            "finish",
+            matches!(
+                store.finish(&running_lease, ended(json!(2))).await,
+                Err(StoreError::Unavailable(_))
+            ),
+        );
+        unavailable(
+            "sweep",
+            matches!(store.sweep().await, Err(StoreError::Unavailable(_))),
+        );
+        let waited = started.elapsed();
+        assert!(
+            waited < Duration::from_secs(8),
+            "eight calls took {waited:?}"
+        );
+
+        server.restart();
+        for (key, record) in [&running, &waiting, &done].into_iter().zip(&before) {
+            assert_eq!(&task(&store, key).await, record);
+        }
+        let responded = store.respond(&waiting, answer).await.unwrap().unwrap();
+        assert_eq!(responded.accepted, ["confirm.1"]);
+        let signals = store.renew(&waiting_lease, LONG, None).await.unwrap();
+        assert_eq!(signals.answers["confirm.1"], accept(1));
+        store.cancel(&running).await.unwrap().unwrap();
+        assert!(
+            store
+                .renew(&running_lease, LONG, None)
+                .await
+                .unwrap()
+                .cancel_requested
+        );
+        store.finish(&running_lease, stopped()).await.unwrap();
+        assert_eq!(task(&store, &running).await.status, TaskStatus::Cancelled);
+        create_task(&store, &task_key("alice", "task_after"), LONG, LONG).await;
+    }
+
+    /// Every key of a task carries a TTL: a running task its lease plus its ttl, an ended one its
+    /// ttl from its end (a lost one from its lease's end), the shares as long as their last
+    /// member (the totals an hour more, for the sweep to count what Redis forgot), the index of
+    /// leases as long as the longest kept of its tasks.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_task_key_has_a_ttl() {
+        let Some(server) = Redis::shared() else {
+            return;
+        };
+        let options = options("task-ttls");
+        let prefix = options.prefix.clone();
+        let store = open(server, options).await;
+        let ttl = Duration::from_secs(3600);
+        create_task(&store, &task_key("alice", "running"), ttl, LONG).await;
+        let lease = create_task(&store, &task_key("alice", "ended"), ttl, LONG).await;
+        store.finish(&lease, ended(json!(1))).await.unwrap();
+        let lease = create_task(&store, &task_key("carol", "waiting"), ttl, LONG).await;
+        store
+            .ask(&lease, Asks::new().with("confirm.1", form("Sure?")))
+            .await
+            .unwrap();
+        create_task(&store, &task_key("bob", "lost"), ttl, SHORT).await;
+        sleep(SHORT + Duration::from_millis(100)).await;
+        assert_eq!(
+            task(&store, &task_key("bob", "lost")).await.status,
+            TaskStatus::Failed
+        );
+
+        let mut connection = raw(server).await;
+        let found = keys_and_ttls(&mut connection, &prefix).await;
+        let ms = |duration: Duration| i64::try_from(duration.as_millis()).unwrap();
+        let near =
+            |ttl: i64, expected: Duration| (ms(expected) - 5_000..=ms(expected)).contains(&ttl);
+        let ttl_of = |name: &str| {
+            found
+                .iter()
+                .find(|(key, _)| key == &format!("{prefix}{name}"))
+                .unwrap_or_else(|| panic!("no key {name} in {found:?}"))
+                .1
+        };
+        assert!(found.iter().all(|(_, ttl)| *ttl > 0), "{found:?}");
+        assert!(near(ttl_of("{p:alice}:t:running"), LONG + ttl));
+        assert!(near(ttl_of("{p:alice}:t:ended"), ttl));
+        assert!(near(ttl_of("{p:carol}:t:waiting"), LONG + ttl));
+        assert!(near(ttl_of("{p:bob}:t:lost"), ttl));
+        for share in [
+            "{p:alice}:tasks",
+            "{p:alice}:task-weights",
+            "{p:carol}:tasks",
+            "{tasks}:leases",
+        ] {
+            assert!(near(ttl_of(share), LONG + ttl), "{share}");
+        }
+        assert!(near(ttl_of("{p:bob}:tasks"), ttl));
+        let hour = Duration::from_secs(3600);
+        assert!(near(ttl_of("{tasks}:share"), LONG + ttl + hour));
+        assert!(near(ttl_of("{tasks}:weights"), LONG + ttl + hour));
+        // Four tasks; a share and its weights for each of three principals and for the totals;
+        // the index of leases.
+        assert_eq!(found.len(), 4 + 2 * 4 + 1, "{found:?}");
+    }
+
+    /// The bounds fail closed, and their counts follow Redis's expiry: a full share or full totals
+    /// refuse new tasks and forget nothing; once the tasks' time is up, unseen, the same bounds
+    /// hold again, no more and no less. Questions that do not fit are refused, an outcome too
+    /// large is kept as a note that the call ran.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn task_bounds_fail_closed_and_their_counts_follow_expiry() {
+        let Some(server) = Redis::shared() else {
+            return;
+        };
+        let ttl = Duration::from_millis(600);
+        let store = open(
+            server,
+            options("task-bounds")
+                .with_max_tasks_per_principal(2)
+                .with_max_tasks(3),
+        )
+        .await;
+        let full =
+            |created: Result<Created, StoreError>| matches!(created, Err(StoreError::Full(_)));
+        let new = |principal: &str, id: &str| {
+            NewTask::new(
+                task_key(principal, id),
+                "review",
+                ExecutionId::from("exec_task"),
+                ttl,
+                Duration::from_millis(500),
+            )
+        };
+        for round in 0..2 {
+            for n in 0..2 {
+                let id = format!("{round}-{n}");
+                let lease = create_task(&store, &task_key("alice", &id), ttl, LONG).await;
+                store.finish(&lease, ended(json!(n))).await.unwrap();
+            }
+            assert!(
+                full(
+                    store
+                        .create(new("alice", &format!("{round}-x")), LONG)
+                        .await
+                ),
+                "round {round}: a third task in a share of two"
+            );
+            let lease = create_task(&store, &task_key("bob", &format!("{round}")), ttl, LONG).await;
+            store.finish(&lease, ended(json!("b"))).await.unwrap();
+            assert!(full(
+                store.create(new("carol", &format!("{round}")), LONG).await
+            ));
+            for id in ["0", "1"] {
+                let kept = task(&store, &task_key("alice", &format!("{round}-{id}"))).await;
+                assert_eq!(kept.status, TaskStatus::Completed);
+            }
+            sleep(ttl + Duration::from_millis(150)).await;
+        }
+
+        let small = open(
+            server,
+            options("task-bytes")
+                .with_max_task_bytes_per_principal(8 << 10)
+                .with_max_task_outcome_bytes(1 << 10),
+        )
+        .await;
+        let key = task_key("alice", "task_small");
+        let lease = create_task(&small, &key, LONG, LONG).await;
+        let long = form(&"x".repeat(16 << 10));
+        assert!(matches!(
+            small.ask(&lease, Asks::new().with("long.1", long)).await,
+            Err(StoreError::Full(_))
+        ));
+        assert!(task(&small, &key).await.questions.is_empty());
+        small
+            .finish(&lease, ended(json!("y".repeat(4 << 10))))
+            .await
+            .unwrap();
+        let record = task(&small, &key).await;
+        assert_eq!(record.status, TaskStatus::Completed);
+        let error = record.outcome.unwrap().result.unwrap_err();
+        assert_eq!(error.code(), codes::OUTCOME_NOT_KEPT);
+    }
+
+    /// A task's write whose answer was lost with its connection, after Redis ran it, is sent again
+    /// and recognised: a create answers created (one task), an answer is accepted (not ignored as
+    /// answered already), a finish is done (not a lost lease); each applied once, as the task's
+    /// version counts.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_task_write_whose_answer_was_lost_is_applied_once() {
+        let Some(server) = Redis::shared() else {
+            return;
+        };
+        let proxy = LossyProxy::start(server.port()).await;
+        let options = options("task-resend");
+        let prefix = options.prefix.clone();
+        let store = RedisStore::connect_with(&proxy.url(), options)
+            .await
+            .expect("a store through the proxy");
+        let key = task_key("alice", "task_resent");
+        // Redis's clock, then the create script.
+        proxy.lose_answer(2);
+        let lease = create_task(&store, &key, LONG, LONG).await;
+        store
+            .ask(&lease, Asks::new().with("confirm.1", form("Sure?")))
+            .await
+            .unwrap();
+        // The read, then the write.
+        proxy.lose_answer(2);
+        let responded = store
+            .respond(&key, BTreeMap::from([("confirm.1".to_owned(), accept(1))]))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(responded.accepted, ["confirm.1"]);
+        proxy.lose_answer(2);
+        store
+            .finish(&lease, ended(json!({ "n": 1 })))
+            .await
+            .unwrap();
+        let record = task(&store, &key).await;
+        assert_eq!(record.status, TaskStatus::Completed);
+        assert_eq!(record.outcome.unwrap().result.unwrap(), json!({ "n": 1 }));
+        let mut connection = raw(server).await;
+        let version: u64 = redis::cmd("HGET")
+            .arg(format!("{prefix}{{p:alice}}:t:task_resent"))
+            .arg("version")
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        assert_eq!(
+            version, 4,
+            "created, asked, answered and finished once each"
+        );
+    }
+
+    /// Asks for approval, then says what it was told; cancelled while it waits, it stops there.
+    struct Review;
+
+    impl Tool for Review {
+        type Input = NoInput;
+        type Output = Value;
+        const SPEC: ToolSpec = ToolSpec::new("review", Effect::Write)
+            .task(TaskSupport::Required)
+            .timeout(Duration::from_secs(30));
+
+        async fn run(&self, _: NoInput, invocation: Invocation) -> Result<Value, AgentError> {
+            let context = invocation.context();
+            context.progress(1.0, Some(2.0), Some("waiting for approval"));
+            let answer = context
+                .ask_input("approve", "Approve?", json!({ "type": "object" }))
+                .await?;
+            Ok(json!({ "approved": answer.action.as_str() }))
+        }
+    }
+
+    /// A client that can answer any question (a task's questions go through its store).
+    struct AnyClient;
+
+    impl Asker for AnyClient {
+        fn can_ask(&self, _: AskKind) -> bool {
+            true
+        }
+
+        async fn ask(&self, _: &Asks) -> Asked {
+            Asked::Refused(AgentError::internal("a task's questions go to its store"))
+        }
+    }
+
+    /// Reads the task on `runtime` until `done` holds, for a few seconds at most.
+    async fn until(
+        runtime: &Runtime,
+        key: &TaskKey,
+        done: impl Fn(&TaskRecord) -> bool,
+    ) -> TaskRecord {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let record = runtime.task(key).await.expect("the task is found");
+            if done(&record) {
+                return record;
+            }
+            assert!(Instant::now() < deadline, "the task stayed {record:?}");
+            sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Through the runtime: two servers, each a runtime whose store (claims and tasks) is its own
+    /// `RedisStore` on one Redis. A task started on one is read, answered and cancelled from the
+    /// other, and a retry of its call there is replayed; its owner alone finds it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tasks_started_on_one_runtime_are_followed_from_another() {
+        let Some(server) = Redis::shared() else {
+            return;
+        };
+        let options = options("task-runtimes");
+        let mut runtimes = Vec::new();
+        for _ in 0..2 {
+            let store = Arc::new(open(server, options.clone()).await);
+            runtimes.push(
+                Carmy::new()
+                    .tool(Review)
+                    .store(Arc::clone(&store))
+                    .task_store(store)
+                    .limits(Limits::default().with_task_lease(Duration::from_secs(3)))
+                    .build()
+                    .expect("a runtime"),
+            );
+        }
+        let (a, b) = (&runtimes[0], &runtimes[1]);
+        let start = |request_id: &str| {
+            let request = Request::new("review", json!({}))
+                .allow_task()
+                .asker(AnyClient)
+                .request_id(request_id)
+                .context(Context::new().with_principal("alice"));
+            async move {
+                let outcome = a.execute(request).await;
+                match outcome.kind {
+                    OutcomeKind::Task(task) => task.key,
+                    other => panic!("expected a task, got {other:?}: {:?}", outcome.result),
+                }
+            }
+        };
+
+        let approved = start("review-1").await;
+        let waiting = until(b, &approved, |record| record.pending().count() == 1).await;
+        assert_eq!(waiting.status, TaskStatus::InputRequired);
+        assert_eq!(
+            waiting.status_message.as_deref(),
+            Some("waiting for approval")
+        );
+        let question = waiting.pending().next().unwrap().0.to_owned();
+        let answered = b
+            .answer_task(
+                &approved,
+                BTreeMap::from([(question, json!({ "action": "accept" }))]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answered.accepted.len(), 1);
+        let done = until(b, &approved, |record| record.status.is_terminal()).await;
+        assert_eq!(done.status, TaskStatus::Completed);
+        assert_eq!(
+            done.outcome.unwrap().result.unwrap(),
+            json!({ "approved": "accept" })
+        );
+        assert_eq!(
+            a.task(&approved).await.unwrap().status,
+            TaskStatus::Completed
+        );
+        let retry = Request::new("review", json!({}))
+            .allow_task()
+            .asker(AnyClient)
+            .request_id("review-1")
+            .context(Context::new().with_principal("alice"));
+        // The call's claim is in the same Redis: a retry on the other runtime is the task's
+        // execution, replayed.
+        let replayed = b.execute(retry).await;
+        assert_eq!(replayed.status, ExecutionStatus::Replayed);
+        assert_eq!(replayed.execution_id, done.execution_id);
+        assert_eq!(replayed.result.unwrap(), json!({ "approved": "accept" }));
+
+        let refused = start("review-2").await;
+        until(b, &refused, |record| record.pending().count() == 1).await;
+        assert_eq!(
+            b.cancel_task(&refused).await.unwrap().status,
+            TaskStatus::InputRequired
+        );
+        let cancelled = until(a, &refused, |record| record.status.is_terminal()).await;
+        assert_eq!(cancelled.status, TaskStatus::Cancelled);
+        assert_eq!(
+            cancelled.outcome.unwrap().status,
+            ExecutionStatus::Cancelled
+        );
+
+        let mallory = TaskKey::new(Some("mallory"), approved.id().clone());
+        assert_eq!(
+            b.task(&mallory).await.unwrap_err().code(),
+            codes::TASK_NOT_FOUND
+        );
+    }
 }

@@ -18,6 +18,21 @@
 //! | `carmy:{c:orders}:version` | string | the stamp of the last commit that wrote into `orders` |
 //! | `carmy:{records}:stamp` | string | the stamp of the last commit that wrote, by `INCR` |
 //!
+//! Tasks (see `tasks`), for the task `task_x` of `alice`:
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `carmy:{p:alice}:t:task_x` | hash | one task: its record, version, lease, what it weighs |
+//! | `carmy:{p:alice}:tasks` | sorted set | alice's task keys, scored by when each is forgotten |
+//! | `carmy:{p:alice}:task-weights` | hash | what each of them weighs, and the sum |
+//! | `carmy:{tasks}:share` | sorted set | every principal's task keys, the same way |
+//! | `carmy:{tasks}:weights` | hash | their weights, and the sum |
+//! | `carmy:{tasks}:leases` | sorted set | the running tasks' keys, scored by when each lease ends |
+//!
+//! Tasks are counted apart from requests (shares of their own), as `MemoryTaskStore` bounds
+//! them apart from `MemoryStore`'s keys. A task's key holds its principal, so another
+//! principal holding its id names another key, which does not exist.
+//!
 //! One hash per collection, and one field per record holding its version and its value
 //! together: a record is read whole by one `HGET`, so its value and its version are always of
 //! the same commit (two fields, or two hashes, would take a script or a transaction to read
@@ -29,16 +44,17 @@
 //! Redis Cluster places a key by the text between its first `{` and the next `}`, so one
 //! principal's keys share a slot and each script's keys of that principal could run on one
 //! node. The tag always starts with `p:`, so an anonymous principal's tag is not empty (an
-//! empty tag would hash the whole key), and it can never be `totals`. A principal's `%`, `{`
-//! and `}` are escaped as `%25`, `%7B` and `%7D`: a `}` inside would end the tag early, and
-//! the escape keeps two principals apart however they are spelled. The request id comes last,
-//! after the tag, as it is: any text is a key name to Redis. A collection's tag starts with
+//! empty tag would hash the whole key), and it can never be `totals` or `tasks`. A
+//! principal's `%`, `{` and `}` are escaped as `%25`, `%7B` and `%7D`: a `}` inside would end
+//! the tag early, and the escape keeps two principals apart however they are spelled. The
+//! request id (or the task id) comes last, after the tag, as it is: any text is a key name to
+//! Redis. A collection's tag starts with
 //! `c:` (escaped the same way, although `Records` admits no brace in a collection's name), so
 //! no collection's keys meet a principal's, the totals' or the stamp's. A commit spans the
 //! slots of its collections, the stamp's and, when it finishes a lease, its principal's: on a
 //! cluster no script may, which is one more reason the store refuses Redis Cluster.
 
-use carmy_core::{IdempotencyKey, StoreError};
+use carmy_core::{IdempotencyKey, StoreError, TaskKey};
 
 /// The key names of one store (one prefix).
 #[derive(Clone, Debug)]
@@ -65,6 +81,37 @@ impl Names {
             &self.total_weights,
         ]
     }
+}
+
+/// The six keys every task script is given, in the order they read them (`KEYS[1..6]`): the
+/// five of [`Names`], for a task, and the index of running leases.
+pub(super) struct TaskNames {
+    pub(super) task: String,
+    pub(super) share: String,
+    pub(super) weights: String,
+    pub(super) total: String,
+    pub(super) total_weights: String,
+    pub(super) leases: String,
+}
+
+impl TaskNames {
+    pub(super) fn all(&self) -> [&str; 6] {
+        [
+            &self.task,
+            &self.share,
+            &self.weights,
+            &self.total,
+            &self.total_weights,
+            &self.leases,
+        ]
+    }
+}
+
+/// The keys of tasks shared by every principal: the totals, and the index of running leases.
+pub(super) struct TaskTotals {
+    pub(super) share: String,
+    pub(super) weights: String,
+    pub(super) leases: String,
 }
 
 /// The two keys of one collection of records.
@@ -100,6 +147,30 @@ impl Keys {
             weights: format!("{tagged}:weights"),
             total: format!("{}{{totals}}:share", self.prefix),
             total_weights: format!("{}{{totals}}:weights", self.prefix),
+        }
+    }
+
+    /// The keys of `key`'s task, its principal's share of tasks and the totals of tasks.
+    pub(super) fn task(&self, key: &TaskKey) -> TaskNames {
+        let tagged = format!("{}{{p:{}}}", self.prefix, escape(key.principal()));
+        let totals = self.task_totals();
+        TaskNames {
+            task: format!("{tagged}:t:{}", key.id()),
+            share: format!("{tagged}:tasks"),
+            weights: format!("{tagged}:task-weights"),
+            total: totals.share,
+            total_weights: totals.weights,
+            leases: totals.leases,
+        }
+    }
+
+    /// The keys of tasks every principal shares.
+    pub(super) fn task_totals(&self) -> TaskTotals {
+        let tasks = format!("{}{{tasks}}", self.prefix);
+        TaskTotals {
+            share: format!("{tasks}:share"),
+            weights: format!("{tasks}:weights"),
+            leases: format!("{tasks}:leases"),
         }
     }
 
@@ -188,6 +259,38 @@ mod tests {
         assert_eq!(hash_tag(&keys.collection("a}b").records), "c:a%7Db");
         let request = keys.of(&IdempotencyKey::new(Some("c:orders"), "records"));
         assert_ne!(hash_tag(&request.request), hash_tag(&orders.records));
+    }
+
+    #[test]
+    fn a_task_is_its_principals_and_never_meets_a_request() {
+        let keys = Keys::new("carmy:").unwrap();
+        for principal in [None, Some("alice"), Some("a}b{c")] {
+            let names = keys.task(&TaskKey::new(principal, "task_1}{"));
+            let tag = hash_tag(&names.task);
+            assert!(tag.starts_with("p:"), "{tag}");
+            assert_eq!(hash_tag(&names.share), tag);
+            assert_eq!(hash_tag(&names.weights), tag);
+            for shared in [&names.total, &names.total_weights, &names.leases] {
+                assert_eq!(hash_tag(shared), "tasks");
+            }
+        }
+        let alice = keys.task(&TaskKey::new(Some("alice"), "task_1"));
+        let mallory = keys.task(&TaskKey::new(Some("mallory"), "task_1"));
+        assert_ne!(alice.task, mallory.task);
+        assert_eq!(alice.task, "carmy:{p:alice}:t:task_1");
+        // A request of the same name, and the claims' own shares, are other keys.
+        let request = keys.of(&IdempotencyKey::new(Some("alice"), "task_1"));
+        let claims = [
+            &request.request,
+            &request.share,
+            &request.weights,
+            &request.total,
+        ];
+        for name in alice.all() {
+            assert!(claims.iter().all(|claim| *claim != name), "{name}");
+        }
+        let asks = keys.task(&TaskKey::new(Some("alice"), "asks"));
+        assert_ne!(asks.task, asks.share);
     }
 
     #[test]

@@ -1,21 +1,27 @@
-//! [`RedisStore`]: claims and outcomes, and the application's records, on a Redis server
-//! shared by every replica that connects to it.
+//! [`RedisStore`]: claims and outcomes, the application's records, and tasks, on a Redis
+//! server shared by every replica that connects to it.
 //!
 //! - `keys`: the key layout and its hash tags;
 //! - `lua/` and `scripts`: claim, finish, release and commit, each one atomic script, and
 //!   the listing's;
 //! - `records`: reads, listings and commits of records (`RecordStore`);
+//! - `tasks` and `task_scripts`: tasks (`TaskStore`), each change a read, the record's rule
+//!   in Rust, and a compare-and-set script; `holders`: the tasks this store holds, and how
+//!   their holders learn of what others wrote;
 //! - `link`: the connection, replaced when it fails, every call bounded in time;
 //! - `waiters`: waking retries, here at once and elsewhere by polling;
 //! - `server` and `durability`: what is checked and read of the server at connect.
 
 mod durability;
+mod holders;
 mod keys;
 mod link;
 mod options;
 mod records;
 mod scripts;
 mod server;
+mod task_scripts;
+mod tasks;
 mod waiters;
 
 use std::{fmt, sync::Arc, time::Duration};
@@ -29,17 +35,21 @@ use tokio::time::Instant;
 pub use durability::Durability;
 pub use options::RedisStoreOptions;
 
+use holders::Holders;
 use keys::{Keys, Names};
 use link::Link;
 use scripts::{ClaimArgs, Claimed, Finish, Scripts, Settled};
+use task_scripts::TaskScripts;
 use waiters::Waiters;
 
 use crate::outcome;
 
 /// An [`IdempotencyStore`] on a Redis server: every replica of a service that connects to the
 /// same server (and prefix) shares its claims and outcomes, so a retry that lands on another
-/// replica is replayed, or waits for the one running it; and its records, which a
-/// transactional tool's run commits with its outcome.
+/// replica is replayed, or waits for the one running it; its records, which a transactional
+/// tool's run commits with its outcome; and its tasks
+/// ([`TaskStore`](carmy_core::TaskStore)), which any replica reads, answers and cancels
+/// while another runs them.
 ///
 /// What it guarantees:
 /// - **Atomic claims.** Each claim, finish, release and commit is one Lua script, which Redis runs
@@ -126,10 +136,72 @@ use crate::outcome;
 ///   idle, before it was sent) fails it with [`StoreError::Unavailable`], applied or not, as
 ///   a timeout does.
 ///
+/// **Tasks.** Give the store to the runtime twice, as its claims' store and its task store,
+/// and a task started on one replica is read, answered and cancelled from any other:
+///
+/// ```no_run
+/// use std::sync::Arc;
+///
+/// use carmy_core::Carmy;
+/// use carmy_store::{RedisStore, RedisStoreOptions};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let store = Arc::new(
+///     RedisStore::connect_with(
+///         "redis://127.0.0.1:6379/0",
+///         RedisStoreOptions::default().with_max_tasks_per_principal(100),
+///     )
+///     .await?,
+/// );
+/// let runtime = Carmy::new()
+///     .store(Arc::clone(&store))
+///     .task_store(store)
+///     .build()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+///
+/// - **The record's rules are `carmy_core`'s.** A call reads the task with its version
+///   (one script: the record, the holder, Redis's clock), applies
+///   [`TaskRecord`](carmy_core::TaskRecord)'s rule in Rust, and writes the record back with a
+///   compare-and-set script that applies it only if the task is still at that version (and,
+///   for the holder's renewals, questions and ending, still held by its lease, running):
+///   otherwise it reads again and applies the rule to what it finds. Two calls that read one
+///   version never both write, so concurrent answers, cancels and renewals lose no update.
+/// - **Leases on Redis's clock**, as claims: a task whose lease ran out is settled as
+///   [`TaskEnding::lost`](carmy_core::TaskEnding::lost) by the next call that reads it, or by
+///   [`sweep`](carmy_core::TaskStore::sweep), which finds it in an index of running leases;
+///   the holder's late calls fail with [`StoreError::LeaseLost`].
+/// - **A TTL on every key of a task**: a running task its lease plus its `ttl`, moved on by
+///   each renewal; an ended one its `ttl` from its end (for a lost lease, from the lease's
+///   end, the TTL it had). A replica that dies leaves nothing that Redis keeps for ever.
+/// - **`MemoryTaskStore`'s bounds**, with its defaults ([`RedisStoreOptions::max_tasks`]
+///   and the others), counted in sorted sets of their own as the claims' are, exact although
+///   Redis expires tasks silently: a full share refuses new tasks (`Full`), questions and
+///   answers that do not fit are refused, and an outcome that does not is kept as a note
+///   (`OUTCOME_NOT_KEPT`). Another principal holding a task's id names another key, and
+///   finds nothing.
+/// - **The holder hears of what others write** (a cancel request, answers) at once when they
+///   go through the same store, and within half a second from another replica, whose writes
+///   it polls for: one field of each task a holder waits on, twice a second at most (pub/sub
+///   would lose what is published while its connection is down, and need a poll anyway).
+/// - **Sent again, applied once.** A call that finds its connection dead under it is sent once
+///   more on a fresh one, although Redis may have run it and only its answer was lost. A
+///   task's write sent again finds the version moved on, so it cannot apply twice, and its
+///   own id among the task's last writes, so it answers as applied, and its caller returns
+///   what it wrote. A write that timed out fails with [`StoreError::Unavailable`], applied or
+///   not.
+/// - **Fails closed and is durable** as claims are: every failure
+///   [`StoreError::Unavailable`] within the timeouts, tasks kept across a restart with
+///   `appendfsync always`. The holder's renewals fail meanwhile, and a task whose holder
+///   could not renew for a whole lease is settled as lost once Redis is back.
+///
 /// What it costs: one round trip per claim, finish, release, commit, read and listing, and one
 /// disk sync for each that writes with `appendfsync always`; about a few hundred bytes of
 /// Redis memory per kept key beside its outcome, and a few bytes per record beside its key
-/// and JSON text; a waiting retry polls one field at most four times a second. Scripts run in
+/// and JSON text; a waiting retry polls one field at most four times a second. A task's read
+/// is one round trip, a change two (three when it meets a lease that ran out, one more for
+/// each race it loses), a create two (Redis's clock, then the script); each task takes a few
+/// hundred bytes beside its record. Scripts run in
 /// Redis's single thread: a claim that finds its principal's share (or the totals) at the
 /// bound trims all their expired members at once, and other commands wait meanwhile; the
 /// routine trim is a small batch. So does a listing, which copies its whole collection (up to
@@ -141,8 +213,9 @@ use crate::outcome;
 /// touch on a cluster: that, and the cluster client (not built in), are what is missing.
 /// Records are not cluster-ready either: each collection has a slot of its own
 /// (`{c:<collection>}`), the stamp counter another (`{records}`), and a commit touches them
-/// all together with its principal's. Standalone Redis, or a primary with replicas, is what
-/// is supported.
+/// all together with its principal's. Tasks neither: their totals and index of leases are one
+/// slot (`{tasks}`), which every write of a task touches with its principal's. Standalone
+/// Redis, or a primary with replicas, is what is supported.
 ///
 /// ```no_run
 /// use carmy_core::{Claim, ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, LeaseTerms, Release};
@@ -166,8 +239,10 @@ use crate::outcome;
 pub struct RedisStore {
     link: Arc<Link>,
     scripts: Scripts,
+    task_scripts: TaskScripts,
     keys: Keys,
     waiters: Arc<Waiters>,
+    holders: Holders,
     options: RedisStoreOptions,
     /// Where the server is, for `Debug` and the log: its address and database, never the URL
     /// (which may hold a password).
@@ -203,14 +278,21 @@ impl RedisStore {
         let durability = server::inspect(&link).await?;
         let scripts = Scripts::new();
         scripts.load(&link).await.map_err(StoreError::unavailable)?;
+        let task_scripts = TaskScripts::new();
+        task_scripts
+            .load(&link)
+            .await
+            .map_err(StoreError::unavailable)?;
         if let Some(warning) = durability.warning() {
             tracing::warn!(%server, prefix = keys.prefix(), "{warning}");
         }
         Ok(Self {
             link,
             scripts,
+            task_scripts,
             keys,
             waiters: Arc::default(),
+            holders: Holders::default(),
             options,
             server,
             durability,

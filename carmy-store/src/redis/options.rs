@@ -5,8 +5,9 @@ use std::time::Duration;
 
 /// Bounds, timings and key prefix of a [`RedisStore`](super::RedisStore). The bounds and the
 /// retention are `MemoryStore`'s and `SqliteStore`'s (with the same defaults), so moving to
-/// Redis changes where keys live, not how many. They are the bounds of one prefix: every
-/// replica sharing it should be given the same.
+/// Redis changes where keys live, not how many; the bounds of tasks are
+/// [`MemoryTaskStoreLimits`](carmy_core::MemoryTaskStoreLimits)'s, counted apart from the
+/// keys. They are the bounds of one prefix: every replica sharing it should be given the same.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RedisStoreOptions {
@@ -26,6 +27,20 @@ pub struct RedisStoreOptions {
     pub max_outcome_bytes: usize,
     /// How long a settled key is kept once settled (default 24 hours).
     pub ttl: Duration,
+    /// Tasks one principal may hold at once, running or kept (default 1,000).
+    pub max_tasks_per_principal: usize,
+    /// Tasks across all principals (default 10,000).
+    pub max_tasks: usize,
+    /// Bytes one principal's tasks may take (default 16 MiB), as the store counts them: a
+    /// task's names and bookkeeping, and its record as stored JSON (questions, answers and
+    /// outcome included).
+    pub max_task_bytes_per_principal: usize,
+    /// Bytes of tasks across all principals (default 128 MiB).
+    pub max_task_bytes: usize,
+    /// The largest outcome a task keeps, as stored JSON (default 1 MiB); a larger one (or one
+    /// that does not fit in its principal's share) is kept as a note that the call ran
+    /// (`OUTCOME_NOT_KEPT`).
+    pub max_task_outcome_bytes: usize,
     /// How long connecting to Redis may take, the TCP connection and its handshake, before
     /// the call that needed it fails closed (default 2 s).
     pub connect_timeout: Duration,
@@ -46,6 +61,11 @@ impl Default for RedisStoreOptions {
             max_bytes: 128 << 20,
             max_outcome_bytes: 1 << 20,
             ttl: Duration::from_secs(24 * 60 * 60),
+            max_tasks_per_principal: 1_000,
+            max_tasks: 10_000,
+            max_task_bytes_per_principal: 16 << 20,
+            max_task_bytes: 128 << 20,
+            max_task_outcome_bytes: 1 << 20,
             connect_timeout: Duration::from_secs(2),
             response_timeout: Duration::from_secs(2),
             prefix: "carmy:".to_owned(),
@@ -93,6 +113,41 @@ impl RedisStoreOptions {
     #[must_use]
     pub fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
+        self
+    }
+
+    /// Replaces the bound on tasks of one principal.
+    #[must_use]
+    pub fn with_max_tasks_per_principal(mut self, max_tasks: usize) -> Self {
+        self.max_tasks_per_principal = max_tasks;
+        self
+    }
+
+    /// Replaces the bound on tasks across principals.
+    #[must_use]
+    pub fn with_max_tasks(mut self, max_tasks: usize) -> Self {
+        self.max_tasks = max_tasks;
+        self
+    }
+
+    /// Replaces the bound on bytes of one principal's tasks.
+    #[must_use]
+    pub fn with_max_task_bytes_per_principal(mut self, max_bytes: usize) -> Self {
+        self.max_task_bytes_per_principal = max_bytes;
+        self
+    }
+
+    /// Replaces the bound on bytes of tasks across principals.
+    #[must_use]
+    pub fn with_max_task_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_task_bytes = max_bytes;
+        self
+    }
+
+    /// Replaces the largest outcome a task keeps.
+    #[must_use]
+    pub fn with_max_task_outcome_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_task_outcome_bytes = max_bytes;
         self
     }
 

@@ -22,18 +22,22 @@ use crate::outcome;
 
 const CLAIM: &str = concat!(
     include_str!("lua/common.lua"),
+    include_str!("lua/request.lua"),
     include_str!("lua/claim.lua")
 );
 const FINISH: &str = concat!(
     include_str!("lua/common.lua"),
+    include_str!("lua/request.lua"),
     include_str!("lua/finish.lua")
 );
 const RELEASE: &str = concat!(
     include_str!("lua/common.lua"),
+    include_str!("lua/request.lua"),
     include_str!("lua/release.lua")
 );
 const COMMIT: &str = concat!(
     include_str!("lua/common.lua"),
+    include_str!("lua/request.lua"),
     include_str!("lua/commit.lua")
 );
 const LIST: &str = include_str!("lua/list.lua");
@@ -363,7 +367,7 @@ fn finish_args(invocation: &mut ScriptInvocation<'_>, finish: &Finish<'_>) {
 
 /// Runs the invocation `build` makes: `build(again)` is called for each attempt, `again` when
 /// the call is sent a second time (see `link`).
-async fn invoke<'a>(
+pub(super) async fn invoke<'a>(
     link: &Link,
     what: &'static str,
     build: impl Fn(bool) -> ScriptInvocation<'a>,
@@ -428,7 +432,7 @@ fn kept_value_unreadable(what: &str, error: serde_json::Error) -> StoreError {
 /// (2^53) once added to now.
 const LONGEST_MS: u64 = 1000 * 366 * 24 * 60 * 60 * 1000;
 
-fn ms(duration: Duration) -> u64 {
+pub(super) fn ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).map_or(LONGEST_MS, |ms| ms.min(LONGEST_MS))
 }
 

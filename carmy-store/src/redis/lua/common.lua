@@ -1,17 +1,19 @@
 #!lua
--- What the store's scripts that write share; the build puts it before each of them. The
--- `#!lua` line makes Redis (7.0 or later) check the script before it runs: out of memory, or
--- on a read-only replica, it is refused whole instead of failing half-way through its writes.
+-- What the store's scripts that write share; the build puts it before each of them (and
+-- `request.lua` after it, for the scripts of claims). The `#!lua` line makes Redis (7.0 or
+-- later) check the script before it runs: out of memory, or on a read-only replica, it is
+-- refused whole instead of failing half-way through its writes.
 --
 -- Claim, finish and release get the same five keys, all declared, so nothing touches an
 -- undeclared key: the request's hash, its principal's share and the share's weights (one hash
 -- slot, through the principal's hash tag), then the totals' share and weights (a slot of their
 -- own). A commit that finishes a lease gets them first too, then the records' keys; one that
--- does not gets only the records' keys, and sets these five to nil.
+-- does not gets only the records' keys, and sets these five to nil. The scripts of tasks get
+-- the same five for a task: its hash, its principal's share of tasks, the totals of tasks.
 local KEY, SHARE, WEIGHTS, TOTAL, TOTAL_WEIGHTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 
--- The field of a weights hash that holds their sum. Members are request keys, whose names
--- hold a `{p:` hash tag, so none is named `sum`.
+-- The field of a weights hash that holds their sum. Members are request or task keys, whose
+-- names hold a `{p:` hash tag, so none is named `sum`.
 local SUM = 'sum'
 
 -- Members counted out at once by a routine trim: steady traffic never leaves more than that
@@ -31,7 +33,7 @@ local function int(n)
   return string.format('%.0f', n)
 end
 
--- A share is a sorted set of request keys scored by the instant each is forgotten, which is
+-- A share is a sorted set of keys (requests, or tasks) scored by the instant each is forgotten, which is
 -- also when its hash's Redis TTL ends; its weights hash holds each member's weight and their
 -- sum. What a share holds at `now` is what scores after `now`: keys Redis expired on its own
 -- are counted out at that very instant, without anybody having looked at them.
@@ -47,13 +49,15 @@ local function weight(weights)
 end
 
 -- Removes the members of `share` whose time is up, with their weights: one batch, or all of
--- them when `all`.
+-- them when `all`. How many it removed.
 local function trim(share, weights, now, all)
+  local removed = 0
   repeat
     local due = redis.call('ZRANGEBYSCORE', share, '-inf', int(now), 'LIMIT', 0, BATCH)
     if #due == 0 then
-      return
+      return removed
     end
+    removed = removed + #due
     local gone = 0
     for _, kept in ipairs(redis.call('HMGET', weights, unpack(due))) do
       gone = gone + (tonumber(kept) or 0)
@@ -67,6 +71,7 @@ local function trim(share, weights, now, all)
       redis.call('HINCRBY', weights, SUM, int(-gone))
     end
   until not all or #due < BATCH
+  return removed
 end
 
 -- Counts `member` in `share` until `score`, weighing `heft` (replacing what it counted for).
@@ -95,82 +100,17 @@ local function count_out(share, weights, member)
   end
 end
 
--- Keeps the request until `forget_at` (its hash's TTL and its score in both shares).
+-- Keeps the key (a request, or a task) until `forget_at`: its hash's TTL and its score in
+-- both shares.
 local function keep_until(forget_at, heft)
   redis.call('PEXPIREAT', KEY, int(forget_at))
   count_in(SHARE, WEIGHTS, KEY, forget_at, heft)
   count_in(TOTAL, TOTAL_WEIGHTS, KEY, forget_at, heft)
 end
 
--- Forgets the request: its hash and its place in both shares.
+-- Forgets the key: its hash and its place in both shares.
 local function forget()
   redis.call('DEL', KEY)
   count_out(SHARE, WEIGHTS, KEY)
   count_out(TOTAL, TOTAL_WEIGHTS, KEY)
-end
-
--- The request's fields, or nil when there is none to keep: its hash is gone, or its time is
--- up (Redis keeps a key through the last millisecond of its TTL; the store does not).
-local function request(now)
-  local f = redis.call('HMGET', KEY, 'state', 'fingerprint', 'token', 'lease', 'if_lost',
-    'forget_at', 'status', 'weight', 'settled_by')
-  if not f[1] then
-    return nil
-  end
-  local found = {
-    state = f[1], fingerprint = f[2], token = f[3], lease = tonumber(f[4]) or 0,
-    if_lost = f[5] or '', forget_at = tonumber(f[6]) or 0, status = f[7] or '',
-    weight = tonumber(f[8]) or 0, settled_by = f[9],
-  }
-  if found.forget_at <= now then
-    forget()
-    return nil
-  end
-  return found
-end
-
--- The request as held by `token`, or nil: it is no longer that claim's to settle. A lease
--- past its end that nobody settled yet is still its holder's, as in the other stores: the
--- holder came back in time to say how the call ended.
-local function held_by(token, now)
-  local found = request(now)
-  if found and found.state == 'held' and found.token == token then
-    return found
-  end
-  return nil
-end
-
--- Settles the request as `state` (with `fields`), by its holder `token`: the lease is over,
--- and a call sent again after its answer was lost can tell that it was its own.
-local function settle(state, token, fields)
-  redis.call('HSET', KEY, 'state', state, 'settled_by', token, unpack(fields))
-  redis.call('HDEL', KEY, 'token', 'lease', 'if_lost')
-end
-
--- Whether `token` settled the request itself (a lease that ran out settles it by nobody):
--- asked of a settle sent again, after its first answer was lost.
-local function settled_by(found, token)
-  return found ~= nil and found.settled_by == token
-end
-
--- Finishes the request `found`, held by `token`, with `outcome` kept for the retention (`ttl`
--- ms); or with `note` if the outcome does not fit in its principal's bytes (`share_bytes`) or
--- the totals' (`total_bytes`), even after a whole trim. What finish and commit both do.
-local function finish_held(found, token, outcome, note, ttl, share_bytes, total_bytes, now)
-  local function fits()
-    return weight(WEIGHTS) + #outcome <= share_bytes
-      and weight(TOTAL_WEIGHTS) + #outcome <= total_bytes
-  end
-  if not fits() then
-    trim(SHARE, WEIGHTS, now, true)
-    trim(TOTAL, TOTAL_WEIGHTS, now, true)
-    if not fits() then
-      -- The call ran: its retries must not run it again, even if its outcome cannot be kept.
-      outcome = note
-    end
-  end
-  local heft = found.weight + #outcome
-  local forget_at = now + ttl
-  settle('finished', token, { 'outcome', outcome, 'forget_at', int(forget_at), 'weight', int(heft) })
-  keep_until(forget_at, heft)
 end
