@@ -1,5 +1,6 @@
 //! `--store <memory | PATH | postgres://... | redis://...>` (feature `store`): where the
-//! serving subcommands keep idempotency claims and outcomes, and the application's records.
+//! serving subcommands keep idempotency claims and outcomes, the application's records and
+//! tasks.
 //!
 //! By default a durable [`SqliteStore`] file in the user's data directory, so a retried write
 //! is replayed, not run again, after the server restarts; `memory` keeps the per-process store;
@@ -185,7 +186,7 @@ async fn postgres(carmy: Carmy, url: &str) -> Result<Carmy, ExitCode> {
     match carmy_store::PostgresStore::connect(url).await {
         Ok(store) => {
             tracing::info!(store = ?store, "idempotency store");
-            Ok(carmy.store(store))
+            Ok(with_store(carmy, store))
         }
         Err(error) => {
             eprintln!("error: --store {}: {error}", redacted(url));
@@ -206,7 +207,7 @@ async fn redis(carmy: Carmy, url: &str) -> Result<Carmy, ExitCode> {
     match carmy_store::RedisStore::connect(url).await {
         Ok(store) => {
             tracing::info!(store = ?store, "idempotency store");
-            Ok(carmy.store(store))
+            Ok(with_store(carmy, store))
         }
         Err(error) => {
             eprintln!("error: --store {}: {error}", redacted(url));
