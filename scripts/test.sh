@@ -14,6 +14,12 @@ export CARMY_TEST_SERVERS=required
 echo "==> cargo test --workspace"
 cargo test --workspace
 
+# Both servers the suites below drive, in one release build: their dependencies are compiled
+# once and the two (fat-LTO) links run side by side.
+echo "==> cargo build --release -p shop -p everything"
+cargo build --release -p shop -p everything
+export SHOP_BIN="$PWD/target/release/shop" EVERYTHING_BIN="$PWD/target/release/everything"
+
 echo "==> end-to-end tests with real MCP clients"
 bash tests/e2e/run.sh
 

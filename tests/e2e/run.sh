@@ -63,17 +63,23 @@ setup_shop() {
     (cd "$ROOT" && cargo build --release -p shop)
     SHOP_BIN="$ROOT/target/release/shop"
   fi
-  export SHOP_BIN
   if [[ ! -x "$SHOP_BIN" ]]; then
     echo "error: SHOP_BIN=$SHOP_BIN is not an executable" >&2
     exit 2
   fi
+  # The suites run from their own directories: a relative path would point elsewhere there.
+  SHOP_BIN="$(realpath "$SHOP_BIN")"
+  export SHOP_BIN
   # A server that cannot serve MCP at all fails every test the same way: say it once, clearly.
-  local probe
-  if ! probe="$(timeout 20 "$SHOP_BIN" mcp </dev/null 2>&1 >/dev/null)"; then
+  # The probe keeps its default store in a throwaway data directory, not the user's.
+  local probe data
+  data="$(mktemp -d)"
+  if ! probe="$(XDG_DATA_HOME="$data" timeout 20 "$SHOP_BIN" mcp </dev/null 2>&1 >/dev/null)"; then
+    rm -rf "$data"
     echo "error: \`$SHOP_BIN mcp\` does not serve MCP: ${probe:-no output}" >&2
     exit 2
   fi
+  rm -rf "$data"
 }
 
 if [[ "$WHICH" != ts ]]; then setup_python; fi

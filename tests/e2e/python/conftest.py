@@ -5,6 +5,8 @@ Python MCP client (`mcp` on PyPI) in both of its lifecycles.
 - `mode="legacy"`: the 2025-11-25 `initialize` handshake.
 
 The server binary is `$SHOP_BIN`, or `target/release/shop` at the root of the repository.
+Every test gets its own data directory (`$XDG_DATA_HOME`), so the shop's default store — an
+SQLite file holding its orders and stock — starts empty for each test, as on a fresh machine.
 """
 
 from __future__ import annotations
@@ -39,6 +41,20 @@ def shop_bin() -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's data directory: servers it starts keep their default store there."""
+    path = tmp_path / "data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(path))
+    return path
+
+
+def shop_env() -> dict[str, str]:
+    """The environment a stdio server needs on top of the client's defaults (which do not
+    pass `XDG_DATA_HOME` through): this test's data directory."""
+    return {"XDG_DATA_HOME": os.environ["XDG_DATA_HOME"]}
+
+
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
@@ -68,7 +84,7 @@ def connect(mode: str) -> Connect:
         args = ["mcp", *args]
         for grant in grants:
             args += ["--grant", grant]
-        server = StdioServerParameters(command=str(binary), args=args)
+        server = StdioServerParameters(command=str(binary), args=args, env=shop_env())
         client_options.setdefault("read_timeout_seconds", 20)
         async with Client(server, mode=mode, **client_options) as client:
             with anyio.fail_after(TEST_TIMEOUT_SECONDS):

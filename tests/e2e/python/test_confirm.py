@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import ElicitResult, InputRequiredResult
 
-from conftest import TEST_TIMEOUT_SECONDS, shop_bin
+from conftest import TEST_TIMEOUT_SECONDS, shop_bin, shop_env
 from test_shop import agent_error, carmy_meta, ok, order_args, request_id
 
 pytestmark = pytest.mark.anyio
@@ -45,7 +45,7 @@ async def shop(mode: str, *, grants: tuple[str, ...] = (), **client_options: Any
     args = ["mcp", "--confirm-via-client"]
     for grant in grants:
         args += ["--grant", grant]
-    server = StdioServerParameters(command=str(shop_bin()), args=args)
+    server = StdioServerParameters(command=str(shop_bin()), args=args, env=shop_env())
     client_options.setdefault("read_timeout_seconds", 20)
     async with Client(server, mode=mode, **client_options) as client:
         with anyio.fail_after(TEST_TIMEOUT_SECONDS):

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { shopBin } from './lib/session.mjs';
+import { freshDataHome, shopBin } from './lib/session.mjs';
 
 const ALICE = `ts-alice-token-${randomUUID()}`;
 const BOB = `ts-bob-token-${randomUUID()}`;
@@ -25,6 +25,7 @@ const ORDER = {
 /** Starts `shop http` on a free port; resolves once it prints its URL. */
 function startShop(tokenFile, extra) {
   const child = spawn(shopBin(), ['http', '--addr', '127.0.0.1:0', '--token-file', tokenFile, ...extra], {
+    env: { ...process.env, XDG_DATA_HOME: freshDataHome() },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

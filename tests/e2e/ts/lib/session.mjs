@@ -1,8 +1,9 @@
 // A fresh `shop mcp` process per session, with a tap on the wire so tests can check what the
 // client actually sent and received (cancellation, progress tokens, negotiated version).
 
-import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -15,8 +16,28 @@ export function shopBin() {
   return path;
 }
 
+const dataHomes = [];
+process.on('exit', () => dataHomes.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+/**
+ * A fresh data directory (`XDG_DATA_HOME`), removed when the test process exits: a shop started
+ * with it keeps its default store (an SQLite file with its orders and stock) there, empty at
+ * first, as on a fresh machine.
+ */
+export function freshDataHome() {
+  const dir = mkdtempSync(join(tmpdir(), 'carmy-e2e-data-'));
+  dataHomes.push(dir);
+  return dir;
+}
+
+/** `shop mcp` with `grants` and `args`, on its own fresh data directory. */
 export function serverParams(grants = [], args = []) {
-  return { command: shopBin(), args: ['mcp', ...grants.flatMap((grant) => ['--grant', grant]), ...args], stderr: 'pipe' };
+  return {
+    command: shopBin(),
+    args: ['mcp', ...grants.flatMap((grant) => ['--grant', grant]), ...args],
+    env: { XDG_DATA_HOME: freshDataHome() },
+    stderr: 'pipe',
+  };
 }
 
 /**
