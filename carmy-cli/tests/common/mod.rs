@@ -262,7 +262,9 @@ fn keep_draining(mut stderr: BufReader<ChildStderr>) {
 
 /// `-s` for the shop over stdio, with `args` after `mcp`.
 pub fn stdio_server(args: &str) -> String {
-    format!("{} mcp {args}", shop_bin().display())
+    // `--store memory`: each server starts with the shop's initial books, whatever ran before
+    // (the default store is a file in the user's data directory, shared by every run).
+    format!("{} mcp --store memory {args}", shop_bin().display())
 }
 
 /// Kills process `pid` if it still runs after [`RUN_LIMIT`] while this is alive: a test that
