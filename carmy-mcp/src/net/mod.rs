@@ -4,6 +4,7 @@
 
 #[cfg(feature = "http")]
 mod auth;
+mod defaults;
 #[cfg(feature = "http")]
 mod http;
 mod shutdown;
@@ -13,11 +14,14 @@ mod unix;
 #[cfg(feature = "http")]
 pub use auth::{Authenticator, BearerTokens, MIN_TOKEN_LEN, TokenFileError, Unauthorized};
 #[cfg(feature = "http")]
-pub use http::{
+pub use defaults::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT, HEALTH_PATH, HttpError, HttpServer,
-    LOOPBACK_ORIGINS, MCP_PATH, MESSAGES_PATH, SSE_PATH,
+    DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+};
+#[cfg(feature = "http")]
+pub use http::{
+    HEALTH_PATH, HttpError, HttpServer, LOOPBACK_ORIGINS, MCP_PATH, MESSAGES_PATH, SSE_PATH,
 };
 pub use shutdown::{DEFAULT_GRACE_PERIOD, signal as shutdown_signal};
 #[cfg(unix)]

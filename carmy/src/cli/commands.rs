@@ -9,21 +9,9 @@ use super::render;
 
 const USAGE: u8 = 2;
 
-#[cfg(feature = "mcp")]
-pub(super) async fn mcp(
-    runtime: Runtime,
-    context: Context,
-    name: &'static str,
-    version: &'static str,
-    confirm_via_client: bool,
-) -> ExitCode {
-    let served = carmy_mcp::McpServer::new(runtime)
-        .context(context)
-        .confirm_via_client(confirm_via_client)
-        .server_info(name, version)
-        .serve_stdio()
-        .await;
-    match served {
+/// Serves `server` on stdin/stdout until the client leaves.
+pub(super) async fn mcp(server: carmy_mcp::McpServer) -> ExitCode {
+    match server.serve_stdio().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!(%error, "the MCP server stopped");
@@ -31,18 +19,6 @@ pub(super) async fn mcp(
             ExitCode::FAILURE
         }
     }
-}
-
-#[cfg(not(feature = "mcp"))]
-pub(super) async fn mcp(
-    _: Runtime,
-    _: Context,
-    _: &'static str,
-    _: &'static str,
-    _: bool,
-) -> ExitCode {
-    eprintln!("error: this binary was built without carmy's `mcp` feature");
-    ExitCode::from(USAGE)
 }
 
 pub(super) fn tools(runtime: &Runtime, json: bool) -> ExitCode {
@@ -110,7 +86,7 @@ pub(super) async fn call(
 }
 
 /// `status` once `text` is printed (or its reader has gone), the failure of the write otherwise.
-fn exit_after_printing(text: &str, status: ExitCode) -> ExitCode {
+pub(super) fn exit_after_printing(text: &str, status: ExitCode) -> ExitCode {
     match render::print_stdout(text) {
         Ok(()) => status,
         Err(failed) => failed,

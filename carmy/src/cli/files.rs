@@ -1,4 +1,4 @@
-//! `--resource-root DIR` (feature `fs`): a binary that serves a directory's files as resources
+//! `--resource-root DIR` (`resources.root_path`; feature `fs`): a binary that serves a directory's files as resources
 //! ([`Directory`]) lets whoever launches it pick the directory. The runtime is built once the
 //! command line is read, with the directory given or the binary's own.
 
@@ -8,11 +8,11 @@ use std::{
 };
 
 use carmy_core::{Carmy, Directory, Runtime};
-use clap::{Arg, ArgMatches, Command, value_parser};
+use clap::{Arg, Command, value_parser};
 
 /// `command` with the flag on each subcommand that serves.
 pub(super) fn add_arg(mut command: Command) -> Command {
-    for serving in ["mcp", "http", "unix"] {
+    for serving in ["serve", "mcp", "http", "unix", "config"] {
         if command.find_subcommand(serving).is_some() {
             command = command.mut_subcommand(serving, |sub| sub.arg(arg()));
         }
@@ -25,7 +25,7 @@ fn arg() -> Arg {
         .long("resource-root")
         .value_name("DIR")
         .value_parser(value_parser!(PathBuf))
-        .help("Serve the files under DIR as resources, instead of the binary's own documents")
+        .help("Serve the files under DIR as resources, instead of the binary's own documents (resources.root_path)")
 }
 
 /// `carmy` with the files of `--resource-root`, or of `default_root`, as resources.
@@ -36,17 +36,16 @@ fn arg() -> Arg {
 pub(super) fn build(
     carmy: Carmy,
     default_root: &Path,
-    matches: &ArgMatches,
+    given: Option<&Path>,
 ) -> Result<Runtime, ExitCode> {
-    let given = matches
-        .try_get_one::<PathBuf>("resource-root")
-        .ok()
-        .flatten();
     let carmy = match given {
         Some(root) => match Directory::new(root) {
             Ok(files) => carmy.resource_provider(files),
             Err(error) => {
-                eprintln!("error: --resource-root {}: {error}", root.display());
+                eprintln!(
+                    "error: resource root {}: {error} (--resource-root, resources.root_path)",
+                    root.display()
+                );
                 return Err(ExitCode::from(2));
             }
         },

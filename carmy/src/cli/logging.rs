@@ -15,6 +15,8 @@
 use std::fmt::{self, Write as _};
 
 use tracing::{Event, Subscriber, field::Field};
+
+use super::config::{LogFormat, Logging};
 use tracing_subscriber::{
     field::{RecordFields, Visit},
     fmt::{
@@ -28,34 +30,61 @@ use tracing_subscriber::{
 pub(super) const FIELD_BYTES: usize = 1024;
 /// The most bytes of one log line, its newline excluded.
 pub(super) const LINE_BYTES: usize = 4096;
-/// The filter when `RUST_LOG` is unset: warnings, except rmcp's one line per error response,
-/// which an agent's bad call is not.
-const DEFAULT_FILTER: &str = "warn,rmcp::service=error";
+/// The filter when neither `logging.level` nor `RUST_LOG` says otherwise: warnings, except
+/// rmcp's one line per error response, which an agent's bad call is not.
+pub(super) const DEFAULT_FILTER: &str = "warn,rmcp::service=error";
 
-/// Logs to stderr, so stdout stays clean for the protocol; `RUST_LOG` filters. With `mcp`,
-/// the events of a request also go to its client when it asked for them (`logging/setLevel`),
-/// through [`carmy_mcp::ClientLogLayer`], whatever `RUST_LOG` says: each layer filters alone.
-pub(super) fn init() {
-    use tracing_subscriber::prelude::*;
+/// Logs to stderr (or to `logging.file`), so stdout stays clean for the protocol, filtered by
+/// `logging.level` (which `RUST_LOG` sets when nothing else does). With `mcp`, the events of a
+/// request also go to its client when it asked for them (`logging/setLevel`), through
+/// [`carmy_mcp::ClientLogLayer`], whatever the level says: each layer filters alone.
+pub(super) fn init(settings: &Logging) -> Result<(), String> {
+    use tracing_subscriber::{fmt::writer::BoxMakeWriter, prelude::*};
 
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_FILTER));
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+    let filter = tracing_subscriber::EnvFilter::try_new(&settings.level)
+        .map_err(|error| format!("logging.level {:?}: {error}", settings.level))?;
+    let writer = match &settings.file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|error| format!("logging.file {}: {error}", path.display()))?;
+            BoxMakeWriter::new(std::sync::Mutex::new(file))
+        }
+        None => BoxMakeWriter::new(std::io::stderr),
+    };
+    let lines = tracing_subscriber::fmt::layer()
+        .with_writer(writer)
         .with_ansi(false)
-        .fmt_fields(CappedFields)
-        .event_format(SafeLine(format::format()))
-        .with_filter(filter);
-    let registry = tracing_subscriber::registry().with(stderr);
-    #[cfg(feature = "mcp")]
+        .fmt_fields(CappedFields);
+    let lines = match settings.format {
+        LogFormat::Full => lines.event_format(SafeLine(format::format())).boxed(),
+        LogFormat::Compact => lines
+            .event_format(SafeLine(format::format().compact()))
+            .boxed(),
+    };
+    let registry = tracing_subscriber::registry().with(lines.with_filter(filter));
     let registry = registry.with(carmy_mcp::ClientLogLayer.with_filter(for_clients()));
     let _ = registry.try_init();
+    Ok(())
+}
+
+/// The logging of a subcommand that reads no configuration: `RUST_LOG`, else the default.
+pub(super) fn from_environment() -> Logging {
+    let mut logging = Logging::default();
+    if let Some(level) = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|level| tracing_subscriber::EnvFilter::try_new(level).is_ok())
+    {
+        logging.level = level;
+    }
+    logging
 }
 
 /// What a client may be sent: events (spans never reach it, so none is kept for it), from
 /// every crate but the ones that serve the protocol, whose lines speak of the wire rather than
 /// of the request, and would cost each request their formatting.
-#[cfg(feature = "mcp")]
 fn for_clients<S>() -> impl tracing_subscriber::layer::Filter<S> {
     use tracing::level_filters::LevelFilter;
     use tracing_subscriber::filter::{FilterExt, Targets, filter_fn};

@@ -1,4 +1,6 @@
-//! The command line every Carmy binary gets: `mcp`, `tools`, `schema`, `call`.
+//! The command line every Carmy binary gets: `serve` (and its shortcuts `mcp`, `http`, `unix`),
+//! `config`, `tools`, `schema`, `call`. The serving ones read one configuration (flags over
+//! `CARMY_...` variables over a `--config` file over the defaults; README, "Configuration").
 //!
 //! ```no_run
 //! # use carmy::{Carmy, Runtime};
@@ -17,16 +19,19 @@
 //! caller already has (`#[tokio::main]`).
 //!
 //! Exit codes: 0 on success, 1 when a called tool fails or serving stops on an error, 2 on bad
-//! usage (unknown subcommand or tool, arguments that are not JSON). Logs go to stderr, filtered
-//! by `RUST_LOG` (default `warn`), one line per event whatever a client sent: control characters
+//! usage (unknown subcommand or tool, arguments that are not JSON, a configuration that names an
+//! unknown key or holds a bad value). Logs go to stderr (or `logging.file`), filtered by
+//! `logging.level` (or `RUST_LOG`; default `warn`), one line per event whatever a client sent: control characters
 //! in logged values are escaped, each value is cut at 1 KiB and each line at 4 KiB; stdout
 //! carries only the command's output (the protocol, for `mcp`).
 
 mod commands;
+mod config;
 #[cfg(feature = "fs")]
 mod files;
 mod logging;
 mod network;
+mod redact;
 mod render;
 #[cfg(feature = "store")]
 mod store;
@@ -36,6 +41,8 @@ use std::process::ExitCode;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use carmy_core::{Context, Runtime};
+
+use config::Transport;
 
 /// A Carmy binary's command line, over one runtime.
 #[derive(Debug)]
@@ -123,11 +130,13 @@ impl Cli {
     /// Parses `std::env::args` and runs the subcommand on a tokio runtime fit for it, for a
     /// synchronous `fn main`:
     ///
-    /// - `mcp`, `tools`, `schema` and `call` run on a current-thread runtime. A stdio server has
+    /// - `mcp`, `serve` on stdio, `config`, `tools`, `schema` and `call` run on a
+    ///   current-thread runtime. A stdio server has
     ///   one connection whose messages pass through one serve loop; one thread runs it and the
     ///   executions with no hand-over between threads (measured in `bench/README.md`: about 15%
     ///   more calls per second, a third lower latency than two worker threads).
-    /// - `http` and `unix` serve many connections at once, on a multi-threaded runtime.
+    /// - `http` and `unix` serve many connections at once, on a multi-threaded runtime; so does
+    ///   `serve` when its configuration picks one of them.
     ///
     /// A tool that blocks its thread (`std::thread::sleep`, heavy CPU) also holds up the serve
     /// loop on stdio: move such work to `tokio::task::spawn_blocking`, or call
@@ -158,9 +167,17 @@ impl Cli {
             Ok(matches) => matches,
             Err(status) => return status,
         };
-        let mut builder = match matches.subcommand_name() {
-            Some("http" | "unix") => tokio::runtime::Builder::new_multi_thread(),
-            _ => tokio::runtime::Builder::new_current_thread(),
+        let many_connections = match matches.subcommand() {
+            Some(("http" | "unix", _)) => true,
+            // `serve` serves what its configuration says (a bad one is reported by `dispatch`).
+            Some(("serve", sub)) => config::load(sub, None, std::env::vars_os())
+                .is_ok_and(|loaded| loaded.settings.server.transport != Transport::Stdio),
+            _ => false,
+        };
+        let mut builder = if many_connections {
+            tokio::runtime::Builder::new_multi_thread()
+        } else {
+            tokio::runtime::Builder::new_current_thread()
         };
         match builder.enable_all().build() {
             Ok(tokio) => tokio.block_on(self.dispatch(matches)),
@@ -204,70 +221,101 @@ impl Cli {
     }
 
     async fn dispatch(self, matches: ArgMatches) -> ExitCode {
-        logging::init();
         let (subcommand, sub) = matches.subcommand().expect("a subcommand is required");
-        let context = host_context(self.context.clone(), sub);
-        let runtime = match self.served {
-            Served::Runtime(runtime) => runtime,
-            Served::Builder(carmy) => {
-                #[cfg(feature = "store")]
-                let carmy = match store::apply(*carmy, self.name, sub).await {
-                    Ok(carmy) => Box::new(carmy),
-                    Err(status) => return status,
-                };
-                match carmy.build() {
-                    Ok(runtime) => runtime,
-                    Err(error) => {
-                        eprintln!("error: {error}");
-                        return ExitCode::from(2);
+        let implied = match subcommand {
+            "mcp" => Some(Transport::Stdio),
+            "http" => Some(Transport::Http),
+            "unix" => Some(Transport::Unix),
+            _ => None,
+        };
+        if !matches!(subcommand, "serve" | "config") && implied.is_none() {
+            // `tools`, `schema`, `call`: in process, no configuration.
+            let _ = logging::init(&logging::from_environment());
+            let context = host_context(self.context.clone(), sub);
+            return match self.runtime(None).await {
+                Ok(runtime) => offline(&runtime, context, subcommand, sub).await,
+                Err(status) => status,
+            };
+        }
+        let loaded = match config::load(sub, implied, std::env::vars_os()) {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::from(2);
+            }
+        };
+        if subcommand == "config" {
+            let text = if sub.get_flag("keys") {
+                config::reference()
+            } else {
+                config::print(&loaded, sub.get_flag("json"))
+            };
+            return commands::exit_after_printing(&text, ExitCode::SUCCESS);
+        }
+        let settings = loaded.settings;
+        if let Err(error) = logging::init(&settings.logging) {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+        let context = settings_context(self.context.clone(), &settings.security);
+        let (name, version) = (self.name, self.version);
+        let runtime = match self.runtime(Some(&settings)).await {
+            Ok(runtime) => runtime,
+            Err(status) => return status,
+        };
+        let server = carmy_mcp::McpServer::new(runtime)
+            .context(context)
+            .server_info(
+                settings.server.name.as_deref().unwrap_or(name),
+                settings.server.version.as_deref().unwrap_or(version),
+            );
+        match settings.server.transport {
+            Transport::Stdio => {
+                commands::mcp(server.confirm_via_client(settings.security.confirm_via_client)).await
+            }
+            #[cfg(feature = "http")]
+            Transport::Http | Transport::Sse => network::http(server, &settings).await,
+            #[cfg(unix)]
+            Transport::Unix => network::unix(server, &settings).await,
+            #[allow(unreachable_patterns)]
+            other => {
+                eprintln!(
+                    "error: server.transport = {:?}: this binary cannot serve it{}",
+                    other.as_str(),
+                    if cfg!(feature = "http") {
+                        ""
+                    } else {
+                        " (built without carmy's `http` feature)"
                     }
-                }
+                );
+                ExitCode::from(2)
+            }
+        }
+    }
+
+    /// The runtime: the one given, or the one built with the store and the resource directory
+    /// `settings` name (a serving subcommand), or the in-memory store and the binary's own
+    /// documents (the others).
+    async fn runtime(self, settings: Option<&config::Settings>) -> Result<Runtime, ExitCode> {
+        let name = self.name;
+        match self.served {
+            Served::Runtime(runtime) => Ok(runtime),
+            Served::Builder(carmy) => {
+                let carmy = with_store(*carmy, name, settings).await?;
+                carmy.build().map_err(|error| {
+                    eprintln!("error: {error}");
+                    ExitCode::from(2)
+                })
             }
             #[cfg(feature = "fs")]
             Served::Files {
                 carmy,
                 default_root,
             } => {
-                #[cfg(feature = "store")]
-                let carmy = match store::apply(*carmy, self.name, sub).await {
-                    Ok(carmy) => Box::new(carmy),
-                    Err(status) => return status,
-                };
-                match files::build(*carmy, &default_root, sub) {
-                    Ok(runtime) => runtime,
-                    Err(status) => return status,
-                }
+                let carmy = with_store(*carmy, name, settings).await?;
+                let root = settings.and_then(|settings| settings.resources.root_path.as_deref());
+                files::build(carmy, &default_root, root)
             }
-        };
-        match subcommand {
-            "mcp" => {
-                let confirm_via_client = sub.get_flag("confirm-via-client");
-                commands::mcp(
-                    runtime,
-                    context,
-                    self.name,
-                    self.version,
-                    confirm_via_client,
-                )
-                .await
-            }
-            #[cfg(feature = "http")]
-            "http" => network::http(runtime, context, self.name, self.version, sub).await,
-            #[cfg(all(feature = "mcp", unix))]
-            "unix" => network::unix(runtime, context, self.name, self.version, sub).await,
-            "tools" => commands::tools(&runtime, sub.get_flag("json")),
-            "schema" => commands::schema(&runtime, string(sub, "tool")),
-            "call" => {
-                commands::call(
-                    &runtime,
-                    context,
-                    string(sub, "tool"),
-                    string(sub, "arguments"),
-                    sub.get_one::<String>("request-id").map(String::as_str),
-                )
-                .await
-            }
-            other => unreachable!("unknown subcommand {other}"),
         }
     }
 
@@ -321,14 +369,41 @@ impl Cli {
                     .help("Make the call idempotent under this request id"),
             )
             .args(grants());
-        let command = Command::new(self.name)
+        let serve = Command::new("serve")
+            .about("Serve the tools over the transport the configuration picks (stdio by default)")
+            .args(serve_args())
+            .args(grants());
+        let config = Command::new("config")
+            .about("Print the effective configuration and where each value came from")
+            .args(serve_args())
+            .args(grants())
+            .arg(
+                Arg::new("json")
+                    .long("json")
+                    .action(ArgAction::SetTrue)
+                    .help("Print it as JSON: a list of {key, value, from}"),
+            )
+            .arg(
+                Arg::new("keys")
+                    .long("keys")
+                    .action(ArgAction::SetTrue)
+                    .help("Print every key, its default, variable and flags, as a Markdown table"),
+            );
+        let mut command = Command::new(self.name)
             .version(self.version)
             .about(self.about)
             .subcommand_required(true)
             .arg_required_else_help(true)
-            .subcommands([mcp, tools, schema, call]);
-        #[cfg(feature = "mcp")]
-        let command = command.subcommands(network::commands(grants));
+            .subcommands([serve, mcp])
+            .subcommands(network::commands(grants))
+            .subcommands([config, tools, schema, call]);
+        // Every serving shortcut reads the configuration too.
+        for serving in ["mcp", "http", "unix"] {
+            if command.find_subcommand(serving).is_some() {
+                command = command
+                    .mut_subcommand(serving, |sub| sub.arg(config_arg()).arg(log_level_arg()));
+            }
+        }
         #[cfg(feature = "fs")]
         let command = match self.served {
             Served::Files { .. } => files::add_arg(command),
@@ -342,6 +417,52 @@ impl Cli {
         };
         command
     }
+}
+
+/// `--config FILE`.
+fn config_arg() -> Arg {
+    Arg::new("config")
+        .long("config")
+        .short('c')
+        .value_name("FILE")
+        .help(format!(
+            "Read the configuration from FILE (TOML, YAML or JSON, by extension) \
+             [env: {}]",
+            config::CONFIG_ENV
+        ))
+}
+
+/// `-l LEVEL`.
+fn log_level_arg() -> Arg {
+    Arg::new("log-level")
+        .long("log-level")
+        .short('l')
+        .value_name("LEVEL")
+        .help("Log at LEVEL (error, warn, info, debug, trace) or by filter directives (logging.level) [default: warn]")
+}
+
+/// What `serve` and `config` take beside the host context: the keys one most often changes.
+fn serve_args() -> [Arg; 5] {
+    [
+        config_arg(),
+        Arg::new("transport")
+            .long("transport")
+            .short('t')
+            .value_name("TRANSPORT")
+            .value_parser(["stdio", "http", "sse", "unix"])
+            .help("stdio, http, sse (HTTP with the legacy HTTP+SSE endpoints) or unix (server.transport) [default: stdio]"),
+        Arg::new("host")
+            .long("host")
+            .value_name("HOST")
+            .help("The HTTP address to listen on (server.host) [default: 127.0.0.1]"),
+        Arg::new("port")
+            .long("port")
+            .short('p')
+            .value_name("PORT")
+            .value_parser(clap::value_parser!(u16))
+            .help("The HTTP port; 0 picks a free one (server.port) [default: 8080]"),
+        log_level_arg(),
+    ]
 }
 
 /// What the command line serves: a runtime, or one it builds once it has read the flags that
@@ -366,6 +487,56 @@ fn string<'a>(matches: &'a ArgMatches, id: &str) -> &'a str {
         .unwrap_or_default()
 }
 
+/// `carmy` with the store `settings` name, when serving (feature `store`).
+async fn with_store(
+    carmy: carmy_core::Carmy,
+    name: &str,
+    settings: Option<&config::Settings>,
+) -> Result<carmy_core::Carmy, ExitCode> {
+    #[cfg(feature = "store")]
+    if let Some(settings) = settings {
+        return store::apply(carmy, name, settings.store.as_deref()).await;
+    }
+    let _ = (name, settings);
+    Ok(carmy)
+}
+
+/// `tools`, `schema` and `call`.
+async fn offline(
+    runtime: &Runtime,
+    context: Context,
+    subcommand: &str,
+    sub: &ArgMatches,
+) -> ExitCode {
+    match subcommand {
+        "tools" => commands::tools(runtime, sub.get_flag("json")),
+        "schema" => commands::schema(runtime, string(sub, "tool")),
+        "call" => {
+            commands::call(
+                runtime,
+                context,
+                string(sub, "tool"),
+                string(sub, "arguments"),
+                sub.get_one::<String>("request-id").map(String::as_str),
+            )
+            .await
+        }
+        other => unreachable!("unknown subcommand {other}"),
+    }
+}
+
+/// The trusted context of every call: `context` with the principal and grants configured.
+fn settings_context(mut context: Context, security: &config::Security) -> Context {
+    if !security.grants.is_empty() {
+        context = context.with_grants(security.grants.iter().cloned());
+    }
+    if let Some(principal) = &security.principal {
+        context = context.with_principal(principal.as_str());
+    }
+    context
+}
+
+/// The context of `call`: `context` with its `--grant` and `--principal`.
 fn host_context(mut context: Context, matches: &ArgMatches) -> Context {
     let has = |id: &str| matches.try_get_raw(id).is_ok_and(|raw| raw.is_some());
     if has("grant") {

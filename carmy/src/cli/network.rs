@@ -1,24 +1,21 @@
-//! `http` and `unix`: the tools as a network service (with carmy's `mcp` feature; `http` also
-//! needs the `http` feature).
-#![cfg(feature = "mcp")]
+//! `http` and `unix`: the tools as a network service (`http` needs carmy's `http` feature).
+//! Their flags are shortcuts for configuration keys ([`config`](super::config)); what they
+//! serve is what the effective configuration says.
 
 use std::process::ExitCode;
 
-use carmy_core::{Context, Runtime};
 #[cfg(feature = "http")]
 use clap::ArgAction;
-use clap::{Arg, ArgMatches, Command, value_parser};
+use clap::{Arg, Command, value_parser};
+
+use carmy_mcp::McpServer;
+
+use super::config::Settings;
+#[cfg(feature = "http")]
+use super::config::Transport;
 
 #[cfg(feature = "http")]
 const USAGE: u8 = 2;
-
-/// Where `http` reads its bearer tokens when `--token-file` is not given.
-#[cfg(feature = "http")]
-pub(super) const TOKEN_FILE_ENV: &str = "CARMY_HTTP_TOKEN_FILE";
-
-/// Where `http` listens when `--addr` is not given.
-#[cfg(feature = "http")]
-pub(super) const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
 
 /// The `http` and `unix` subcommands this build can serve; their defaults are the library's.
 pub(super) fn commands(grants: impl Fn() -> [Arg; 2]) -> Vec<Command> {
@@ -77,18 +74,20 @@ fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
             Arg::new("addr")
                 .long("addr")
                 .value_name("ADDR")
-                .help(format!(
-                    "Address to listen on; port 0 picks a free one [default: {DEFAULT_HTTP_ADDR}]"
-                )),
+                .help(
+                    "Address to listen on, HOST:PORT; port 0 picks a free one \
+                     (server.host, server.port) [default: 127.0.0.1:8080]",
+                ),
         )
         .arg(
             Arg::new("token-file")
                 .long("token-file")
                 .value_name("PATH")
-                .help(format!(
-                    "Bearer tokens, one `TOKEN PRINCIPAL [GRANT...]` per line; \
-                     default: ${TOKEN_FILE_ENV}. Required off loopback"
-                )),
+                .help(
+                    "Bearer tokens, one `TOKEN PRINCIPAL [GRANT...]` per line \
+                     (security.token_file, $CARMY_SECURITY__TOKEN_FILE or \
+                     $CARMY_HTTP_TOKEN_FILE). Required off loopback",
+                ),
         )
         .arg(
             Arg::new("allow-unauthenticated")
@@ -196,95 +195,58 @@ fn unix_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
             Arg::new("path")
                 .long("path")
                 .value_name("PATH")
-                .required(true)
-                .help("The socket file"),
+                .help("The socket file (server.socket)"),
         )
         .arg(grace())
         .args(grants())
 }
 
-/// `--ID SECONDS`, or `default` when not given.
-fn seconds(matches: &ArgMatches, id: &str, default: std::time::Duration) -> std::time::Duration {
-    matches
-        .get_one::<u64>(id)
-        .map_or(default, |seconds| std::time::Duration::from_secs(*seconds))
+/// Milliseconds as a duration.
+fn millis(ms: u64) -> std::time::Duration {
+    std::time::Duration::from_millis(ms)
 }
 
+/// Serves `runtime` over streamable HTTP as `settings` say (with the legacy HTTP+SSE endpoints
+/// for the `sse` transport).
 #[cfg(feature = "http")]
-pub(super) async fn http(
-    runtime: Runtime,
-    context: Context,
-    name: &'static str,
-    version: &'static str,
-    matches: &ArgMatches,
-) -> ExitCode {
-    use carmy_mcp::{
-        DEFAULT_GRACE_PERIOD, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
-        DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
-        DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT, HttpServer,
-        McpServer,
-    };
-    let number =
-        |id: &str, default: usize| matches.get_one::<usize>(id).copied().unwrap_or(default);
-
-    let token_file = matches
-        .get_one::<String>("token-file")
-        .cloned()
-        .or_else(|| {
-            std::env::var(TOKEN_FILE_ENV)
-                .ok()
-                .filter(|path| !path.is_empty())
-        });
-    let tokens = match token_file.as_deref().map(read_tokens).transpose() {
+pub(super) async fn http(server: McpServer, settings: &Settings) -> ExitCode {
+    use carmy_mcp::HttpServer;
+    let (limits, security) = (&settings.server, &settings.security);
+    let token_file = security.token_file.as_deref();
+    let tokens = match token_file.map(read_tokens).transpose() {
         Ok(tokens) => tokens,
         Err(message) => {
             eprintln!("error: {message}");
             return ExitCode::from(USAGE);
         }
     };
-    let addr = matches
-        .get_one::<String>("addr")
-        .map_or(DEFAULT_HTTP_ADDR, String::as_str);
-    let listener = match tokio::net::TcpListener::bind(addr).await {
+    let addr = format!("{}:{}", limits.host, limits.port);
+    let listener = match tokio::net::TcpListener::bind(&addr).await {
         Ok(listener) => listener,
         Err(error) => {
             eprintln!("error: cannot listen on {addr}: {error}");
             return ExitCode::FAILURE;
         }
     };
-    let mut server = HttpServer::new(
-        McpServer::new(runtime)
-            .context(context)
-            .server_info(name, version),
-    )
-    .allow_unauthenticated(matches.get_flag("allow-unauthenticated"))
-    .stateless(matches.get_flag("stateless"))
-    .legacy_sse(matches.get_flag("legacy-sse"))
-    .max_body_bytes(number("max-body-bytes", DEFAULT_MAX_BODY_BYTES))
-    .request_timeout(seconds(matches, "request-timeout", DEFAULT_REQUEST_TIMEOUT))
-    .max_sessions(number("max-sessions", DEFAULT_MAX_SESSIONS))
-    .max_sessions_per_principal(number(
-        "max-sessions-per-principal",
-        DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
-    ))
-    .session_idle_timeout(seconds(
-        matches,
-        "session-idle-timeout",
-        DEFAULT_SESSION_IDLE_TIMEOUT,
-    ))
-    .stream_timeout(seconds(matches, "stream-timeout", DEFAULT_STREAM_TIMEOUT))
-    .max_connections(number("max-connections", DEFAULT_MAX_CONNECTIONS))
-    .header_read_timeout(seconds(
-        matches,
-        "header-read-timeout",
-        DEFAULT_HEADER_READ_TIMEOUT,
-    ))
-    .grace_period(seconds(matches, "grace", DEFAULT_GRACE_PERIOD));
-    if let Some(hosts) = matches.get_many::<String>("allow-host") {
-        server = server.allowed_hosts(hosts.cloned());
+    let legacy_sse = limits.transport == Transport::Sse;
+    let mut server = HttpServer::new(server)
+        .allow_unauthenticated(security.allow_unauthenticated)
+        .stateless(limits.stateless)
+        .legacy_sse(legacy_sse)
+        .max_body_bytes(limits.max_body_bytes)
+        .request_timeout(millis(limits.timeout_ms))
+        .max_sessions(limits.max_sessions)
+        .max_sessions_per_principal(limits.max_sessions_per_principal)
+        .session_idle_timeout(millis(limits.session_idle_timeout_ms))
+        .stream_timeout(millis(limits.stream_timeout_ms))
+        .max_connections(limits.max_connections)
+        .header_read_timeout(millis(limits.header_read_timeout_ms))
+        .grace_period(millis(limits.grace_period_ms));
+    if !security.allowed_hosts.is_empty() {
+        server = server.allowed_hosts(security.allowed_hosts.iter().cloned());
     }
-    if let Some(origins) = matches.get_many::<String>("allow-origin") {
-        server = server.allowed_origins(origins.cloned());
+    if !security.allowed_origins.is_empty() {
+        server = server.allowed_origins(security.allowed_origins.iter().cloned());
     }
     match tokens {
         Some(tokens) => server = server.authenticator(tokens),
@@ -293,7 +255,7 @@ pub(super) async fn http(
     if let Ok(local) = listener.local_addr() {
         // Tests and scripts read the port from this line.
         eprintln!("listening on http://{local}/mcp");
-        if matches.get_flag("legacy-sse") {
+        if legacy_sse {
             eprintln!("legacy HTTP+SSE on http://{local}/sse");
         }
     }
@@ -301,7 +263,10 @@ pub(super) async fn http(
         Ok(()) => ExitCode::SUCCESS,
         Err(error @ carmy_mcp::HttpError::Unauthenticated { .. }) => {
             eprintln!("error: {error}");
-            eprintln!("hint: --token-file PATH (or ${TOKEN_FILE_ENV}), or --allow-unauthenticated");
+            eprintln!(
+                "hint: --token-file PATH (security.token_file, $CARMY_SECURITY__TOKEN_FILE), \
+                 or --allow-unauthenticated"
+            );
             ExitCode::from(USAGE)
         }
         Err(error) => {
@@ -313,54 +278,48 @@ pub(super) async fn http(
 
 /// Reads a token file; refuses one other users may read.
 #[cfg(feature = "http")]
-fn read_tokens(path: &str) -> Result<carmy_mcp::BearerTokens, String> {
+fn read_tokens(path: &std::path::Path) -> Result<carmy_mcp::BearerTokens, String> {
+    let shown = path.display();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(path)
-            .map_err(|error| format!("cannot read the token file {path}: {error}"))?
+            .map_err(|error| format!("cannot read the token file {shown}: {error}"))?
             .permissions()
             .mode();
         if mode & 0o077 != 0 {
             return Err(format!(
-                "the token file {path} is readable by other users (mode {:o}); chmod 600 it",
+                "the token file {shown} is readable by other users (mode {:o}); chmod 600 it",
                 mode & 0o777
             ));
         }
     }
     let text = std::fs::read_to_string(path)
-        .map_err(|error| format!("cannot read the token file {path}: {error}"))?;
+        .map_err(|error| format!("cannot read the token file {shown}: {error}"))?;
     let tokens = carmy_mcp::BearerTokens::parse(&text)
-        .map_err(|error| format!("the token file {path}: {error}"))?;
+        .map_err(|error| format!("the token file {shown}: {error}"))?;
     if tokens.is_empty() {
-        return Err(format!("the token file {path} lists no token"));
+        return Err(format!("the token file {shown} lists no token"));
     }
     Ok(tokens)
 }
 
+/// Serves `runtime` on the Unix socket `settings` name.
 #[cfg(unix)]
-pub(super) async fn unix(
-    runtime: Runtime,
-    context: Context,
-    name: &'static str,
-    version: &'static str,
-    matches: &ArgMatches,
-) -> ExitCode {
-    let path = matches.get_one::<String>("path").map_or("", String::as_str);
-    let grace = seconds(matches, "grace", carmy_mcp::DEFAULT_GRACE_PERIOD);
+pub(super) async fn unix(server: McpServer, settings: &Settings) -> ExitCode {
+    let Some(path) = settings.server.socket.as_deref() else {
+        eprintln!("error: no socket path: pass --path PATH, or set server.socket");
+        return ExitCode::from(2);
+    };
     let socket = match carmy_mcp::UnixSocket::bind(path) {
-        Ok(socket) => socket.grace_period(grace),
+        Ok(socket) => socket.grace_period(millis(settings.server.grace_period_ms)),
         Err(error) => {
-            eprintln!("error: cannot listen on {path}: {error}");
+            eprintln!("error: cannot listen on {}: {error}", path.display());
             return ExitCode::FAILURE;
         }
     };
-    eprintln!("listening on unix:{path}");
-    let server = carmy_mcp::McpServer::new(runtime)
-        .context(context)
-        .server_info(name, version);
-    let served = socket.serve(server).await;
-    match served {
+    eprintln!("listening on unix:{}", path.display());
+    match socket.serve(server).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error}");

@@ -16,15 +16,17 @@ use std::{
 };
 
 use carmy_core::Carmy;
+
+use super::redact::redacted;
 use carmy_store::SqliteStore;
-use clap::{Arg, ArgMatches, Command, value_parser};
+use clap::{Arg, Command, value_parser};
 
 /// Read when `--store` is not given.
 pub(super) const STORE_ENV: &str = "CARMY_STORE";
 
 /// `command` with the flag on each subcommand that serves.
 pub(super) fn add_arg(mut command: Command, name: &str) -> Command {
-    for serving in ["mcp", "http", "unix"] {
+    for serving in ["serve", "mcp", "http", "unix", "config"] {
         if command.find_subcommand(serving).is_some() {
             command = command.mut_subcommand(serving, |sub| sub.arg(arg(name)));
         }
@@ -88,22 +90,6 @@ fn server_url(given: &str) -> Option<Choice> {
     }
 }
 
-/// `url` with its password, if any, replaced by `***`: what error messages and logs show.
-fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_owned(),
-        },
-        None => url.to_owned(),
-    }
-}
-
 /// The XDG data directory: `$XDG_DATA_HOME`, else `$HOME/.local/share` (a relative value is
 /// ignored, as the XDG specification says).
 fn data_dir() -> Option<PathBuf> {
@@ -121,13 +107,9 @@ fn data_dir() -> Option<PathBuf> {
 pub(super) async fn apply(
     carmy: Carmy,
     name: &str,
-    matches: &ArgMatches,
+    given: Option<&str>,
 ) -> Result<Carmy, ExitCode> {
-    let Ok(flag) = matches.try_get_one::<OsString>("store") else {
-        return Ok(carmy);
-    };
-    let given = flag.cloned().or_else(|| std::env::var_os(STORE_ENV));
-    let path = match choose(given, name) {
+    let path = match choose(given.map(OsString::from), name) {
         Ok(Choice::Memory) => return Ok(carmy),
         Ok(Choice::Postgres(url)) => return postgres(carmy, &url).await,
         Ok(Choice::Redis(url)) => return redis(carmy, &url).await,
@@ -287,24 +269,5 @@ mod tests {
             (Err(_), None) => {}
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn passwords_never_reach_a_message() {
-        assert_eq!(
-            redacted("postgres://carmy:s3cret@db:5432/shop?sslmode=disable"),
-            "postgres://carmy:***@db:5432/shop?sslmode=disable"
-        );
-        assert_eq!(
-            redacted("redis://:s3cret@cache:6379/0"),
-            "redis://:***@cache:6379/0"
-        );
-        assert_eq!(redacted("redis://cache:6379/"), "redis://cache:6379/");
-        assert_eq!(
-            redacted("postgres://carmy@db/shop"),
-            "postgres://carmy@db/shop"
-        );
-        // An `@` in the password: the host is what follows the last one.
-        assert_eq!(redacted("postgres://u:p@ss@db/x"), "postgres://u:***@db/x");
     }
 }

@@ -43,6 +43,11 @@ use self::{
 };
 use super::{
     auth::{Authenticator, DynAuthenticator},
+    defaults::{
+        DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+        DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT,
+        DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+    },
     shutdown::{self, DEFAULT_GRACE_PERIOD},
 };
 use crate::server::McpServer;
@@ -53,29 +58,6 @@ pub use self::sse::{MESSAGES_PATH, SSE_PATH};
 pub const MCP_PATH: &str = "/mcp";
 /// The health endpoint: `200 {"status":"ok"}`, or `503` once shutting down. No authentication.
 pub const HEALTH_PATH: &str = "/health";
-/// Default for [`HttpServer::max_body_bytes`]: 4 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-/// Default for [`HttpServer::request_timeout`]: 120 s, past the runtime's 60 s default tool
-/// deadline so that a slow tool reports its own `TIMEOUT` first.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
-/// Default for [`HttpServer::max_sessions`]: 256, half of [`DEFAULT_MAX_CONNECTIONS`], so that
-/// sessions' streams never hold every connection.
-pub const DEFAULT_MAX_SESSIONS: usize = 256;
-/// Default for [`HttpServer::max_sessions_per_principal`]: 32.
-pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 32;
-/// Default for [`HttpServer::session_idle_timeout`]: 2 minutes. A client listening on its
-/// session's stream, or waiting for an answer, is never idle; one doing neither for this long
-/// is asked to start a new session (`404`), as MCP requires clients to.
-pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
-/// Default for [`HttpServer::stream_timeout`]: 5 minutes; clients reconnect (rmcp tells them
-/// to after 3 s), which shows they are still there.
-pub const DEFAULT_STREAM_TIMEOUT: Duration = Duration::from_secs(300);
-/// Default for [`HttpServer::max_connections`]: 512, well under the usual limit of 1,024 open
-/// files.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
-/// Default for [`HttpServer::header_read_timeout`]: 10 s for a request head from its first
-/// byte (an honest one arrives in one packet).
-pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The browser origins [`HttpServer`] accepts by default: pages served from a loopback address,
 /// on any port. A page there runs on the same machine as the server, as local browser-based

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 /// The shop binary under attack: this build's, or another's named by `SHOP_BIN` (a release
 /// build, or an older one to see an attack succeed).
-fn shop_bin() -> String {
+pub fn shop_bin() -> String {
     std::env::var("SHOP_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_shop").to_owned())
 }
 
@@ -144,7 +144,7 @@ impl HttpShop {
             .collect();
         std::fs::write(&file, lines).expect("the token file");
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-        let mut child = Command::new(shop_bin())
+        let child = Command::new(shop_bin())
             .env(STORE.0, STORE.1)
             .args([
                 "http",
@@ -159,6 +159,12 @@ impl HttpShop {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the shop binary starts");
+        Self::listening(child, dir)
+    }
+
+    /// A shop started with its stderr piped, once it says where it listens; `dir` is removed
+    /// with it.
+    pub fn listening(mut child: Child, dir: std::path::PathBuf) -> Self {
         let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
         let addr = loop {
             let mut line = String::new();

@@ -1,0 +1,262 @@
+//! One configuration for a serving command line, from four layers: the command line's flags
+//! over the environment (`CARMY_SERVER__PORT`) over a file (`--config FILE` or `$CARMY_CONFIG`:
+//! TOML, YAML or JSON by its extension) over the defaults. config-rs merges the layers and
+//! converts the values; an unknown key or a bad value is an error naming the key, the value and
+//! where it was written (the file and line, the variable, the flag), before anything starts.
+
+mod locate;
+mod settings;
+mod show;
+mod sources;
+
+use std::{fmt, path::Path};
+
+use clap::ArgMatches;
+use config::{Config, FileFormat, Value};
+
+pub(super) use settings::{LogFormat, Logging, Security, Settings, Transport};
+pub(super) use show::{print, reference};
+pub(super) use sources::CONFIG_ENV;
+
+use sources::Layer;
+
+/// A configuration that cannot be used: the message says what, and where.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct ConfigError(String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+/// The configuration file, as read.
+#[derive(Debug)]
+struct File {
+    /// Its path as given: the origin of its values.
+    path: String,
+    format: FileFormat,
+    text: String,
+}
+
+/// An effective configuration, with the merged values it was read from (for `config`).
+#[derive(Debug)]
+pub(super) struct Loaded {
+    pub(super) settings: Settings,
+    merged: Merged,
+}
+
+/// The merged values, each still tagged with its origin.
+#[derive(Debug)]
+struct Merged(config::Map<String, Value>);
+
+impl Merged {
+    /// The value at the dotted `key`, if any layer set it.
+    fn get(&self, key: &str) -> Option<&Value> {
+        let mut segments = key.split('.');
+        let mut value = self.0.get(segments.next()?)?;
+        for segment in segments {
+            match &value.kind {
+                config::ValueKind::Table(table) => value = table.get(segment)?,
+                _ => return None,
+            }
+        }
+        Some(value)
+    }
+}
+
+/// The configuration of a serving subcommand: its flags (`matches`), the environment (`vars`)
+/// and the file they name. `transport` is the one a shortcut (`mcp`, `http`, `unix`) implies.
+pub(super) fn load(
+    matches: &ArgMatches,
+    transport: Option<Transport>,
+    vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Result<Loaded, ConfigError> {
+    let vars: Vec<_> = vars.into_iter().collect();
+    let named = matches
+        .try_get_raw("config")
+        .ok()
+        .flatten()
+        .and_then(|mut raw| raw.next())
+        .map(|path| path.to_string_lossy().into_owned())
+        .or_else(|| {
+            vars.iter()
+                .find(|(name, _)| name == CONFIG_ENV)
+                .map(|(_, value)| value.to_string_lossy().into_owned())
+                .filter(|path| !path.is_empty())
+        });
+    let file = named.map(|path| read(&path)).transpose()?;
+
+    let mut builder = Config::builder().add_source(Layer::defaults());
+    if let Some(file) = &file {
+        let layer = Layer::file(&file.text, file.format, &file.path)
+            .map_err(|error| ConfigError(format!("{}: {}", file.path, parse_error(&error))))?;
+        builder = builder.add_source(layer);
+    }
+    let merged = builder
+        .add_source(Layer::environment(vars))
+        .add_source(Layer::flags(matches, transport))
+        .build()
+        .map_err(|error| ConfigError(error.to_string()))?;
+
+    let mut unknown = Vec::new();
+    let read = serde_ignored::deserialize(merged.clone(), |path| unknown.push(path.to_string()));
+    let merged =
+        Merged(config::Source::collect(&merged).map_err(|error| ConfigError(error.to_string()))?);
+    if !unknown.is_empty() {
+        let lines: Vec<String> = unknown
+            .iter()
+            .map(|key| describe(&merged, file.as_ref(), key, &unknown_key(key)))
+            .collect();
+        return Err(ConfigError(lines.join("\n")));
+    }
+    let settings: Settings = read.map_err(|error| bad_value(&merged, file.as_ref(), &error))?;
+    validate(&settings, &merged, file.as_ref())?;
+    Ok(Loaded { settings, merged })
+}
+
+/// Reads the file at `path`, its format chosen by its extension.
+fn read(path: &str) -> Result<File, ConfigError> {
+    let extension = Path::new(path)
+        .extension()
+        .and_then(|extension| extension.to_str())
+        .map(str::to_ascii_lowercase);
+    let format = match extension.as_deref() {
+        Some("toml") => FileFormat::Toml,
+        Some("yaml" | "yml") => FileFormat::Yaml,
+        Some("json") => FileFormat::Json,
+        _ => {
+            return Err(ConfigError(format!(
+                "{path}: a configuration file is TOML, YAML or JSON, named by its extension \
+                 (.toml, .yaml, .yml, .json)"
+            )));
+        }
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| ConfigError(format!("{path}: cannot read the configuration: {error}")))?;
+    Ok(File {
+        path: path.to_owned(),
+        format,
+        text,
+    })
+}
+
+/// A parse error without config-rs's wrapping.
+fn parse_error(error: &config::ConfigError) -> String {
+    match error {
+        config::ConfigError::FileParse { cause, .. } => cause.to_string().trim_end().to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// `WHERE: KEY = VALUE: PROBLEM`, where is the file and line, the variable or the flag.
+fn describe(merged: &Merged, file: Option<&File>, key: &str, problem: &str) -> String {
+    let value = merged.get(key);
+    let origin = value.and_then(origin_of).unwrap_or("?");
+    let place = match file {
+        Some(file) if file.path == origin => match locate::line(&file.text, file.format, key) {
+            Some(line) => format!("{origin}:{line}"),
+            None => origin.to_owned(),
+        },
+        _ => origin.to_owned(),
+    };
+    match value {
+        Some(value) => format!("{place}: {key} = {}: {problem}", shown(key, value)),
+        None => format!("{place}: {key}: {problem}"),
+    }
+}
+
+/// Where `value` came from; a table merged from layers is said to come from its first value's.
+fn origin_of(value: &Value) -> Option<&str> {
+    value.origin().or_else(|| match &value.kind {
+        config::ValueKind::Table(table) => table.values().find_map(origin_of),
+        config::ValueKind::Array(items) => items.iter().find_map(origin_of),
+        _ => None,
+    })
+}
+
+/// A value as written, quoted when it is text; a store URL's password hidden.
+fn shown(key: &str, value: &Value) -> String {
+    match &value.kind {
+        config::ValueKind::String(text) if key == "store" => {
+            format!("{:?}", super::redact::redacted(text))
+        }
+        config::ValueKind::String(text) => format!("{text:?}"),
+        config::ValueKind::Table(_) => "a table".to_owned(),
+        config::ValueKind::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|item| shown("", item))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+fn unknown_key(key: &str) -> String {
+    match key.split_once('.') {
+        Some((section, _)) if settings::SECTIONS.contains(&section) => {
+            let known: Vec<&str> = settings::KEYS
+                .iter()
+                .filter_map(|known| known.path.strip_prefix(section)?.strip_prefix('.'))
+                .collect();
+            format!("unknown key; [{section}] has {}", known.join(", "))
+        }
+        _ => format!(
+            "unknown key; the sections are {}",
+            settings::SECTIONS.join(", ")
+        ),
+    }
+}
+
+/// A value config-rs could not convert, said with its key and origin.
+fn bad_value(merged: &Merged, file: Option<&File>, error: &config::ConfigError) -> ConfigError {
+    let (key, problem) = match error {
+        config::ConfigError::Type {
+            key: Some(key),
+            expected,
+            ..
+        } => (key.clone(), format!("expected {expected}")),
+        config::ConfigError::At {
+            key: Some(key),
+            error,
+            ..
+        } => match settings::find(key).filter(|known| !known.choices.is_empty()) {
+            Some(known) => (
+                key.clone(),
+                format!("expected one of {}", known.choices.join(", ")),
+            ),
+            None => (key.clone(), error.to_string()),
+        },
+        other => return ConfigError(other.to_string()),
+    };
+    ConfigError(describe(merged, file, &key, &problem))
+}
+
+/// What types alone do not check.
+fn validate(settings: &Settings, merged: &Merged, file: Option<&File>) -> Result<(), ConfigError> {
+    if let Err(error) = tracing_subscriber::EnvFilter::try_new(&settings.logging.level) {
+        return Err(ConfigError(describe(
+            merged,
+            file,
+            "logging.level",
+            &format!("not a level or filter directives: {error}"),
+        )));
+    }
+    Ok(())
+}
+
+impl Loaded {
+    /// Where `key`'s value came from: `default`, a file, a variable, a flag.
+    fn origin(&self, key: &str) -> String {
+        self.merged
+            .get(key)
+            .and_then(|value| origin_of(value).map(str::to_owned))
+            .unwrap_or_else(|| sources::DEFAULT.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests;

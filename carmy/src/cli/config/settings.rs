@@ -1,0 +1,370 @@
+//! What a configuration says: every key, its type and its default.
+//!
+//! Sections and keys follow the mcp.rs layout where Carmy has the feature (`server`,
+//! `resources`, `security`, `logging`), plus Carmy's own (`store`, the host context, the HTTP
+//! limits). Durations are in milliseconds, as `timeout_ms` is there. [`KEYS`] documents every
+//! key, in the order `config` prints them; README's reference table is checked against it.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration of a serving command line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(in crate::cli) struct Settings {
+    pub(in crate::cli) server: Server,
+    pub(in crate::cli) security: Security,
+    pub(in crate::cli) resources: Resources,
+    pub(in crate::cli) logging: Logging,
+    /// `memory`, a file, `postgres://...` or `redis://...`; unset: the SQLite file in the
+    /// user's data directory.
+    pub(in crate::cli) store: Option<String>,
+}
+
+/// How the server is reached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(in crate::cli) enum Transport {
+    /// MCP on stdin/stdout.
+    #[default]
+    Stdio,
+    /// Streamable HTTP on `/mcp`.
+    Http,
+    /// Streamable HTTP with the legacy HTTP+SSE transport beside it (`/sse`, `/messages`).
+    Sse,
+    /// A Unix domain socket.
+    Unix,
+}
+
+impl Transport {
+    pub(in crate::cli) fn as_str(self) -> &'static str {
+        match self {
+            Self::Stdio => "stdio",
+            Self::Http => "http",
+            Self::Sse => "sse",
+            Self::Unix => "unix",
+        }
+    }
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(in crate::cli) struct Server {
+    /// The name reported to clients; unset: the binary's.
+    pub(in crate::cli) name: Option<String>,
+    /// The version reported to clients; unset: the binary's.
+    pub(in crate::cli) version: Option<String>,
+    pub(in crate::cli) transport: Transport,
+    pub(in crate::cli) host: String,
+    pub(in crate::cli) port: u16,
+    /// The Unix socket's path.
+    pub(in crate::cli) socket: Option<PathBuf>,
+    pub(in crate::cli) grace_period_ms: u64,
+    pub(in crate::cli) stateless: bool,
+    pub(in crate::cli) max_connections: usize,
+    /// The deadline of one HTTP request.
+    pub(in crate::cli) timeout_ms: u64,
+    pub(in crate::cli) max_body_bytes: usize,
+    pub(in crate::cli) max_sessions: usize,
+    pub(in crate::cli) max_sessions_per_principal: usize,
+    pub(in crate::cli) session_idle_timeout_ms: u64,
+    pub(in crate::cli) stream_timeout_ms: u64,
+    pub(in crate::cli) header_read_timeout_ms: u64,
+}
+
+/// Milliseconds in `duration`, for a default.
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        use carmy_mcp::{
+            DEFAULT_GRACE_PERIOD, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
+            DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+            DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+        };
+        Self {
+            name: None,
+            version: None,
+            transport: Transport::Stdio,
+            host: "127.0.0.1".to_owned(),
+            port: 8080,
+            socket: None,
+            grace_period_ms: millis(DEFAULT_GRACE_PERIOD),
+            stateless: false,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            timeout_ms: millis(DEFAULT_REQUEST_TIMEOUT),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+            session_idle_timeout_ms: millis(DEFAULT_SESSION_IDLE_TIMEOUT),
+            stream_timeout_ms: millis(DEFAULT_STREAM_TIMEOUT),
+            header_read_timeout_ms: millis(DEFAULT_HEADER_READ_TIMEOUT),
+        }
+    }
+}
+
+/// `[security]`: who may call, and what the host grants.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(in crate::cli) struct Security {
+    /// Bearer tokens for HTTP, one `TOKEN PRINCIPAL [GRANT...]` per line.
+    pub(in crate::cli) token_file: Option<PathBuf>,
+    pub(in crate::cli) allow_unauthenticated: bool,
+    /// Host headers accepted; empty: the loopback names.
+    pub(in crate::cli) allowed_hosts: Vec<String>,
+    /// Browser origins accepted; empty: loopback pages.
+    pub(in crate::cli) allowed_origins: Vec<String>,
+    /// The principal every call runs as, unless a token names another.
+    pub(in crate::cli) principal: Option<String>,
+    /// Grants every call holds (`confirm:cancel_order`).
+    pub(in crate::cli) grants: Vec<String>,
+    pub(in crate::cli) confirm_via_client: bool,
+}
+
+/// `[resources]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(in crate::cli) struct Resources {
+    /// The directory served as resources; unset: the binary's own documents.
+    pub(in crate::cli) root_path: Option<PathBuf>,
+}
+
+/// `[logging]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(in crate::cli) struct Logging {
+    /// A level (`info`) or `tracing` filter directives (`warn,shop=debug`).
+    pub(in crate::cli) level: String,
+    pub(in crate::cli) format: LogFormat,
+    /// Append the log to this file instead of writing it to stderr.
+    pub(in crate::cli) file: Option<PathBuf>,
+}
+
+impl Default for Logging {
+    fn default() -> Self {
+        Self {
+            level: super::super::logging::DEFAULT_FILTER.to_owned(),
+            format: LogFormat::Full,
+            file: None,
+        }
+    }
+}
+
+/// How each log line is laid out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(in crate::cli) enum LogFormat {
+    /// Time, level, span context, target, message and fields.
+    #[default]
+    Full,
+    /// The same, shorter: span names without their fields.
+    Compact,
+}
+
+/// The shape of a key's value, for the environment (lists are comma-separated there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::cli) enum Shape {
+    Scalar,
+    List,
+}
+
+/// One documented key.
+#[derive(Debug)]
+pub(in crate::cli) struct Key {
+    /// Its dotted path (`server.port`).
+    pub(in crate::cli) path: &'static str,
+    pub(in crate::cli) shape: Shape,
+    /// The command-line flags that set it, as shown in help.
+    pub(in crate::cli) flags: &'static str,
+    pub(in crate::cli) about: &'static str,
+    /// The values it may take, when they are few.
+    pub(in crate::cli) choices: &'static [&'static str],
+}
+
+const fn key(path: &'static str, flags: &'static str, about: &'static str) -> Key {
+    Key {
+        path,
+        shape: Shape::Scalar,
+        flags,
+        about,
+        choices: &[],
+    }
+}
+
+const fn list(path: &'static str, flags: &'static str, about: &'static str) -> Key {
+    Key {
+        shape: Shape::List,
+        ..key(path, flags, about)
+    }
+}
+
+const fn choice(
+    path: &'static str,
+    flags: &'static str,
+    about: &'static str,
+    choices: &'static [&'static str],
+) -> Key {
+    Key {
+        choices,
+        ..key(path, flags, about)
+    }
+}
+
+/// Every key, in the order `config` prints them.
+pub(in crate::cli) const KEYS: &[Key] = &[
+    key(
+        "server.name",
+        "",
+        "The server name reported to clients (default: the binary's)",
+    ),
+    key(
+        "server.version",
+        "",
+        "The server version reported to clients (default: the binary's)",
+    ),
+    choice(
+        "server.transport",
+        "`-t` (`serve`); `mcp`, `http`, `unix`",
+        "`stdio`, `http`, `sse` (streamable HTTP plus the legacy HTTP+SSE endpoints) or `unix`",
+        &["stdio", "http", "sse", "unix"],
+    ),
+    key(
+        "server.host",
+        "`--host`, `--addr`",
+        "The HTTP address to listen on",
+    ),
+    key(
+        "server.port",
+        "`-p`, `--addr`",
+        "The HTTP port; 0 picks a free one",
+    ),
+    key(
+        "server.socket",
+        "`--path`",
+        "The Unix socket's path (mode 0600, removed on exit)",
+    ),
+    key(
+        "server.grace_period_ms",
+        "`--grace` (seconds)",
+        "On SIGINT/SIGTERM, how long running calls get to finish",
+    ),
+    key(
+        "server.stateless",
+        "`--stateless`",
+        "HTTP without sessions: every request stands alone",
+    ),
+    key(
+        "server.max_connections",
+        "`--max-connections`",
+        "HTTP connections open at once; past it the longest-idle one is closed",
+    ),
+    key(
+        "server.timeout_ms",
+        "`--request-timeout` (seconds)",
+        "The deadline of one HTTP request; its call is cancelled past it",
+    ),
+    key(
+        "server.max_body_bytes",
+        "`--max-body-bytes`",
+        "The largest HTTP request body (413 past it)",
+    ),
+    key(
+        "server.max_sessions",
+        "`--max-sessions`",
+        "HTTP sessions open at once (503 past it)",
+    ),
+    key(
+        "server.max_sessions_per_principal",
+        "`--max-sessions-per-principal`",
+        "HTTP sessions one principal may hold (429 past it)",
+    ),
+    key(
+        "server.session_idle_timeout_ms",
+        "`--session-idle-timeout` (seconds)",
+        "An HTTP session with nothing in progress is closed after this",
+    ),
+    key(
+        "server.stream_timeout_ms",
+        "`--stream-timeout` (seconds)",
+        "A session's event stream ends after this; clients reconnect",
+    ),
+    key(
+        "server.header_read_timeout_ms",
+        "`--header-read-timeout` (seconds)",
+        "Time an HTTP request head may take to arrive",
+    ),
+    key(
+        "security.token_file",
+        "`--token-file`",
+        "Bearer tokens, one `TOKEN PRINCIPAL [GRANT...]` per line (mode 0600); required off loopback",
+    ),
+    key(
+        "security.allow_unauthenticated",
+        "`--allow-unauthenticated`",
+        "Serve a non-loopback address without tokens",
+    ),
+    list(
+        "security.allowed_hosts",
+        "`--allow-host`",
+        "Host headers accepted (default: the loopback names)",
+    ),
+    list(
+        "security.allowed_origins",
+        "`--allow-origin`",
+        "Browser origins accepted (default: pages on a loopback address)",
+    ),
+    key(
+        "security.principal",
+        "`--principal`",
+        "The principal calls run as, unless a token names one",
+    ),
+    list(
+        "security.grants",
+        "`--grant`",
+        "Grants every call holds, e.g. `confirm:cancel_order`",
+    ),
+    key(
+        "security.confirm_via_client",
+        "`--confirm-via-client`",
+        "Ask the client's user to approve calls that need confirmation (stdio)",
+    ),
+    key(
+        "resources.root_path",
+        "`--resource-root`",
+        "The directory served as resources (default: the binary's own documents)",
+    ),
+    key(
+        "logging.level",
+        "`-l`",
+        "A level (`info`) or filter directives (`warn,shop=debug`)",
+    ),
+    choice(
+        "logging.format",
+        "",
+        "`full` or `compact`",
+        &["full", "compact"],
+    ),
+    key(
+        "logging.file",
+        "",
+        "Append the log to this file instead of stderr",
+    ),
+    key(
+        "store",
+        "`--store`",
+        "`memory`, an SQLite file, `postgres://...` or `redis://...` (default: a file in the data directory)",
+    ),
+];
+
+/// The sections a `CARMY_...` variable must name to be read as configuration.
+pub(in crate::cli) const SECTIONS: &[&str] =
+    &["server", "security", "resources", "logging", "store"];
+
+/// The documented key at `path`.
+pub(in crate::cli) fn find(path: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|key| key.path == path)
+}

@@ -1,0 +1,192 @@
+//! The shop run from a configuration file: `shop serve --config FILE` serving the transport the
+//! file picks, `shop config` saying where each value came from, and a bad file refused, exit 2,
+//! before anything starts.
+
+mod common;
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+};
+
+use common::{HttpShop, shop_bin};
+use serde_json::json;
+
+const TOKEN: &str = "config-test-token-0123456789";
+
+/// A fresh directory; the test removes it (or the shop it serves does).
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "shop-config-{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("a clock")
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
+fn token_file(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("tokens");
+    std::fs::write(&path, format!("{TOKEN} ops confirm:cancel_order\n")).expect("tokens");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    path
+}
+
+/// `shop ARGS` with no configuration in its environment but what the test gives.
+fn shop(args: &[&str]) -> Command {
+    let mut command = Command::new(shop_bin());
+    command
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("CARMY_CONFIG")
+        .env_remove("CARMY_STORE")
+        .stdin(Stdio::null());
+    command
+}
+
+#[test]
+fn serve_takes_its_transport_port_tokens_and_grants_from_the_file() {
+    let dir = temp_dir("serve");
+    let tokens = token_file(&dir);
+    let config = dir.join("shop.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "store: memory\nserver:\n  transport: http\n  port: 0\n  stateless: true\n\
+             security:\n  token_file: {}\n",
+            tokens.display()
+        ),
+    )
+    .expect("the configuration");
+    let child = shop(&["serve", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the shop starts");
+    let shop = HttpShop::listening(child, dir);
+    let mut client = shop.client(TOKEN);
+    let (status, listed) = client.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(9));
+    let placed = client.call(
+        "place_order",
+        json!({
+            "lines": [{"product_id": "sku-001", "quantity": 1}],
+            "ship_to": {"name": "Ada", "street": "1 Main St", "city": "London",
+                        "postal_code": "SW1Y 4JH", "country": "GB"}
+        }),
+        "config-order-1",
+    );
+    let order = &placed["result"]["structuredContent"];
+    assert_eq!(order["placed_by"], "ops", "{placed}");
+    // The token file's grant lets ops cancel without being asked.
+    let cancelled = client.call(
+        "cancel_order",
+        json!({"order_id": order["order_id"]}),
+        "config-cancel-1",
+    );
+    assert_eq!(
+        cancelled["result"]["structuredContent"]["status"], "cancelled",
+        "{cancelled}"
+    );
+    // Without the token, the file's token file is enforced.
+    let (status, _) = shop.client("wrong-token-0123456789abc").post(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/list"
+    }));
+    assert_eq!(status, 401);
+}
+
+#[test]
+fn serve_without_a_configuration_speaks_stdio() {
+    let mut child = shop(&["serve"])
+        .env("CARMY_STORE", "memory")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the shop starts");
+    use std::io::{BufRead, BufReader, Write};
+    let mut stdin = child.stdin.take().expect("piped");
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "config-test", "version": "1"}}})
+    )
+    .expect("send");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("piped"))
+        .read_line(&mut line)
+        .expect("an answer");
+    let answer: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(answer["result"]["serverInfo"]["name"], "shop", "{answer}");
+    drop(stdin);
+    assert!(child.wait().expect("exits").success());
+}
+
+#[test]
+fn config_says_where_each_value_came_from() {
+    let dir = temp_dir("show");
+    let config = dir.join("shop.toml");
+    std::fs::write(&config, "[server]\nport = 9100\nname = \"shop-eu\"\n").expect("file");
+    let output = shop(&["config", "--config", config.to_str().unwrap(), "-l", "info"])
+        .env("CARMY_SERVER__HOST", "0.0.0.0")
+        .output()
+        .expect("shop config runs");
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    let line = |start: &str| {
+        text.lines()
+            .find(|line| line.starts_with(start))
+            .unwrap_or_else(|| panic!("no {start:?} in\n{text}"))
+            .to_owned()
+    };
+    assert!(line("port = 9100").ends_with(&format!("# {}", config.display())));
+    assert!(line("name = \"shop-eu\"").ends_with(&format!("# {}", config.display())));
+    assert!(line("host = \"0.0.0.0\"").ends_with("# CARMY_SERVER__HOST"));
+    assert!(line("level = \"info\"").ends_with("# --log-level"));
+    assert!(line("transport = \"stdio\"").ends_with("# default"));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_bad_file_is_refused_with_exit_2_before_anything_starts() {
+    let dir = temp_dir("bad");
+    let config = dir.join("shop.toml");
+    std::fs::write(
+        &config,
+        "[server]\ntransport = \"http\"\nport = 0\nmax_sesions = 4\n",
+    )
+    .expect("file");
+    let output = shop(&["serve", "--config", config.to_str().unwrap()])
+        .output()
+        .expect("shop serve runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {}:4: server.max_sesions = 4: unknown key; [server] has",
+            config.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("listening"), "{stderr}");
+
+    // A bad value in the environment names the variable; the shortcut subcommands read it too.
+    let output = shop(&["http", "--addr", "127.0.0.1:0"])
+        .env("CARMY_SERVER__TIMEOUT_MS", "soon")
+        .output()
+        .expect("shop http runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("error: CARMY_SERVER__TIMEOUT_MS: server.timeout_ms = \"soon\":"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}

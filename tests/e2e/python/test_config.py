@@ -1,0 +1,88 @@
+"""The shop run from a configuration file (`shop serve --config shop.yaml`): the file picks the
+transport (streamable HTTP), the port, the token file and the store, and the Python client
+talks to what it serves; `shop config` reports where each value came from.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from conftest import EXPECTED_VERSION, TEST_TIMEOUT_SECONDS, shop_bin
+from test_http import ALICE, token_file  # noqa: F401 (token_file: a fixture)
+from test_shop import ok, order_args
+
+pytestmark = pytest.mark.anyio
+
+
+def write_config(directory: Path, token_file: Path) -> Path:  # noqa: F811
+    path = directory / "shop.yaml"
+    path.write_text(
+        "server:\n"
+        "  transport: http\n"
+        "  host: 127.0.0.1\n"
+        "  port: 0\n"
+        "security:\n"
+        f"  token_file: {token_file}\n"
+        "logging:\n"
+        "  level: info\n"
+        "  format: compact\n"
+    )
+    return path
+
+
+def test_config_names_the_file_for_each_value_it_sets(tmp_path: Path, token_file: Path) -> None:  # noqa: F811
+    config = write_config(tmp_path, token_file)
+    shown = subprocess.run(
+        [str(shop_bin()), "config", "--config", str(config), "--json", "-p", "0"],
+        capture_output=True, text=True, check=True, timeout=20,
+    )
+    entries = {entry["key"]: entry for entry in json.loads(shown.stdout)}
+    assert entries["server.transport"] == {"key": "server.transport", "value": "http", "from": str(config)}
+    assert entries["server.port"]["from"] == "--port"
+    assert entries["security.token_file"]["value"] == str(token_file)
+    assert entries["server.max_sessions"]["from"] == "default"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_client_talks_to_the_transport_the_file_picks(
+    tmp_path: Path, token_file: Path, mode: str  # noqa: F811
+) -> None:
+    config = write_config(tmp_path, token_file)
+    process = subprocess.Popen(
+        [str(shop_bin()), "serve", "--config", str(config)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stderr is not None
+        lines: list[str] = []
+        for line in process.stderr:
+            lines.append(line)
+            if line.startswith("listening on "):
+                url = line.split()[-1]
+                break
+        else:
+            pytest.fail(f"shop serve did not start: {''.join(lines)}")
+        threading.Thread(target=lambda: lines.extend(process.stderr), daemon=True).start()
+
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {ALICE}"})
+        async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+            with anyio.fail_after(TEST_TIMEOUT_SECONDS):
+                assert client.protocol_version == EXPECTED_VERSION[mode]
+                order = ok(await client.call_tool("place_order", order_args()))
+                assert order["placed_by"] == "alice"
+        # `logging.level: info` in the file: the call was logged, in the compact format.
+        with anyio.fail_after(5):
+            while not any("place_order" in line for line in lines):
+                await anyio.sleep(0.05)
+    finally:
+        process.terminate()
+        assert process.wait(15) == 0, "".join(lines)
