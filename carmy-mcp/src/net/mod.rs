@@ -1,6 +1,7 @@
 //! Network transports: many clients at once. Streamable HTTP (`http/`, behind the `http`
-//! feature, with the legacy HTTP+SSE transport beside it) with its authentication (`auth.rs`), Unix domain sockets (`unix.rs`), and the
-//! graceful shutdown both share (`shutdown.rs`). Each takes an [`McpServer`](crate::McpServer).
+//! feature, with the legacy HTTP+SSE transport beside it) with its authentication (`auth.rs`)
+//! and the defaults of its limits (`defaults.rs`, in every build), Unix domain sockets
+//! (`unix.rs`), and the graceful shutdown both share (`shutdown.rs`). Each takes an [`McpServer`](crate::McpServer).
 
 #[cfg(feature = "http")]
 mod auth;
@@ -13,7 +14,6 @@ mod unix;
 
 #[cfg(feature = "http")]
 pub use auth::{Authenticator, BearerTokens, MIN_TOKEN_LEN, TokenFileError, Unauthorized};
-#[cfg(feature = "http")]
 pub use defaults::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT,
