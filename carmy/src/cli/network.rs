@@ -253,10 +253,9 @@ pub(super) async fn http(server: McpServer, settings: &Settings) -> ExitCode {
         None => eprintln!("warning: no bearer tokens: every caller gets the host context"),
     }
     if let Ok(local) = listener.local_addr() {
-        // Tests and scripts read the port from this line.
-        eprintln!("listening on http://{local}/mcp");
+        announce(&format!("listening on http://{local}/mcp"));
         if legacy_sse {
-            eprintln!("legacy HTTP+SSE on http://{local}/sse");
+            announce(&format!("legacy HTTP+SSE on http://{local}/sse"));
         }
     }
     match server.serve(listener).await {
@@ -318,7 +317,7 @@ pub(super) async fn unix(server: McpServer, settings: &Settings) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    eprintln!("listening on unix:{}", path.display());
+    announce(&format!("listening on unix:{}", path.display()));
     match socket.serve(server).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -326,4 +325,12 @@ pub(super) async fn unix(server: McpServer, settings: &Settings) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Prints the line that says where the server listens. Scripts and tests read the address
+/// from it, maybe while it is being written: it goes out in one write, so a reader never
+/// sees half an address (`eprintln!` may write a formatted line in pieces).
+fn announce(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }

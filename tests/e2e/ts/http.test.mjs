@@ -32,7 +32,8 @@ function startShop(tokenFile, extra) {
   const url = new Promise((resolve, reject) => {
     child.stderr.on('data', (chunk) => {
       stderr += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      // The whole line: a chunk may end inside the address.
+      const match = /listening on (http:\/\/\S+)\n/.exec(stderr);
       if (match) resolve(new URL(match[1]));
     });
     child.on('exit', (code) => reject(new Error(`shop http exited ${code}: ${stderr}`)));
