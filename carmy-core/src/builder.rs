@@ -14,6 +14,7 @@ use crate::{
     idempotency::{DynStore, IdempotencyStore, MemoryStore},
     limits::Limits,
     prompt::{self, Prompt, register::RegisteredPrompt},
+    rate_limit::{RateLimit, ToolRateLimiter},
     records::{DynRecordStore, RecordStore},
     resource::{
         self, ProviderEntry, Resource, ResourceProvider, provider::ErasedProvider,
@@ -55,6 +56,7 @@ pub struct Carmy {
     records: Option<Arc<dyn DynRecordStore>>,
     task_store: Option<Arc<dyn DynTaskStore>>,
     admissions: Vec<Arc<dyn DynAdmission>>,
+    rate_limit: RateLimit,
     limits: Limits,
     profile: SchemaProfile,
     reports_resource_changes: bool,
@@ -89,6 +91,7 @@ impl Carmy {
             records: None,
             task_store: None,
             admissions: Vec::new(),
+            rate_limit: RateLimit::unlimited(),
             limits: Limits::default(),
             profile: SchemaProfile::default(),
             reports_resource_changes: false,
@@ -178,6 +181,14 @@ impl Carmy {
         self
     }
 
+    /// How often one principal may call each tool that sets no limit of its own (default:
+    /// unlimited). A call over it is refused before it runs with `RATE_LIMITED` (retryable;
+    /// `details.retry_after_ms` says when).
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limit = limit;
+        self
+    }
+
     /// Adds an admission policy (a rate limit, a quota), asked for every call after the
     /// built-in ones (capacity, then the tool's turn), in the order added. See [`Admission`].
     pub fn admission(mut self, admission: impl Admission) -> Self {
@@ -188,6 +199,13 @@ impl Carmy {
     /// Replaces the default [`Limits`].
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Replaces the deadline of tools that set no `timeout` of their own, keeping the other
+    /// limits ([`Limits::default_timeout`]).
+    pub fn default_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.limits.default_timeout = timeout;
         self
     }
 
@@ -273,12 +291,18 @@ impl Carmy {
                     continue;
                 }
             };
+            let rate_limit = registered
+                .spec
+                .rate_limit_override()
+                .unwrap_or(self.rate_limit);
             entries.push(ToolEntry {
                 timeout: registered
                     .spec
                     .timeout_override()
                     .unwrap_or(self.limits.default_timeout),
                 serial: (!registered.spec.is_parallel_safe()).then(|| Arc::new(Semaphore::new(1))),
+                rate_limit,
+                rate_limiter: ToolRateLimiter::new(rate_limit),
                 spec: registered.spec,
                 input_drops_nulls: schema::may_drop_nulls(&input_schema),
                 output_drops_nulls: schema::may_drop_nulls(&output_schema),

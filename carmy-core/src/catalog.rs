@@ -12,6 +12,7 @@ use crate::{
     error::AgentError,
     excerpt::excerpt,
     prompt::PromptEntry,
+    rate_limit::{RateLimit, ToolRateLimiter},
     resource::{MAX_URI_LEN, ProviderEntry, ResourceEntry, watch::Hub},
     schema,
     task::TaskSupport,
@@ -193,6 +194,9 @@ pub struct ToolEntry {
     pub(crate) tool: Arc<dyn ErasedTool>,
     /// One permit for tools whose executions must not overlap.
     pub(crate) serial: Option<Arc<Semaphore>>,
+    /// The tool's rate limit (its own, else the runtime's), and the buckets it fills.
+    pub(crate) rate_limit: RateLimit,
+    pub(crate) rate_limiter: Option<ToolRateLimiter>,
 }
 
 impl ToolEntry {
@@ -239,6 +243,11 @@ impl ToolEntry {
     /// The deadline of each execution.
     pub fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    /// How often one principal may call it: its own limit, else the runtime's.
+    pub fn rate_limit(&self) -> RateLimit {
+        self.rate_limit
     }
 
     /// Whether calls may become tasks.

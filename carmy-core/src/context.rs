@@ -116,6 +116,11 @@ impl Context {
         self.host.principal.as_deref()
     }
 
+    /// The principal, shared: a key that costs no allocation (rate limits).
+    pub(crate) fn principal_shared(&self) -> Option<Arc<str>> {
+        self.host.principal.clone()
+    }
+
     /// Whether the host granted exactly `grant` (spelled as in `with_grant`).
     pub fn has_grant(&self, grant: &str) -> bool {
         self.host.grants.contains(grant)

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::{
     catalog::MAX_TOOL_NAME_LEN, excerpt::excerpt, grant::Grant, idempotency::MAX_REQUEST_ID_LEN,
+    rate_limit::RateLimit,
 };
 
 /// How much of a task id an error quotes: ids are 37 bytes, anything longer is the caller's
@@ -87,6 +88,9 @@ pub mod codes {
     pub const STORE_UNAVAILABLE: &str = "STORE_UNAVAILABLE";
     /// The request id's call ran, but its outcome was too large to keep for replay.
     pub const OUTCOME_NOT_KEPT: &str = "OUTCOME_NOT_KEPT";
+    /// The caller made more calls of the tool than its rate limit allows; nothing ran. Retryable
+    /// after `details.retry_after_ms`.
+    pub const RATE_LIMITED: &str = "RATE_LIMITED";
     /// Something failed inside the server.
     pub const INTERNAL: &str = "INTERNAL";
     /// The tool asked the caller's host a question (a form, the model, the roots), which it
@@ -448,6 +452,27 @@ impl AgentError {
 
     pub(crate) fn invalid_output(message: String) -> Self {
         Self::new(ErrorCategory::Internal, codes::INVALID_OUTPUT, message)
+    }
+
+    /// `RATE_LIMITED`: the caller's bucket for `tool` is empty for `wait` more.
+    pub(crate) fn rate_limited(tool: &str, limit: RateLimit, wait: std::time::Duration) -> Self {
+        // Rounded up: retrying after the figure given must succeed.
+        let wait_ms = wait.as_nanos().div_ceil(1_000_000).max(1);
+        Self::new(
+            ErrorCategory::Capacity,
+            codes::RATE_LIMITED,
+            format!(
+                "too many calls of `{tool}` (its limit is {limit} per caller); nothing ran: retry \
+                 in {wait_ms} ms"
+            ),
+        )
+        .with_details(serde_json::json!({
+            "tool": tool,
+            "retry_after_ms": u64::try_from(wait_ms).unwrap_or(u64::MAX),
+            "requests": limit.requests(),
+            "period_ms": limit.period().map(|period| u64::try_from(period.as_millis()).unwrap_or(u64::MAX)),
+            "burst": limit.burst_size(),
+        }))
     }
 
     pub(crate) fn capacity(message: impl Into<String>) -> Self {

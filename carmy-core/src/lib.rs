@@ -54,6 +54,7 @@ mod limits;
 mod progress;
 mod prompt;
 mod question;
+mod rate_limit;
 pub mod records;
 mod resource;
 mod runtime;
@@ -93,6 +94,7 @@ pub use prompt::{
     PromptSpec, Role,
 };
 pub use question::Question;
+pub use rate_limit::{RateBuckets, RateLimit};
 pub use records::{RecordStore, Records};
 pub use resource::{
     Body, ChangeSink, Content, Contents, IntoContents, MAX_URI_LEN, ProvidedResource,

@@ -21,6 +21,7 @@ pub use crate::{
     effect::{Confirmation, Effect},
     error::AgentError,
     prompt::{Prompt, PromptSpec},
+    rate_limit::RateLimit,
     resource::{Resource, ResourceSpec},
     state::{Requirements, State},
     task::TaskSupport,

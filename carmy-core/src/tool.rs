@@ -9,6 +9,7 @@ use crate::{
     context::Context,
     effect::{Confirmation, Effect},
     error::AgentError,
+    rate_limit::RateLimit,
     state::{Requirements, State, StateMap},
     task::TaskSupport,
 };
@@ -128,6 +129,7 @@ pub struct ToolSpec {
     parallel_safe: Option<bool>,
     confirmation: Option<Confirmation>,
     timeout: Option<Duration>,
+    rate_limit: Option<RateLimit>,
     task: TaskSupport,
     task_after: Option<Duration>,
 }
@@ -145,6 +147,7 @@ impl ToolSpec {
             parallel_safe: None,
             confirmation: None,
             timeout: None,
+            rate_limit: None,
             task: TaskSupport::Forbidden,
             task_after: None,
         }
@@ -192,6 +195,13 @@ impl ToolSpec {
     /// The tool's own deadline, replacing the runtime's default.
     pub const fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// How often one principal may call the tool, replacing the runtime's default
+    /// ([`Carmy::rate_limit`](crate::Carmy::rate_limit)); [`RateLimit::unlimited`] exempts it.
+    pub const fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limit = Some(limit);
         self
     }
 
@@ -259,6 +269,11 @@ impl ToolSpec {
     /// The tool's own deadline, if it set one.
     pub const fn timeout_override(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// The tool's own rate limit, if it set one.
+    pub const fn rate_limit_override(&self) -> Option<RateLimit> {
+        self.rate_limit
     }
 
     /// Whether calls may become tasks.

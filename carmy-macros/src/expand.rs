@@ -47,6 +47,7 @@ use crate::{
     completion,
     function::{Arguments, Function},
     prompt::PromptDef,
+    rate_limit,
     resource::ResourceDef,
     signature::Param,
     tool::ToolDef,
@@ -86,6 +87,10 @@ pub(crate) fn tool(tool: &ToolDef) -> TokenStream {
     if let Some(after) = args.task_after {
         let after = duration(after);
         spec.extend(quote!(.task_after(#after)));
+    }
+    if let Some(limit) = args.rate_limit {
+        let limit = rate_limit::constructor(limit, &private);
+        spec.extend(quote!(.rate_limit(#limit)));
     }
     function(
         tool,

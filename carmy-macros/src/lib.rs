@@ -14,6 +14,7 @@ mod kind;
 mod mime;
 mod name;
 mod prompt;
+mod rate_limit;
 mod resource;
 mod signature;
 #[cfg(test)]
@@ -67,6 +68,7 @@ use crate::{function::Function, prompt::PromptArgs, resource::ResourceArgs, tool
 /// | `confirmation` | `"required"` or `"none"` | `"required"` for `destructive`, else `"none"` |
 /// | `task` | `"optional"` (a task when the caller can follow one), `"required"` (only a task) or `"forbidden"` | `"forbidden"` |
 /// | `task_after` | a duration: how long a call runs as a plain call before it becomes a task; only with `task` | a task when the tool starts |
+/// | `rate_limit` | how often one principal may call it: `"30/min"`, `"5/s, burst 10"`, `"1000/h"`, or `"unlimited"` to exempt it from the runtime's default | the runtime's (`Carmy::rate_limit`; none by default) |
 /// | `name` | 1–128 characters of `A-Z a-z 0-9 _ - .` | the function's name |
 /// | `title` | a display name | none |
 /// | `description` | what the tool does, for the model | the doc comment |

@@ -12,6 +12,7 @@ use crate::{
     errors::Errors,
     function::{Arguments, Function},
     kind::Kind,
+    rate_limit::{self, RateLimit},
     timeout,
 };
 
@@ -27,6 +28,7 @@ const KEYS: &[&str] = &[
     "confirmation",
     "task",
     "task_after",
+    "rate_limit",
     "name",
     "title",
     "description",
@@ -46,6 +48,7 @@ pub(crate) struct ToolArgs {
     pub(crate) task: Option<TaskSupport>,
     /// Already checked to be a valid, non-zero duration, on a tool that may run as a task.
     pub(crate) task_after: Option<Duration>,
+    pub(crate) rate_limit: Option<RateLimit>,
     /// `name`, `title`, `description`, `timeout`, `crate`.
     pub(crate) common: Common,
 }
@@ -174,6 +177,9 @@ impl Arguments for ToolArgs {
                     .and_then(|lit| timeout::parse_task_after(&lit))
                     .map(|value| args.task_after = Some(value))
             }
+            "rate_limit" => args::string_value(meta)
+                .and_then(|lit| rate_limit::parse(&lit))
+                .map(|value| args.rate_limit = Some(value)),
             shared => args.common.read(Kind::Tool, shared, meta),
         })?;
 
@@ -243,6 +249,7 @@ impl ToolArgs {
             confirmation: None,
             task: None,
             task_after: None,
+            rate_limit: None,
             common,
         }
     }
@@ -462,7 +469,7 @@ mod tests {
         assert_eq!(
             errors[0].0,
             "unknown key `idempotnet`; expected one of `effect`, `idempotent`, `transactional`, \
-             `parallel_safe`, `confirmation`, `task`, `task_after`, `name`, `title`, \
+             `parallel_safe`, `confirmation`, `task`, `task_after`, `rate_limit`, `name`, `title`, \
              `description`, `timeout`, `crate`"
         );
         assert_eq!(errors[0].1, "idempotnet");

@@ -1208,3 +1208,64 @@ async fn methods_a_revision_lacks_are_not_found_404_and_the_rest_are_served() {
     assert_eq!(message["error"]["code"], -32602, "{message}");
     served.shutdown().await;
 }
+
+/// [`exchange`] from the local address `source` (any of 127.0.0.0/8 is this machine).
+async fn exchange_from(source: [u8; 4], served: &Served, headers: &[(&str, &str)]) -> Exchange {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(SocketAddr::from((source, 0)))
+        .expect("bind the source address");
+    let mut stream = socket.connect(served.addr).await.expect("connect");
+    let body = call_body(
+        1,
+        "place_order",
+        json!({ "sku": "MOUSE-1", "quantity": 1 }),
+        None,
+    );
+    let bytes = request_bytes(served.addr, "POST", "/mcp", headers, &body);
+    stream.write_all(&bytes).await.expect("send");
+    let mut raw = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut raw))
+        .await
+        .expect("answered in time")
+        .expect("read");
+    parse(&raw)
+}
+
+#[tokio::test]
+async fn an_address_over_its_rate_limit_gets_429_with_retry_after_before_anything_else() {
+    // Two at once, then one a second.
+    let limit = carmy_core::RateLimit::per_minute(60).burst(2);
+    let served = serve(|http| http.stateless(true).rate_limit(limit)).await;
+    let alice = bearer(ALICE);
+    let with_token = [("Authorization", alice.as_str())];
+    let home = [127, 0, 0, 1];
+    assert_eq!(exchange_from(home, &served, &with_token).await.status, 200);
+    // A request without credentials takes from the bucket too: floods of bad tokens are limited.
+    assert_eq!(exchange_from(home, &served, &[]).await.status, 401);
+    let refused = exchange_from(home, &served, &with_token).await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    let error = &json_rpc_error(&refused)["error"];
+    assert_eq!(error["code"], -32000);
+    let data = &error["data"]["error"];
+    assert_eq!(data["code"], "RATE_LIMITED", "{error}");
+    assert_eq!(data["retryable"], true);
+    assert_eq!(data["details"]["requests"], 60);
+    assert_eq!(data["details"]["burst"], 2);
+    let wait = data["details"]["retry_after_ms"].as_u64().unwrap();
+    assert!((1..=1000).contains(&wait), "{wait}");
+    // Refused before the tool: it ran once, for the first request.
+    assert_eq!(served.order_runs.load(Ordering::SeqCst), 1);
+
+    // Health stays open, and another address has its own bucket.
+    let health = exchange(served.addr, "GET", "/health", &[], "").await;
+    assert_eq!(health.status, 200);
+    let elsewhere = exchange_from([127, 0, 0, 2], &served, &with_token).await;
+    assert_eq!(elsewhere.status, 200, "{}", elsewhere.body);
+
+    // Once the wait is over, the address is served again.
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+    assert_eq!(exchange_from(home, &served, &with_token).await.status, 200);
+    served.shutdown().await;
+}

@@ -11,10 +11,10 @@ pub use carmy_core::{
     IdempotencyStore, InputAction, InputAnswer, IntoContents, IntoMessages, Invocation, Lease,
     LeaseTerms, Limits, MAX_COMPLETIONS, MemoryStore, MemoryStoreLimits, Message, MessageContent,
     Messages, NoInput, Outcome, OutcomeKind, PROGRESS_INTERVAL, Pending, Permit, Prompt,
-    PromptArgument, PromptEntry, PromptSpec, Question, ReadRequest, RecordStore, Recorded, Records,
-    Release, RenderRequest, Request, Resource, ResourceEntry, ResourceSpec, Role, Root, Runtime,
-    Sampled, SchemaProfile, State, StoreError, Tool, ToolContent, ToolEntry, ToolInput, ToolOutput,
-    ToolSpec, UriTemplate, codes, schema, testing,
+    PromptArgument, PromptEntry, PromptSpec, Question, RateBuckets, RateLimit, ReadRequest,
+    RecordStore, Recorded, Records, Release, RenderRequest, Request, Resource, ResourceEntry,
+    ResourceSpec, Role, Root, Runtime, Sampled, SchemaProfile, State, StoreError, Tool,
+    ToolContent, ToolEntry, ToolInput, ToolOutput, ToolSpec, UriTemplate, codes, schema, testing,
 };
 // Tasks: executions that outlive their call, and where they are kept.
 pub use carmy_core::{

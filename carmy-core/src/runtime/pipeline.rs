@@ -320,7 +320,7 @@ impl Inner {
         self.run(entry, arguments, call, claimed).await
     }
 
-    /// Capacity, the tool's turn, then the added admissions; every permit is held until the
+    /// Capacity, the rate limit, the tool's turn, then the added admissions; every permit is held until the
     /// run ends.
     async fn admit(
         &self,
@@ -331,6 +331,13 @@ impl Inner {
             .capacity
             .try_admit()
             .map_err(|error| (ExecutionStatus::Rejected, error))?;
+        // After capacity, so a call refused for it takes nothing from the caller's bucket;
+        // before the tool's turn, so a call over its rate does not queue first.
+        if let Some(limiter) = &entry.rate_limiter {
+            limiter
+                .check(entry.name(), &call.context)
+                .map_err(|error| (ExecutionStatus::Rejected, error))?;
+        }
         let request = AdmissionRequest {
             tool: entry,
             context: &call.context,

@@ -35,6 +35,7 @@ mod redact;
 mod render;
 #[cfg(feature = "store")]
 mod store;
+mod tool_settings;
 
 use std::process::ExitCode;
 
@@ -298,10 +299,20 @@ impl Cli {
     /// documents (the others).
     async fn runtime(self, settings: Option<&config::Settings>) -> Result<Runtime, ExitCode> {
         let name = self.name;
+        let configured = |carmy: carmy_core::Carmy| match settings {
+            Some(settings) => tool_settings::apply(carmy, &settings.tool_settings),
+            None => carmy,
+        };
         match self.served {
-            Served::Runtime(runtime) => Ok(runtime),
+            Served::Runtime(runtime) => match settings.and_then(tool_settings::refused_on_built) {
+                Some(refused) => {
+                    eprintln!("error: {refused}");
+                    Err(ExitCode::from(2))
+                }
+                None => Ok(runtime),
+            },
             Served::Builder(carmy) => {
-                let carmy = with_store(*carmy, name, settings).await?;
+                let carmy = with_store(configured(*carmy), name, settings).await?;
                 carmy.build().map_err(|error| {
                     eprintln!("error: {error}");
                     ExitCode::from(2)
@@ -312,7 +323,7 @@ impl Cli {
                 carmy,
                 default_root,
             } => {
-                let carmy = with_store(*carmy, name, settings).await?;
+                let carmy = with_store(configured(*carmy), name, settings).await?;
                 let root = settings.and_then(|settings| settings.resources.root_path.as_deref());
                 files::build(carmy, &default_root, root)
             }

@@ -241,7 +241,8 @@ pub(super) async fn http(server: McpServer, settings: &Settings) -> ExitCode {
         .stream_timeout(millis(limits.stream_timeout_ms))
         .max_connections(limits.max_connections)
         .header_read_timeout(millis(limits.header_read_timeout_ms))
-        .grace_period(millis(limits.grace_period_ms));
+        .grace_period(millis(limits.grace_period_ms))
+        .rate_limit(security.rate_limit.limit());
     if !security.allowed_hosts.is_empty() {
         server = server.allowed_hosts(security.allowed_hosts.iter().cloned());
     }

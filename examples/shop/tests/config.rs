@@ -190,3 +190,77 @@ fn a_bad_file_is_refused_with_exit_2_before_anything_starts() {
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn the_file_s_rate_limits_hold_per_tool_and_per_address() {
+    let dir = temp_dir("rates");
+    let tokens = token_file(&dir);
+    let config = dir.join("shop.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "store = \"memory\"\n\
+             [server]\ntransport = \"http\"\nport = 0\nstateless = true\n\
+             [security]\ntoken_file = \"{}\"\nrate_limit = {{ requests_per_minute = 60, burst_size = 6 }}\n\
+             [tool_settings.rate_limit]\nrequests_per_minute = 60\nburst_size = 2\n",
+            tokens.display()
+        ),
+    )
+    .expect("the configuration");
+    let child = shop(&["serve", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the shop starts");
+    let shop = HttpShop::listening(child, dir);
+    let mut client = shop.client(TOKEN);
+    let get = |client: &mut common::HttpClient, id: u64| {
+        client.post(&json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": "get_product", "arguments": { "id": "sku-001" } }
+        }))
+    };
+    // Two calls of a tool at once per principal; the third is refused, and did not run.
+    for id in 1..=2 {
+        let (status, answer) = get(&mut client, id);
+        assert_eq!(status, 200);
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    let (status, refused) = get(&mut client, 3);
+    assert_eq!(status, 200);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let error = &refused["result"]["_meta"]["carmy/error"];
+    assert_eq!(error["code"], "RATE_LIMITED", "{refused}");
+    assert_eq!(error["retryable"], true);
+    assert_eq!(error["details"]["tool"], "get_product");
+    // Another tool has its own bucket.
+    let (status, listed) = client.post(&json!({
+        "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": { "name": "search_products", "arguments": { "query": "mouse" } }
+    }));
+    assert_eq!(status, 200);
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+    // The address's bucket held six requests: the fifth and sixth pass, the seventh is 429.
+    for id in 5..=6 {
+        let (status, _) = client.post(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+        assert_eq!(status, 200);
+    }
+    let (status, answer) = client.post(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}));
+    assert_eq!(status, 429, "{answer}");
+    assert_eq!(answer["error"]["data"]["error"]["code"], "RATE_LIMITED");
+}
+
+#[test]
+fn a_burst_without_a_rate_is_refused() {
+    let output = shop(&["serve"])
+        .env("CARMY_TOOL_SETTINGS__RATE_LIMIT__BURST_SIZE", "5")
+        .output()
+        .expect("shop serve runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        "error: CARMY_TOOL_SETTINGS__RATE_LIMIT__BURST_SIZE: tool_settings.rate_limit.burst_size \
+         = \"5\": a burst needs `requests_per_minute` too"
+    );
+}

@@ -22,6 +22,7 @@ use std::{
     convert::Infallible,
     future::Future,
     io,
+    net::SocketAddr,
     pin::{Pin, pin},
     sync::{
         Arc, Mutex, MutexGuard,
@@ -34,6 +35,7 @@ use std::{
 use axum::{
     Router,
     body::{Body, Bytes},
+    extract::ConnectInfo,
     response::Response,
 };
 use http_body::{Frame, SizeHint};
@@ -91,8 +93,8 @@ pub(super) async fn serve(
             () = stop.cancelled() => break,
             accepted = listener.accept() => accepted,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(error) if out_of_descriptors(&error) => {
                 if !table.make_room_for_descriptor().await {
                     tracing::warn!(%error, "out of file descriptors, and every connection is busy");
@@ -121,6 +123,7 @@ pub(super) async fn serve(
             PerConnection {
                 router: router.clone(),
                 slot: slot.clone(),
+                peer,
             },
         );
         tokio::spawn(run(
@@ -261,6 +264,9 @@ fn is_connection_error(error: &io::Error) -> bool {
 struct PerConnection {
     router: Router,
     slot: Arc<Slot>,
+    /// The client's address, for what limits per address: given to each request as axum's
+    /// `ConnectInfo`, as `axum::serve` does.
+    peer: SocketAddr,
 }
 
 impl hyper::service::Service<http::Request<Incoming>> for PerConnection {
@@ -268,7 +274,8 @@ impl hyper::service::Service<http::Request<Incoming>> for PerConnection {
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
-    fn call(&self, request: http::Request<Incoming>) -> Self::Future {
+    fn call(&self, mut request: http::Request<Incoming>) -> Self::Future {
+        request.extensions_mut().insert(ConnectInfo(self.peer));
         let busy = self.slot.busy();
         let mut router = self.router.clone();
         let answered = router.call(request.map(Body::new));

@@ -12,6 +12,7 @@ mod body;
 mod connections;
 mod guard;
 mod params;
+mod rate;
 mod refusal;
 mod sessions;
 mod sse;
@@ -31,6 +32,7 @@ use axum::{
     response::{IntoResponse, Response},
     routing::get,
 };
+use carmy_core::RateLimit;
 use http::{StatusCode, header};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
@@ -106,6 +108,7 @@ pub struct HttpServer {
     stream_timeout: Duration,
     connections: ConnectionLimits,
     legacy_sse: bool,
+    rate_limit: RateLimit,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -123,6 +126,7 @@ impl std::fmt::Debug for HttpServer {
             .field("stream_timeout", &self.stream_timeout)
             .field("connections", &self.connections)
             .field("legacy_sse", &self.legacy_sse)
+            .field("rate_limit", &self.rate_limit)
             .finish()
     }
 }
@@ -154,6 +158,7 @@ impl HttpServer {
                 header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             },
             legacy_sse: false,
+            rate_limit: RateLimit::unlimited(),
         }
     }
 
@@ -270,6 +275,16 @@ impl HttpServer {
         self
     }
 
+    /// How many HTTP requests one client address may send (default: unlimited): past it, a
+    /// request is answered `429 Too Many Requests` with `Retry-After`, before authentication
+    /// and any JSON-RPC work. The health endpoint is exempt. The address is the TCP peer's, so
+    /// behind a reverse proxy limit there instead. Calls are limited per principal and tool by
+    /// the runtime ([`Carmy::rate_limit`](carmy_core::Carmy::rate_limit)).
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limit = limit;
+        self
+    }
+
     /// Lets [`serve`](Self::serve) run without an authenticator on a non-loopback address, where
     /// anyone who can reach it gets the host context. Off by default.
     pub fn allow_unauthenticated(mut self, allow: bool) -> Self {
@@ -382,6 +397,10 @@ impl HttpServer {
             .route(HEALTH_PATH, get(move || health(draining.clone())));
         if let Some(legacy) = legacy {
             router = router.merge(sse::router(legacy));
+        }
+        // Outermost: an address over its limit costs nothing more.
+        if let Some(limiter) = rate::AddressLimiter::new(self.rate_limit) {
+            router = router.layer(middleware::from_fn_with_state(limiter, rate::limit_request));
         }
         (router, control)
     }

@@ -14,7 +14,7 @@ use std::{fmt, path::Path};
 use clap::ArgMatches;
 use config::{Config, FileFormat, Value};
 
-pub(super) use settings::{LogFormat, Logging, Security, Settings, Transport};
+pub(super) use settings::{LogFormat, Logging, Security, Settings, ToolSettings, Transport};
 pub(super) use show::{print, reference};
 pub(super) use sources::CONFIG_ENV;
 
@@ -244,6 +244,32 @@ fn validate(settings: &Settings, merged: &Merged, file: Option<&File>) -> Result
             "logging.level",
             &format!("not a level or filter directives: {error}"),
         )));
+    }
+    let rates = [
+        ("security.rate_limit", settings.security.rate_limit),
+        (
+            "tool_settings.rate_limit",
+            settings.tool_settings.rate_limit,
+        ),
+    ];
+    for (section, rate) in rates {
+        let problem = match (rate.requests_per_minute, rate.burst_size) {
+            (Some(0), _) => Some((
+                "requests_per_minute",
+                "at least 1; leave it unset for no limit",
+            )),
+            (_, Some(0)) => Some(("burst_size", "at least 1")),
+            (None, Some(_)) => Some(("burst_size", "a burst needs `requests_per_minute` too")),
+            _ => None,
+        };
+        if let Some((key, problem)) = problem {
+            let key = format!("{section}.{key}");
+            return Err(ConfigError(describe(merged, file, &key, problem)));
+        }
+    }
+    if settings.tool_settings.max_execution_time_ms == Some(0) {
+        let key = "tool_settings.max_execution_time_ms";
+        return Err(ConfigError(describe(merged, file, key, "at least 1")));
     }
     Ok(())
 }

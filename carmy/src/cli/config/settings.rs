@@ -17,6 +17,7 @@ pub(in crate::cli) struct Settings {
     pub(in crate::cli) security: Security,
     pub(in crate::cli) resources: Resources,
     pub(in crate::cli) logging: Logging,
+    pub(in crate::cli) tool_settings: ToolSettings,
     /// `memory`, a file, `postgres://...` or `redis://...`; unset: the SQLite file in the
     /// user's data directory.
     pub(in crate::cli) store: Option<String>,
@@ -123,6 +124,40 @@ pub(in crate::cli) struct Security {
     /// Grants every call holds (`confirm:cancel_order`).
     pub(in crate::cli) grants: Vec<String>,
     pub(in crate::cli) confirm_via_client: bool,
+    /// HTTP requests one client address may send (429 past it).
+    pub(in crate::cli) rate_limit: Rate,
+}
+
+/// `[tool_settings]`: what the runtime applies to every tool that says nothing of its own.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(in crate::cli) struct ToolSettings {
+    /// Calls one principal may make of each tool.
+    pub(in crate::cli) rate_limit: Rate,
+    /// The deadline of a tool without a `timeout`; unset: the runtime's (60 s).
+    pub(in crate::cli) max_execution_time_ms: Option<u64>,
+}
+
+/// A token bucket: `requests_per_minute`, up to `burst_size` at once (default: the minute's
+/// requests). Unset: no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(in crate::cli) struct Rate {
+    pub(in crate::cli) requests_per_minute: Option<u32>,
+    pub(in crate::cli) burst_size: Option<u32>,
+}
+
+impl Rate {
+    /// The limit it describes (checked by `validate`: no zero, no burst without a rate).
+    pub(in crate::cli) fn limit(self) -> carmy_core::RateLimit {
+        match (self.requests_per_minute, self.burst_size) {
+            (Some(requests), Some(burst)) if requests > 0 && burst > 0 => {
+                carmy_core::RateLimit::per_minute(requests).burst(burst)
+            }
+            (Some(requests), None) if requests > 0 => carmy_core::RateLimit::per_minute(requests),
+            _ => carmy_core::RateLimit::unlimited(),
+        }
+    }
 }
 
 /// `[resources]`.
@@ -333,6 +368,16 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "Ask the client's user to approve calls that need confirmation (stdio)",
     ),
     key(
+        "security.rate_limit.requests_per_minute",
+        "",
+        "HTTP requests one client address may send per minute; past it `429` with `Retry-After` (default: no limit)",
+    ),
+    key(
+        "security.rate_limit.burst_size",
+        "",
+        "HTTP requests one client address may send at once (default: the minute's requests)",
+    ),
+    key(
         "resources.root_path",
         "`--resource-root`",
         "The directory served as resources (default: the binary's own documents)",
@@ -354,6 +399,21 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "Append the log to this file instead of stderr",
     ),
     key(
+        "tool_settings.rate_limit.requests_per_minute",
+        "",
+        "Calls one principal may make of each tool per minute, unless the tool sets its own `rate_limit`; past it `RATE_LIMITED` (default: no limit)",
+    ),
+    key(
+        "tool_settings.rate_limit.burst_size",
+        "",
+        "Calls one principal may make of a tool at once (default: the minute's requests)",
+    ),
+    key(
+        "tool_settings.max_execution_time_ms",
+        "",
+        "The deadline of a tool that sets no `timeout` (default: the runtime's, 60 s)",
+    ),
+    key(
         "store",
         "`--store`",
         "`memory`, an SQLite file, `postgres://...` or `redis://...` (default: a file in the data directory)",
@@ -361,8 +421,14 @@ pub(in crate::cli) const KEYS: &[Key] = &[
 ];
 
 /// The sections a `CARMY_...` variable must name to be read as configuration.
-pub(in crate::cli) const SECTIONS: &[&str] =
-    &["server", "security", "resources", "logging", "store"];
+pub(in crate::cli) const SECTIONS: &[&str] = &[
+    "server",
+    "security",
+    "resources",
+    "logging",
+    "tool_settings",
+    "store",
+];
 
 /// The documented key at `path`.
 pub(in crate::cli) fn find(path: &str) -> Option<&'static Key> {

@@ -295,7 +295,7 @@ fn an_unknown_key_is_named_with_its_file_and_line() {
         error(&["serve", "--config", &section], &[]),
         format!(
             "{section}:1: servr = a table: unknown key; the sections are server, security, \
-             resources, logging, store"
+             resources, logging, tool_settings, store"
         )
     );
     assert_eq!(
@@ -447,5 +447,41 @@ fn every_setting_is_a_documented_key_and_readme_shows_them_all() {
         readme.contains(&reference()),
         "README.md's configuration reference differs from `config --keys`:\n{}",
         reference()
+    );
+}
+
+#[test]
+fn rate_limits_are_read_from_nested_tables_and_a_zero_is_refused_where_written() {
+    let path = file(
+        "rates.toml",
+        "[security.rate_limit]\nrequests_per_minute = 600\n\
+         [tool_settings]\nrate_limit = { requests_per_minute = 30, burst_size = 5 }\n",
+    );
+    let settings = loaded(&["serve", "--config", &path], &[]).settings;
+    assert_eq!(
+        settings.security.rate_limit.limit(),
+        carmy_core::RateLimit::per_minute(600)
+    );
+    assert_eq!(
+        settings.tool_settings.rate_limit.limit(),
+        carmy_core::RateLimit::per_minute(30).burst(5)
+    );
+    assert!(Settings::default().tool_settings.rate_limit.limit().is_unlimited());
+
+    let zero = file(
+        "zero.yaml",
+        "tool_settings:\n  max_execution_time_ms: 10\n  rate_limit:\n    requests_per_minute: 0\n",
+    );
+    assert_eq!(
+        error(&["serve", "--config", &zero], &[]),
+        format!(
+            "{zero}:4: tool_settings.rate_limit.requests_per_minute = 0: at least 1; leave it \
+             unset for no limit"
+        )
+    );
+    assert_eq!(
+        error(&["serve"], &[("CARMY_TOOL_SETTINGS__MAX_EXECUTION_TIME_MS", "0")]),
+        "CARMY_TOOL_SETTINGS__MAX_EXECUTION_TIME_MS: tool_settings.max_execution_time_ms = \"0\": \
+         at least 1"
     );
 }

@@ -10,6 +10,7 @@ use carmy::prelude::*;
     confirmation = "required",
     task = "optional",
     task_after = "2s",
+    rate_limit = "30/min, burst 5",
     name = "orders.send-confirmation_v2",
     title = "Send the order confirmation",
     description = "Emails the customer their order confirmation.",
@@ -25,13 +26,20 @@ async fn send_confirmation() -> Result<(), AgentError> {
     idempotent = false,
     parallel_safe = false,
     confirmation = "none",
-    timeout = "250ms"
+    timeout = "250ms",
+    rate_limit = "unlimited"
 )]
 async fn lookup() -> Result<(), AgentError> {
     Ok(())
 }
 
-#[tool(effect = "write", idempotent = true, timeout = "1500us", task = "required")]
+#[tool(
+    effect = "write",
+    idempotent = true,
+    timeout = "1500us",
+    task = "required",
+    rate_limit = "2/s"
+)]
 async fn touch() -> Result<(), AgentError> {
     Ok(())
 }
@@ -60,16 +68,19 @@ fn main() {
     assert_eq!(tool.timeout(), Duration::from_secs(90));
     assert_eq!(tool.task_support(), carmy::TaskSupport::Optional);
     assert_eq!(tool.task_after(), Duration::from_secs(2));
+    assert_eq!(tool.rate_limit(), carmy::RateLimit::per_minute(30).burst(5));
 
     let tool = catalog.get("lookup").unwrap();
     assert_eq!(tool.task_support(), carmy::TaskSupport::Forbidden);
     assert!(!tool.idempotent() && !tool.parallel_safe());
     assert_eq!(tool.confirmation(), carmy::Confirmation::None);
     assert_eq!(tool.timeout(), Duration::from_millis(250));
+    assert!(tool.rate_limit().is_unlimited());
 
     let tool = catalog.get("touch").unwrap();
     assert!(tool.idempotent());
     assert_eq!(tool.timeout(), Duration::from_micros(1500));
     assert_eq!(tool.task_support(), carmy::TaskSupport::Required);
     assert_eq!(tool.task_after(), Duration::ZERO);
+    assert_eq!(tool.rate_limit(), carmy::RateLimit::per_second(2));
 }

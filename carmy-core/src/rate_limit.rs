@@ -1,0 +1,266 @@
+//! Rate limits: how often one principal may call one tool. Each tool that has a limit keeps a
+//! token bucket per principal (GCRA, from `governor`): `burst` calls at once, then one more
+//! every `period / requests`. A call over the limit is refused before it runs, with
+//! `RATE_LIMITED` (retryable) and how long to wait in its details, and is recorded as rejected;
+//! its request id stays free for the retry.
+//!
+//! A tool's limit is its own (`#[tool(rate_limit = "30/min")]`), else the runtime's
+//! ([`Carmy::rate_limit`](crate::Carmy::rate_limit)), else none. Buckets live in the process:
+//! replicas each count their own calls, so `n` replicas behind a balancer allow up to `n` times
+//! the rate (README, "Rate limits").
+
+use std::{fmt, hash::Hash, num::NonZeroU32, sync::Arc, time::Duration};
+
+use governor::{
+    Quota, RateLimiter as Governor,
+    clock::{Clock, DefaultClock},
+    state::keyed::DefaultKeyedStateStore,
+};
+
+use crate::{context::Context, error::AgentError};
+
+/// How often one principal may call a tool: `requests` per `period`, with up to `burst` calls
+/// at once (by default, `requests`). Built in a `const` by `#[tool]`.
+///
+/// ```
+/// use carmy_core::RateLimit;
+///
+/// const ORDERS: RateLimit = RateLimit::per_minute(30).burst(5);
+/// assert_eq!(ORDERS.to_string(), "30/min (burst 5)");
+/// assert_eq!(RateLimit::unlimited().to_string(), "unlimited");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RateLimit(Option<Bucket>);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Bucket {
+    requests: NonZeroU32,
+    period: Duration,
+    burst: Option<NonZeroU32>,
+}
+
+impl RateLimit {
+    /// No limit: for a tool exempt from the runtime's default.
+    pub const fn unlimited() -> Self {
+        Self(None)
+    }
+
+    /// `requests` calls per second.
+    ///
+    /// # Panics
+    /// When `requests` is zero (at compile time, in a `const`).
+    pub const fn per_second(requests: u32) -> Self {
+        Self::per(requests, Duration::from_secs(1))
+    }
+
+    /// `requests` calls per minute.
+    ///
+    /// # Panics
+    /// When `requests` is zero (at compile time, in a `const`).
+    pub const fn per_minute(requests: u32) -> Self {
+        Self::per(requests, Duration::from_secs(60))
+    }
+
+    /// `requests` calls per hour.
+    ///
+    /// # Panics
+    /// When `requests` is zero (at compile time, in a `const`).
+    pub const fn per_hour(requests: u32) -> Self {
+        Self::per(requests, Duration::from_secs(3600))
+    }
+
+    const fn per(requests: u32, period: Duration) -> Self {
+        match NonZeroU32::new(requests) {
+            Some(requests) => Self(Some(Bucket {
+                requests,
+                period,
+                burst: None,
+            })),
+            None => panic!("a rate limit allows at least one request; use `RateLimit::unlimited`"),
+        }
+    }
+
+    /// Up to `burst` calls at once, before the rate applies (default: the requests of one
+    /// period). No effect on [`unlimited`](Self::unlimited).
+    ///
+    /// # Panics
+    /// When `burst` is zero (at compile time, in a `const`).
+    pub const fn burst(self, burst: u32) -> Self {
+        let Some(bucket) = self.0 else {
+            return self;
+        };
+        match NonZeroU32::new(burst) {
+            Some(burst) => Self(Some(Bucket {
+                burst: Some(burst),
+                ..bucket
+            })),
+            None => panic!("a burst of zero would refuse every call"),
+        }
+    }
+
+    /// Whether this is no limit.
+    pub const fn is_unlimited(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The calls allowed per [`period`](Self::period) (`None`: unlimited).
+    pub fn requests(&self) -> Option<u32> {
+        self.0.map(|bucket| bucket.requests.get())
+    }
+
+    /// The period the requests are counted over (`None`: unlimited).
+    pub fn period(&self) -> Option<Duration> {
+        self.0.map(|bucket| bucket.period)
+    }
+
+    /// The calls allowed at once (`None`: unlimited).
+    pub fn burst_size(&self) -> Option<u32> {
+        self.0
+            .map(|bucket| bucket.burst.unwrap_or(bucket.requests).get())
+    }
+
+    /// The `governor` quota, for a bucket.
+    fn quota(&self) -> Option<Quota> {
+        let bucket = self.0?;
+        // One request back every `period / requests`; at least a nanosecond.
+        let interval = (bucket.period / bucket.requests.get()).max(Duration::from_nanos(1));
+        let quota = Quota::with_period(interval)?;
+        Some(quota.allow_burst(bucket.burst.unwrap_or(bucket.requests)))
+    }
+}
+
+impl fmt::Display for RateLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(bucket) = self.0 else {
+            return f.write_str("unlimited");
+        };
+        let unit = match bucket.period.as_secs() {
+            1 => "s".to_owned(),
+            60 => "min".to_owned(),
+            3600 => "h".to_owned(),
+            _ => format!("{} ms", bucket.period.as_millis()),
+        };
+        write!(f, "{}/{unit}", bucket.requests)?;
+        match bucket.burst {
+            Some(burst) => write!(f, " (burst {burst})"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// How many keys a [`RateBuckets`] may hold before the full buckets (those that would allow a
+/// whole burst anyway, so forgetting them changes nothing) are dropped: keeps memory bounded when
+/// callers come and go.
+const PRUNE_ABOVE: usize = 4096;
+
+/// Token buckets for one [`RateLimit`], one per key (a principal, a client address): the
+/// runtime's per-tool limits, and adapters' limits before any call (HTTP's per address).
+///
+/// ```
+/// use carmy_core::{RateBuckets, RateLimit};
+///
+/// let buckets = RateBuckets::new(RateLimit::per_minute(60).burst(1)).unwrap();
+/// assert!(buckets.check(&"10.0.0.1").is_ok());
+/// let wait = buckets.check(&"10.0.0.1").unwrap_err();
+/// assert!(wait <= std::time::Duration::from_secs(1));
+/// assert!(buckets.check(&"10.0.0.2").is_ok());
+/// ```
+pub struct RateBuckets<K: Hash + Eq + Clone> {
+    limit: RateLimit,
+    buckets: Governor<K, DefaultKeyedStateStore<K>, DefaultClock>,
+}
+
+impl<K: Hash + Eq + Clone> RateBuckets<K> {
+    /// The buckets of `limit`, or `None` when it is [unlimited](RateLimit::unlimited).
+    pub fn new(limit: RateLimit) -> Option<Self> {
+        Some(Self {
+            buckets: Governor::keyed(limit.quota()?),
+            limit,
+        })
+    }
+
+    /// Takes one request from `key`'s bucket, or says how long until it holds one.
+    pub fn check(&self, key: &K) -> Result<(), Duration> {
+        let checked = self.buckets.check_key(key);
+        if self.buckets.len() > PRUNE_ABOVE {
+            self.buckets.retain_recent();
+        }
+        checked.map_err(|not_until| not_until.wait_time_from(self.buckets.clock().now()))
+    }
+
+    /// The limit the buckets hold to.
+    pub fn limit(&self) -> RateLimit {
+        self.limit
+    }
+}
+
+impl<K: Hash + Eq + Clone> fmt::Debug for RateBuckets<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateBuckets")
+            .field("limit", &self.limit)
+            .field("keys", &self.buckets.len())
+            .finish()
+    }
+}
+
+/// One tool's buckets, one per principal (`None`: calls without one share a bucket).
+#[derive(Debug)]
+pub(crate) struct ToolRateLimiter(RateBuckets<Option<Arc<str>>>);
+
+impl ToolRateLimiter {
+    /// The buckets for `limit`, or `None` when it is unlimited.
+    pub(crate) fn new(limit: RateLimit) -> Option<Self> {
+        RateBuckets::new(limit).map(Self)
+    }
+
+    /// Takes one call from the principal's bucket, or refuses with `RATE_LIMITED`.
+    pub(crate) fn check(&self, tool: &str, context: &Context) -> Result<(), AgentError> {
+        self.0
+            .check(&context.principal_shared())
+            .map_err(|wait| AgentError::rate_limited(tool, self.0.limit(), wait))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_then_the_rate() {
+        let limiter = ToolRateLimiter::new(RateLimit::per_minute(60).burst(2)).unwrap();
+        let alice = Context::new().with_principal("alice");
+        assert!(limiter.check("t", &alice).is_ok());
+        assert!(limiter.check("t", &alice).is_ok());
+        let refused = limiter.check("t", &alice).unwrap_err();
+        assert_eq!(refused.code(), "RATE_LIMITED");
+        assert!(refused.retryable());
+        let details = refused.details().unwrap();
+        assert_eq!(details["tool"], "t");
+        assert_eq!(details["requests"], 60);
+        assert_eq!(details["period_ms"], 60_000);
+        assert_eq!(details["burst"], 2);
+        // One request back every second: the wait is at most that.
+        let wait = details["retry_after_ms"].as_u64().unwrap();
+        assert!((1..=1000).contains(&wait), "{wait}");
+    }
+
+    #[test]
+    fn each_principal_has_its_own_bucket() {
+        let limiter = ToolRateLimiter::new(RateLimit::per_hour(1)).unwrap();
+        let alice = Context::new().with_principal("alice");
+        let bob = Context::new().with_principal("bob");
+        assert!(limiter.check("t", &alice).is_ok());
+        assert!(limiter.check("t", &alice).is_err());
+        assert!(limiter.check("t", &bob).is_ok());
+        assert!(limiter.check("t", &Context::new()).is_ok());
+        assert!(limiter.check("t", &Context::new()).is_err());
+    }
+
+    #[test]
+    fn unlimited_has_no_buckets() {
+        assert!(ToolRateLimiter::new(RateLimit::unlimited()).is_none());
+        assert_eq!(RateLimit::unlimited().burst(3), RateLimit::unlimited());
+        assert_eq!(RateLimit::per_second(10).burst_size(), Some(10));
+        assert_eq!(RateLimit::per_second(10).to_string(), "10/s");
+    }
+}
