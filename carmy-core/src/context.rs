@@ -10,7 +10,9 @@ use std::{
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    access::Access,
     ask::{Answers, Ask, AskKind, Asked, Asks, CallAsker, InputAnswer, Root, Sampled},
+    catalog::ToolEntry,
     error::AgentError,
     execution::ExecutionId,
     grant::Grant,
@@ -45,6 +47,8 @@ pub struct Context {
 struct HostContext {
     principal: Option<Arc<str>>,
     grants: BTreeSet<Grant>,
+    /// Restrictions on the tools it may see and call: every one must allow a tool.
+    access: Vec<Access>,
     extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
@@ -100,6 +104,26 @@ impl Context {
             .grants
             .extend(grants.into_iter().map(Into::into));
         self
+    }
+
+    /// Restricts the tools the caller may see and call to those `access` allows (see
+    /// [`Access`]). Restrictions add up: a tool must be allowed by each, so a narrower list
+    /// added later (a token's) never widens an earlier one (the server's).
+    #[must_use]
+    pub fn with_access(mut self, access: Access) -> Self {
+        Arc::make_mut(&mut self.host).access.push(access);
+        self
+    }
+
+    /// Whether the caller may see and call `tool`: true unless an [`Access`] restriction
+    /// leaves it out.
+    pub fn allows_tool(&self, tool: &ToolEntry) -> bool {
+        self.host.access.iter().all(|access| access.allows(tool))
+    }
+
+    /// Whether any [`Access`] restriction applies.
+    pub fn is_restricted(&self) -> bool {
+        !self.host.access.is_empty()
     }
 
     /// Attaches a typed value (an authenticated user record, a tenant id...), one per type.
@@ -308,6 +332,7 @@ impl fmt::Debug for Context {
         f.debug_struct("Context")
             .field("principal", &self.host.principal)
             .field("grants", &self.host.grants)
+            .field("access", &self.host.access)
             .field("extensions", &self.host.extensions.len())
             .field("execution_id", &self.execution_id())
             .finish()

@@ -88,6 +88,9 @@ pub mod codes {
     pub const STORE_UNAVAILABLE: &str = "STORE_UNAVAILABLE";
     /// The request id's call ran, but its outcome was too large to keep for replay.
     pub const OUTCOME_NOT_KEPT: &str = "OUTCOME_NOT_KEPT";
+    /// The caller may not call this tool: the host's access rules leave it out (it is not
+    /// listed to the caller either).
+    pub const TOOL_NOT_ALLOWED: &str = "TOOL_NOT_ALLOWED";
     /// The caller made more calls of the tool than its rate limit allows; nothing ran. Retryable
     /// after `details.retry_after_ms`.
     pub const RATE_LIMITED: &str = "RATE_LIMITED";
@@ -452,6 +455,15 @@ impl AgentError {
 
     pub(crate) fn invalid_output(message: String) -> Self {
         Self::new(ErrorCategory::Internal, codes::INVALID_OUTPUT, message)
+    }
+
+    /// `TOOL_NOT_ALLOWED`: the context's access rules leave `tool` out.
+    pub(crate) fn tool_not_allowed(tool: &str) -> Self {
+        Self::permission(
+            codes::TOOL_NOT_ALLOWED,
+            format!("this caller may not call `{tool}`; it did not run"),
+        )
+        .with_details(serde_json::json!({ "tool": tool }))
     }
 
     /// `RATE_LIMITED`: the caller's bucket for `tool` is empty for `wait` more.

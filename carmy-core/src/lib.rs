@@ -34,6 +34,7 @@
 //! # }).unwrap();
 //! ```
 
+mod access;
 mod admission;
 mod approval;
 mod ask;
@@ -68,6 +69,7 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use access::{Access, AccessError};
 pub use admission::{Admission, AdmissionRequest, Capacity, Permit, Serialization};
 pub use approval::{Approval, ApprovalRequest, Approver, HostGrants};
 pub use ask::{

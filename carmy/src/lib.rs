@@ -3,18 +3,19 @@
 //! See the repository README for the tour.
 
 pub use carmy_core::{
-    Admission, AdmissionRequest, AgentError, Answers, Approval, ApprovalRequest, Approver, Ask,
-    AskKind, Asked, Asker, Asks, Body, BuildError, BuildProblem, CancellationToken, Carmy, Catalog,
-    Claim, CompleteRequest, CompletionRequest, CompletionTarget, Completions, Confirmation,
-    Content, ContentBlock, Contents, Context, Effect, ErrorCategory, ExecutionId, ExecutionKind,
-    ExecutionRecord, ExecutionStatus, Fingerprint, Grant, HostGrants, IdempotencyKey,
-    IdempotencyStore, InputAction, InputAnswer, IntoContents, IntoMessages, Invocation, Lease,
-    LeaseTerms, Limits, MAX_COMPLETIONS, MemoryStore, MemoryStoreLimits, Message, MessageContent,
-    Messages, NoInput, Outcome, OutcomeKind, PROGRESS_INTERVAL, Pending, Permit, Prompt,
-    PromptArgument, PromptEntry, PromptSpec, Question, RateBuckets, RateLimit, ReadRequest,
-    RecordStore, Recorded, Records, Release, RenderRequest, Request, Resource, ResourceEntry,
-    ResourceSpec, Role, Root, Runtime, Sampled, SchemaProfile, State, StoreError, Tool,
-    ToolContent, ToolEntry, ToolInput, ToolOutput, ToolSpec, UriTemplate, codes, schema, testing,
+    Access, AccessError, Admission, AdmissionRequest, AgentError, Answers, Approval,
+    ApprovalRequest, Approver, Ask, AskKind, Asked, Asker, Asks, Body, BuildError, BuildProblem,
+    CancellationToken, Carmy, Catalog, Claim, CompleteRequest, CompletionRequest, CompletionTarget,
+    Completions, Confirmation, Content, ContentBlock, Contents, Context, Effect, ErrorCategory,
+    ExecutionId, ExecutionKind, ExecutionRecord, ExecutionStatus, Fingerprint, Grant, HostGrants,
+    IdempotencyKey, IdempotencyStore, InputAction, InputAnswer, IntoContents, IntoMessages,
+    Invocation, Lease, LeaseTerms, Limits, MAX_COMPLETIONS, MemoryStore, MemoryStoreLimits,
+    Message, MessageContent, Messages, NoInput, Outcome, OutcomeKind, PROGRESS_INTERVAL, Pending,
+    Permit, Prompt, PromptArgument, PromptEntry, PromptSpec, Question, RateBuckets, RateLimit,
+    ReadRequest, RecordStore, Recorded, Records, Release, RenderRequest, Request, Resource,
+    ResourceEntry, ResourceSpec, Role, Root, Runtime, Sampled, SchemaProfile, State, StoreError,
+    Tool, ToolContent, ToolEntry, ToolInput, ToolOutput, ToolSpec, UriTemplate, codes, schema,
+    testing,
 };
 // Tasks: executions that outlive their call, and where they are kept.
 pub use carmy_core::{

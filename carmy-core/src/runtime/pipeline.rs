@@ -136,6 +136,9 @@ impl Inner {
 
     async fn steps(&self, call: &Call, arguments: Value) -> Result<Ending<'_, Value>, Ended<'_>> {
         let entry = self.resolve(call)?;
+        if !call.context.allows_tool(entry) {
+            return Err(rejected(entry, AgentError::tool_not_allowed(entry.name())));
+        }
         if entry.task_support() == TaskSupport::Required && !call.allow_task {
             return Err(rejected(entry, AgentError::task_required(entry.name())));
         }

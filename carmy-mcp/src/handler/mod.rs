@@ -74,9 +74,19 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(self.listing.result())
+        let caller = crate::scope::context_of(&self.context, &context);
+        if !caller.is_restricted() {
+            return Ok(self.listing.result());
+        }
+        // The caller sees only what it may call.
+        let catalog = self.runtime.catalog();
+        Ok(self.listing.result_for(|name| {
+            catalog
+                .get(name)
+                .is_some_and(|entry| caller.allows_tool(entry))
+        }))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

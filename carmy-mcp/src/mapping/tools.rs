@@ -46,6 +46,19 @@ impl Listing {
             .with_ttl_ms(TOOLS_TTL_MS)
             .with_cache_scope(CacheScope::Public)
     }
+
+    /// The tools whose names `visible` accepts, for one caller: cacheable by that caller only.
+    pub(crate) fn result_for(&self, visible: impl Fn(&str) -> bool) -> ListToolsResult {
+        let tools = self
+            .tools
+            .iter()
+            .filter(|tool| visible(&tool.name))
+            .cloned()
+            .collect();
+        ListToolsResult::with_all_items(tools)
+            .with_ttl_ms(TOOLS_TTL_MS)
+            .with_cache_scope(CacheScope::Private)
+    }
 }
 
 /// One catalog entry as an MCP `Tool`.

@@ -3,7 +3,7 @@
 
 use std::{collections::HashMap, fmt, future::Future, pin::Pin, sync::Arc};
 
-use carmy_core::Context;
+use carmy_core::{Access, AccessError, Context};
 use http::request::Parts;
 use sha2::{Digest, Sha256};
 
@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 /// tool. Idempotency keys are scoped by the returned principal.
 ///
 /// ```
-/// use carmy_core::Context;
+/// use carmy_core::{Access, AccessError, Context};
 /// use carmy_mcp::{Authenticator, RequestParts as Parts, Unauthorized};
 ///
 /// /// Trusts a header set by the reverse proxy in front (and only by it).
@@ -109,7 +109,9 @@ impl<A: Authenticator> DynAuthenticator for A {
 /// Static bearer tokens, each naming a principal and its grants: `Authorization: Bearer <token>`.
 ///
 /// The context of a request is the host's base context with the token's principal set and its
-/// grants added. Tokens are kept only as SHA-256 digests and looked up by digest, so neither a
+/// grants added. A grant written `allow:RULE` is an access rule instead ([`Access`]): a token
+/// with any sees and calls only the tools they allow (`allow:effect:read allow:place_order`),
+/// within what the base context allows. Tokens are kept only as SHA-256 digests and looked up by digest, so neither a
 /// memory dump nor response timing gives one away.
 ///
 /// ```
@@ -118,9 +120,10 @@ impl<A: Authenticator> DynAuthenticator for A {
 /// let tokens = BearerTokens::parse(
 ///     "# token              principal  grants...\n\
 ///      s3cr3t-alice-token   alice      confirm:cancel_order\n\
-///      s3cr3t-bob-token     bob\n",
+///      s3cr3t-bob-token     bob\n\
+///      s3cr3t-audit-token   auditor    allow:effect:read\n",
 /// )?;
-/// assert_eq!(tokens.len(), 2);
+/// assert_eq!(tokens.len(), 3);
 /// # Ok::<(), carmy_mcp::TokenFileError>(())
 /// ```
 #[derive(Clone, Default)]
@@ -131,7 +134,12 @@ pub struct BearerTokens {
 struct Grant {
     principal: Arc<str>,
     grants: Vec<Arc<str>>,
+    /// The tools the token may see and call, when its line names any (`allow:RULE`).
+    access: Option<Access>,
 }
+
+/// The prefix that makes a token file's grant an access rule.
+const ALLOW: &str = "allow:";
 
 impl fmt::Debug for BearerTokens {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -153,9 +161,11 @@ impl BearerTokens {
 
     /// Accepts `token` as `principal` with `grants`.
     ///
+    /// Grants written `allow:RULE` are access rules (see the type's documentation).
+    ///
     /// # Panics
-    /// If `token` is shorter than [`MIN_TOKEN_LEN`] bytes; [`parse`](Self::parse) reports it
-    /// instead.
+    /// If `token` is shorter than [`MIN_TOKEN_LEN`] bytes, or an `allow:` rule cannot be read;
+    /// [`parse`](Self::parse) reports them instead.
     #[must_use]
     pub fn token<G: Into<Arc<str>>>(
         mut self,
@@ -167,16 +177,34 @@ impl BearerTokens {
             token.len() >= MIN_TOKEN_LEN,
             "a bearer token needs at least {MIN_TOKEN_LEN} bytes"
         );
-        self.insert(token, principal.into(), grants.into_iter().map(Into::into));
+        if let Err(error) = self.insert(token, principal.into(), grants.into_iter().map(Into::into))
+        {
+            panic!("{error}");
+        }
         self
     }
 
-    fn insert(&mut self, token: &str, principal: Arc<str>, grants: impl Iterator<Item = Arc<str>>) {
+    fn insert(
+        &mut self,
+        token: &str,
+        principal: Arc<str>,
+        grants: impl Iterator<Item = Arc<str>>,
+    ) -> Result<(), AccessError> {
+        let (rules, grants): (Vec<Arc<str>>, Vec<Arc<str>>) =
+            grants.partition(|grant| grant.starts_with(ALLOW));
+        let access = match rules.is_empty() {
+            true => None,
+            false => Some(Access::parse(
+                rules.iter().map(|rule| &rule[ALLOW.len()..]),
+            )?),
+        };
         let grant = Grant {
             principal,
-            grants: grants.collect(),
+            grants,
+            access,
         };
         self.by_digest.insert(digest(token), Arc::new(grant));
+        Ok(())
     }
 
     /// Reads a token file: one `TOKEN PRINCIPAL [GRANT...]` per line, separated by whitespace;
@@ -200,7 +228,12 @@ impl BearerTokens {
             if tokens.by_digest.contains_key(&digest(token)) {
                 return Err(TokenFileError::Duplicate { line: line_number });
             }
-            tokens.insert(token, principal.into(), fields.map(Into::into));
+            tokens
+                .insert(token, principal.into(), fields.map(Into::into))
+                .map_err(|error| TokenFileError::BadRule {
+                    line: line_number,
+                    problem: error.to_string(),
+                })?;
         }
         Ok(tokens)
     }
@@ -234,9 +267,13 @@ impl Authenticator for BearerTokens {
             Unauthorized::new("invalid bearer token")
                 .challenge(r#"Bearer realm="mcp", error="invalid_token""#)
         })?;
-        Ok(base
+        let context = base
             .with_principal(grant.principal.clone())
-            .with_grants(grant.grants.iter().cloned()))
+            .with_grants(grant.grants.iter().cloned());
+        Ok(match &grant.access {
+            Some(access) => context.with_access(access.clone()),
+            None => context,
+        })
     }
 }
 
@@ -265,6 +302,14 @@ pub enum TokenFileError {
     Duplicate {
         /// 1-based.
         line: usize,
+    },
+    /// An `allow:` access rule that cannot be read.
+    #[error("line {line}: access rule {problem}")]
+    BadRule {
+        /// 1-based.
+        line: usize,
+        /// The rule and what is wrong with it.
+        problem: String,
     },
 }
 
@@ -327,6 +372,45 @@ mod tests {
             BearerTokens::parse("abcdefghijklmnopq a\nabcdefghijklmnopq b\n").unwrap_err(),
             TokenFileError::Duplicate { line: 2 }
         );
+    }
+
+    #[tokio::test]
+    async fn allow_rules_restrict_the_token_s_tools_and_are_not_grants() {
+        let tokens = BearerTokens::parse(
+            "audit-token-0123456789 auditor allow:effect:read allow:place_order confirm:x\n",
+        )
+        .expect("parses");
+        let context = tokens
+            .authenticate(
+                &parts(Some("Bearer audit-token-0123456789")),
+                Context::new(),
+            )
+            .await
+            .expect("accepted");
+        assert!(context.is_restricted());
+        let grants: Vec<&str> = context.grants().map(carmy_core::Grant::as_str).collect();
+        assert_eq!(grants, ["confirm:x"]);
+        assert_eq!(
+            BearerTokens::parse("\nabcdefghijklmnopq a allow:effect:all\n").unwrap_err(),
+            TokenFileError::BadRule {
+                line: 2,
+                problem: "`effect:all`: unknown effect `all`; expected none, read, write, \
+                          destructive or external_write"
+                    .to_owned()
+            }
+        );
+        let plain = tokens_context().await;
+        assert!(!plain.is_restricted());
+    }
+
+    async fn tokens_context() -> Context {
+        tokens()
+            .authenticate(
+                &parts(Some("Bearer alice-token-0123456789")),
+                Context::new(),
+            )
+            .await
+            .expect("accepted")
     }
 
     #[test]

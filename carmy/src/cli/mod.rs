@@ -258,7 +258,7 @@ impl Cli {
             eprintln!("error: {error}");
             return ExitCode::from(2);
         }
-        let context = settings_context(self.context.clone(), &settings.security);
+        let context = settings_context(self.context.clone(), &settings);
         let (name, version) = (self.name, self.version);
         let runtime = match self.runtime(Some(&settings)).await {
             Ok(runtime) => runtime,
@@ -537,7 +537,11 @@ async fn offline(
 }
 
 /// The trusted context of every call: `context` with the principal and grants configured.
-fn settings_context(mut context: Context, security: &config::Security) -> Context {
+fn settings_context(mut context: Context, settings: &config::Settings) -> Context {
+    let security = &settings.security;
+    if let Some(access) = settings.tool_settings.access() {
+        context = context.with_access(access);
+    }
     if !security.grants.is_empty() {
         context = context.with_grants(security.grants.iter().cloned());
     }

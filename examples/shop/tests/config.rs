@@ -264,3 +264,112 @@ fn a_burst_without_a_rate_is_refused() {
          = \"5\": a burst needs `requests_per_minute` too"
     );
 }
+
+#[test]
+fn a_caller_sees_and_calls_only_the_tools_its_rules_allow() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("access");
+    let tokens = dir.join("tokens");
+    // The server's rules leave `send_receipt` out; the auditor's token narrows them to the
+    // reads, and its `send_*` cannot widen them.
+    std::fs::write(
+        &tokens,
+        format!("{TOKEN} ops\naudit-token-0123456789ab auditor allow:effect:read allow:send_*\n"),
+    )
+    .expect("tokens");
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let config = dir.join("shop.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "store: memory\nserver:\n  transport: http\n  port: 0\n  stateless: true\n\
+             security:\n  token_file: {}\n\
+             tool_settings:\n  allowed_tools: [\"*_order\", \"*_orders\", \"effect:read\", \"quote_delivery\"]\n",
+            tokens.display()
+        ),
+    )
+    .expect("the configuration");
+    let child = shop(&["serve", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the shop starts");
+    let shop = HttpShop::listening(child, dir);
+    let names = |client: &mut common::HttpClient| {
+        let (status, listed) =
+            client.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+        assert_eq!(status, 200, "{listed}");
+        let mut names: Vec<String> = listed["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|tool| tool["name"].as_str().expect("a name").to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let mut ops = shop.client(TOKEN);
+    assert_eq!(
+        names(&mut ops),
+        [
+            "cancel_order",
+            "get_order",
+            "get_product",
+            "list_orders",
+            "place_order",
+            "quote_delivery",
+            "sales_report",
+            "search_products"
+        ],
+        "send_receipt is outside the server's rules"
+    );
+    let mut auditor = shop.client("audit-token-0123456789ab");
+    assert_eq!(
+        names(&mut auditor),
+        [
+            "get_order",
+            "get_product",
+            "list_orders",
+            "sales_report",
+            "search_products"
+        ],
+        "the token's reads, within the server's rules: send_* does not widen them"
+    );
+    let (status, refused) = auditor.post(&json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "place_order", "arguments": {} }
+    }));
+    assert_eq!(status, 200);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let error = &refused["result"]["_meta"]["carmy/error"];
+    assert_eq!(error["code"], "TOOL_NOT_ALLOWED", "{refused}");
+    assert_eq!(error["category"], "permission");
+    let (_, receipt) = ops.post(&json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": { "name": "send_receipt", "arguments": { "order_id": "ord-1", "email": "a@b.c" } }
+    }));
+    assert_eq!(
+        receipt["result"]["_meta"]["carmy/error"]["code"], "TOOL_NOT_ALLOWED",
+        "{receipt}"
+    );
+}
+
+#[test]
+fn a_bad_access_rule_is_refused_where_it_is_written() {
+    let output = shop(&["serve"])
+        .env(
+            "CARMY_TOOL_SETTINGS__ALLOWED_TOOLS",
+            "search_products, effect:reads",
+        )
+        .output()
+        .expect("shop serve runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(
+            "error: CARMY_TOOL_SETTINGS__ALLOWED_TOOLS: tool_settings.allowed_tools = \
+             [\"search_products\", \"effect:reads\"]: `effect:reads`: unknown effect `reads`"
+        ),
+        "{stderr}"
+    );
+}

@@ -18,7 +18,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from conftest import EXPECTED_VERSION, TEST_TIMEOUT_SECONDS, shop_bin
 from test_http import ALICE, token_file  # noqa: F401 (token_file: a fixture)
-from test_shop import ok, order_args
+from test_shop import agent_error, ok, order_args
 
 pytestmark = pytest.mark.anyio
 
@@ -86,3 +86,23 @@ async def test_the_client_talks_to_the_transport_the_file_picks(
     finally:
         process.terminate()
         assert process.wait(15) == 0, "".join(lines)
+
+
+async def test_the_file_s_access_rules_hide_tools_and_refuse_their_calls(connect, tmp_path: Path) -> None:
+    """Over stdio: `tool_settings.allowed_tools` holds every caller to the reads and one write."""
+    config = tmp_path / "shop.toml"
+    config.write_text('[tool_settings]\nallowed_tools = ["effect:read", "place_order"]\n')
+    async with connect(args=("--config", str(config))) as client:
+        listing = await client.list_tools()
+        names = sorted(tool.name for tool in listing.tools)
+        assert names == [
+            "get_order", "get_product", "list_orders", "place_order", "sales_report", "search_products",
+        ]
+        placed = ok(await client.call_tool("place_order", order_args()))
+        refused = await client.call_tool("cancel_order", {"order_id": placed["order_id"]})
+        error = agent_error(refused, "TOOL_NOT_ALLOWED", "rejected")
+        assert error["category"] == "permission"
+        assert error["details"] == {"tool": "cancel_order"}
+        # Nothing was cancelled, and the session goes on.
+        order = ok(await client.call_tool("get_order", {"order_id": placed["order_id"]}))
+        assert order["status"] != "cancelled"

@@ -14,7 +14,7 @@ use std::{fmt, path::Path};
 use clap::ArgMatches;
 use config::{Config, FileFormat, Value};
 
-pub(super) use settings::{LogFormat, Logging, Security, Settings, ToolSettings, Transport};
+pub(super) use settings::{LogFormat, Logging, Settings, ToolSettings, Transport};
 pub(super) use show::{print, reference};
 pub(super) use sources::CONFIG_ENV;
 
@@ -266,6 +266,12 @@ fn validate(settings: &Settings, merged: &Merged, file: Option<&File>) -> Result
             let key = format!("{section}.{key}");
             return Err(ConfigError(describe(merged, file, &key, problem)));
         }
+    }
+    if let Some(rules) = &settings.tool_settings.allowed_tools
+        && let Err(error) = carmy_core::Access::parse(rules)
+    {
+        let key = "tool_settings.allowed_tools";
+        return Err(ConfigError(describe(merged, file, key, &error.to_string())));
     }
     if settings.tool_settings.max_execution_time_ms == Some(0) {
         let key = "tool_settings.max_execution_time_ms";

@@ -136,6 +136,15 @@ pub(in crate::cli) struct ToolSettings {
     pub(in crate::cli) rate_limit: Rate,
     /// The deadline of a tool without a `timeout`; unset: the runtime's (60 s).
     pub(in crate::cli) max_execution_time_ms: Option<u64>,
+    /// Access rules every caller is held to (`effect:read`, `orders.*`); unset: every tool.
+    pub(in crate::cli) allowed_tools: Option<Vec<String>>,
+}
+
+impl ToolSettings {
+    /// The access `allowed_tools` describes, if set (its rules are checked by `validate`).
+    pub(in crate::cli) fn access(&self) -> Option<carmy_core::Access> {
+        carmy_core::Access::parse(self.allowed_tools.as_ref()?).ok()
+    }
 }
 
 /// A token bucket: `requests_per_minute`, up to `burst_size` at once (default: the minute's
@@ -407,6 +416,11 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "tool_settings.rate_limit.burst_size",
         "",
         "Calls one principal may make of a tool at once (default: the minute's requests)",
+    ),
+    list(
+        "tool_settings.allowed_tools",
+        "",
+        "The tools every caller may see and call: names, patterns (`orders.*`) or `effect:read` (default: all); a token's `allow:` rules narrow it",
     ),
     key(
         "tool_settings.max_execution_time_ms",

@@ -466,7 +466,13 @@ fn rate_limits_are_read_from_nested_tables_and_a_zero_is_refused_where_written()
         settings.tool_settings.rate_limit.limit(),
         carmy_core::RateLimit::per_minute(30).burst(5)
     );
-    assert!(Settings::default().tool_settings.rate_limit.limit().is_unlimited());
+    assert!(
+        Settings::default()
+            .tool_settings
+            .rate_limit
+            .limit()
+            .is_unlimited()
+    );
 
     let zero = file(
         "zero.yaml",
@@ -480,7 +486,10 @@ fn rate_limits_are_read_from_nested_tables_and_a_zero_is_refused_where_written()
         )
     );
     assert_eq!(
-        error(&["serve"], &[("CARMY_TOOL_SETTINGS__MAX_EXECUTION_TIME_MS", "0")]),
+        error(
+            &["serve"],
+            &[("CARMY_TOOL_SETTINGS__MAX_EXECUTION_TIME_MS", "0")]
+        ),
         "CARMY_TOOL_SETTINGS__MAX_EXECUTION_TIME_MS: tool_settings.max_execution_time_ms = \"0\": \
          at least 1"
     );
