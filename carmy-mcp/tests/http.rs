@@ -1269,3 +1269,112 @@ async fn an_address_over_its_rate_limit_gets_429_with_retry_after_before_anythin
     assert_eq!(exchange_from(home, &served, &with_token).await.status, 200);
     served.shutdown().await;
 }
+
+#[tokio::test]
+async fn cors_answers_an_allowed_origin_s_preflight_and_nothing_to_a_foreign_one() {
+    let served = serve(|http| {
+        http.stateless(true)
+            .allowed_origins(["https://inspector.example"])
+    })
+    .await;
+    let preflight = |origin: &'static str| {
+        let addr = served.addr;
+        async move {
+            exchange(
+                addr,
+                "OPTIONS",
+                "/mcp",
+                &[
+                    ("Origin", origin),
+                    ("Access-Control-Request-Method", "POST"),
+                    (
+                        "Access-Control-Request-Headers",
+                        "authorization, content-type, mcp-protocol-version, mcp-session-id",
+                    ),
+                ],
+                "",
+            )
+            .await
+        }
+    };
+    let allowed = preflight("https://inspector.example").await;
+    assert_eq!(allowed.status, 200, "{:?}", allowed.headers);
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some("https://inspector.example")
+    );
+    let methods = allowed.header("access-control-allow-methods").unwrap();
+    assert!(
+        methods.contains("POST") && methods.contains("DELETE"),
+        "{methods}"
+    );
+    let headers = allowed.header("access-control-allow-headers").unwrap();
+    for name in [
+        "authorization",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+    ] {
+        assert!(headers.contains(name), "{name} not in {headers}");
+    }
+    assert_eq!(allowed.header("access-control-allow-credentials"), None);
+    assert_eq!(served.order_runs.load(Ordering::SeqCst), 0);
+
+    let foreign = preflight("https://evil.example").await;
+    assert_eq!(foreign.header("access-control-allow-origin"), None);
+
+    // The answer itself: readable by the allowed page, with the headers it may read.
+    let alice = bearer(ALICE);
+    let body = call_body(
+        1,
+        "place_order",
+        json!({ "sku": "MOUSE-1", "quantity": 1 }),
+        None,
+    );
+    let headers = [
+        ("Origin", "https://inspector.example"),
+        ("Authorization", alice.as_str()),
+    ];
+    let answer = exchange(served.addr, "POST", "/mcp", &headers, &body).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(
+        answer.header("access-control-allow-origin"),
+        Some("https://inspector.example")
+    );
+    let exposed = answer.header("access-control-expose-headers").unwrap();
+    assert!(exposed.contains("mcp-session-id") && exposed.contains("www-authenticate"));
+    // A foreign page's request is still refused, CORS or not.
+    let headers = [
+        ("Origin", "https://evil.example"),
+        ("Authorization", alice.as_str()),
+    ];
+    let refused = exchange(served.addr, "POST", "/mcp", &headers, &body).await;
+    assert_eq!(refused.status, 403);
+    assert_eq!(refused.header("access-control-allow-origin"), None);
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn cors_credentials_only_where_configured_and_cors_can_be_off() {
+    let origin = [
+        ("Origin", "http://localhost:6274"),
+        ("Access-Control-Request-Method", "POST"),
+    ];
+    let served = serve(|http| http.cors_credentials(true)).await;
+    let answer = exchange(served.addr, "OPTIONS", "/mcp", &origin, "").await;
+    assert_eq!(
+        answer.header("access-control-allow-credentials"),
+        Some("true")
+    );
+    assert_eq!(
+        answer.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    served.shutdown().await;
+
+    let served = serve(|http| http.cors(false)).await;
+    let answer = exchange(served.addr, "OPTIONS", "/mcp", &origin, "").await;
+    assert_eq!(answer.header("access-control-allow-origin"), None);
+    served.shutdown().await;
+}

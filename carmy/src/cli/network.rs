@@ -242,7 +242,11 @@ pub(super) async fn http(server: McpServer, settings: &Settings) -> ExitCode {
         .max_connections(limits.max_connections)
         .header_read_timeout(millis(limits.header_read_timeout_ms))
         .grace_period(millis(limits.grace_period_ms))
-        .rate_limit(security.rate_limit.limit());
+        .rate_limit(security.rate_limit.limit())
+        .cors(security.cors);
+    if security.cors && security.cors_allow_credentials {
+        server = server.cors_credentials(true);
+    }
     if !security.allowed_hosts.is_empty() {
         server = server.allowed_hosts(security.allowed_hosts.iter().cloned());
     }

@@ -9,7 +9,9 @@
 //! connections, `refusal.rs` the answers given before rmcp.
 
 mod body;
+mod checks;
 mod connections;
+mod cors;
 mod guard;
 mod params;
 mod rate;
@@ -109,6 +111,13 @@ pub struct HttpServer {
     connections: ConnectionLimits,
     legacy_sse: bool,
     rate_limit: RateLimit,
+    cors: Option<Cors>,
+}
+
+/// Whether browsers of the allowed origins are answered CORS, and with credentials.
+#[derive(Clone, Copy, Debug)]
+struct Cors {
+    credentials: bool,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -127,6 +136,7 @@ impl std::fmt::Debug for HttpServer {
             .field("connections", &self.connections)
             .field("legacy_sse", &self.legacy_sse)
             .field("rate_limit", &self.rate_limit)
+            .field("cors", &self.cors)
             .finish()
     }
 }
@@ -159,6 +169,7 @@ impl HttpServer {
             },
             legacy_sse: false,
             rate_limit: RateLimit::unlimited(),
+            cors: Some(Cors { credentials: false }),
         }
     }
 
@@ -285,6 +296,28 @@ impl HttpServer {
         self
     }
 
+    /// Whether pages of the [allowed origins](Self::allowed_origins) get CORS answers (on by
+    /// default): their preflights are answered, and they may send the MCP headers (sessions,
+    /// revision, `Mcp-Method`, `Mcp-Name`, the tools' `Mcp-Param-*`) and read `Mcp-Session-Id`,
+    /// `Mcp-Protocol-Version`, `WWW-Authenticate` and `Retry-After`. Other origins get no CORS
+    /// headers, and their requests are refused `403` as before. Off: no CORS headers at all.
+    pub fn cors(mut self, enabled: bool) -> Self {
+        self.cors = enabled.then_some(Cors {
+            credentials: self.cors.is_some_and(|cors| cors.credentials),
+        });
+        self
+    }
+
+    /// Whether CORS answers allow credentials (cookies, TLS client certificates:
+    /// `Access-Control-Allow-Credentials: true`); off by default, as bearer tokens need none.
+    /// Turns CORS on.
+    pub fn cors_credentials(mut self, allowed: bool) -> Self {
+        self.cors = Some(Cors {
+            credentials: allowed,
+        });
+        self
+    }
+
     /// Lets [`serve`](Self::serve) run without an authenticator on a non-loopback address, where
     /// anyone who can reach it gets the host context. Off by default.
     pub fn allow_unauthenticated(mut self, allow: bool) -> Self {
@@ -379,6 +412,14 @@ impl HttpServer {
             calls: control.calls.clone(),
             close: control.sessions.clone(),
         });
+        let header_params = params::HeaderParams::of(self.server.runtime.catalog());
+        let cors = self.cors.map(|cors| {
+            let allowed = checks::Allowed {
+                hosts: Vec::new(),
+                origins: self.allowed_origins.clone(),
+            };
+            cors::layer(allowed, header_params.header_names(), cors.credentials)
+        });
         let guard = Arc::new(Guard {
             authenticator: self.authenticator,
             base: self.server.context.clone(),
@@ -388,7 +429,7 @@ impl HttpServer {
             idle_timeout: self.sessions.idle_timeout,
             sessions: (!self.stateless).then_some(sessions),
             calls: control.calls.clone(),
-            header_params: Arc::new(params::HeaderParams::of(self.server.runtime.catalog())),
+            header_params: Arc::new(header_params),
         });
         let draining = control.draining.clone();
         let mut router = Router::new()
@@ -398,9 +439,13 @@ impl HttpServer {
         if let Some(legacy) = legacy {
             router = router.merge(sse::router(legacy));
         }
-        // Outermost: an address over its limit costs nothing more.
+        // An address over its limit costs nothing more than this.
         if let Some(limiter) = rate::AddressLimiter::new(self.rate_limit) {
             router = router.layer(middleware::from_fn_with_state(limiter, rate::limit_request));
+        }
+        // Outermost, so a page reads every answer, a `429` or a `401` included.
+        if let Some(cors) = cors {
+            router = router.layer(cors);
         }
         (router, control)
     }

@@ -42,6 +42,19 @@ impl HeaderParams {
         Self(bound)
     }
 
+    /// The `Mcp-Param-*` header names the tools bind, each once (for CORS to allow them).
+    pub(super) fn header_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .0
+            .values()
+            .flatten()
+            .map(|(_, header)| format!("mcp-param-{}", header.to_ascii_lowercase()))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Whether no tool binds an argument to a header (nothing to check, ever).
     pub(super) fn is_empty(&self) -> bool {
         self.0.is_empty()

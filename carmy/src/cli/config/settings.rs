@@ -109,7 +109,7 @@ impl Default for Server {
 }
 
 /// `[security]`: who may call, and what the host grants.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub(in crate::cli) struct Security {
     /// Bearer tokens for HTTP, one `TOKEN PRINCIPAL [GRANT...]` per line.
@@ -126,6 +126,26 @@ pub(in crate::cli) struct Security {
     pub(in crate::cli) confirm_via_client: bool,
     /// HTTP requests one client address may send (429 past it).
     pub(in crate::cli) rate_limit: Rate,
+    /// CORS answers for pages of the allowed origins.
+    pub(in crate::cli) cors: bool,
+    pub(in crate::cli) cors_allow_credentials: bool,
+}
+
+impl Default for Security {
+    fn default() -> Self {
+        Self {
+            token_file: None,
+            allow_unauthenticated: false,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            principal: None,
+            grants: Vec::new(),
+            confirm_via_client: false,
+            rate_limit: Rate::default(),
+            cors: true,
+            cors_allow_credentials: false,
+        }
+    }
 }
 
 /// `[tool_settings]`: what the runtime applies to every tool that says nothing of its own.
@@ -360,6 +380,16 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "security.allowed_origins",
         "`--allow-origin`",
         "Browser origins accepted (default: pages on a loopback address)",
+    ),
+    key(
+        "security.cors",
+        "",
+        "Answer CORS (preflights, MCP headers allowed and exposed) to pages of the allowed origins",
+    ),
+    key(
+        "security.cors_allow_credentials",
+        "",
+        "Let those pages send credentials (cookies, client certificates); bearer tokens need none",
     ),
     key(
         "security.principal",

@@ -6,7 +6,7 @@
 //! Each stream is one rmcp session, bridged with channels to rmcp's sink-and-stream transport,
 //! so it gets the very handler (lifecycles, confirmation, logging, progress, cancellation) the
 //! other transports get. It sits behind the same protections as streamable HTTP: the `Host`
-//! and `Origin` allow-lists (`checks.rs`, as rmcp has them private), the authenticator, the
+//! and `Origin` allow-lists (`../checks.rs`, as rmcp has them private), the authenticator, the
 //! body limit and request deadline, and the bounds on sessions, shared with streamable HTTP's
 //! (`../sessions.rs`). A session belongs to the principal that opened it: another's `POST` to
 //! it is answered `404`, as an unknown one is. It lives exactly as long as its stream: there
@@ -16,7 +16,6 @@
 //! `open.rs` opens a session and its stream, `deliver.rs` hands a `POST` to it, `table.rs`
 //! holds the open sessions.
 
-mod checks;
 mod deliver;
 mod open;
 mod table;
@@ -30,8 +29,8 @@ use axum::{
 use carmy_core::Context;
 use tokio_util::sync::CancellationToken;
 
-pub(super) use self::checks::Allowed;
 use self::table::Table;
+pub(super) use super::checks::Allowed;
 use super::sessions::Sessions;
 use crate::{net::auth::DynAuthenticator, server::McpServer};
 

@@ -1,11 +1,12 @@
 //! The `Host` and `Origin` checks rmcp applies to streamable HTTP, applied here to the legacy
 //! transport, which rmcp does not serve: the same allow-lists, read the same way (a `host` or
 //! `host:port` entry; an `scheme://host[:port]` origin, `:*` for any port), the same `403`.
+//! CORS answers browsers from the same origin list (`cors.rs`).
 
 use axum::{body::Body, response::Response};
 use http::{HeaderMap, StatusCode, Uri, header, uri::Authority};
 
-/// The allow-lists of [`HttpServer`](super::super::HttpServer).
+/// The allow-lists of [`HttpServer`](super::HttpServer).
 #[derive(Debug)]
 pub(in crate::net::http) struct Allowed {
     /// Empty: every host.
@@ -77,6 +78,14 @@ impl Allowed {
                     Err(_) => normalize(allowed) == name,
                 }
             })
+    }
+
+    /// Whether a request with the `Origin` header `value` may be answered.
+    pub(super) fn allows_origin(&self, value: &[u8]) -> bool {
+        std::str::from_utf8(value)
+            .ok()
+            .and_then(Origin::parse)
+            .is_some_and(|origin| self.origin_allowed(&origin))
     }
 
     fn origin_allowed(&self, origin: &Origin) -> bool {
@@ -164,7 +173,7 @@ mod tests {
     fn allowed() -> Allowed {
         Allowed {
             hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-            origins: super::super::super::LOOPBACK_ORIGINS
+            origins: super::super::LOOPBACK_ORIGINS
                 .iter()
                 .map(|&origin| origin.into())
                 .collect(),
