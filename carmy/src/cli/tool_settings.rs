@@ -47,3 +47,72 @@ pub(super) fn refused_on_built(settings: &Settings) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use carmy_core::{AgentError, Effect, Invocation, NoInput, RateLimit, Tool, ToolSpec};
+
+    use super::*;
+    use crate::cli::config::Rate;
+
+    struct Plain;
+
+    impl Tool for Plain {
+        type Input = NoInput;
+        type Output = ();
+        const SPEC: ToolSpec = ToolSpec::new("plain", Effect::None);
+        async fn run(&self, _: NoInput, _: Invocation) -> Result<(), AgentError> {
+            Ok(())
+        }
+    }
+
+    struct Timed;
+
+    impl Tool for Timed {
+        type Input = NoInput;
+        type Output = ();
+        const SPEC: ToolSpec = ToolSpec::new("timed", Effect::None)
+            .timeout(Duration::from_secs(5))
+            .rate_limit(RateLimit::unlimited());
+        async fn run(&self, _: NoInput, _: Invocation) -> Result<(), AgentError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_settings_reach_the_tools_that_set_nothing_of_their_own() {
+        let settings = ToolSettings {
+            rate_limit: Rate {
+                requests_per_minute: Some(30),
+                burst_size: Some(5),
+            },
+            max_execution_time_ms: Some(1500),
+            allowed_tools: None,
+        };
+        let runtime = apply(Carmy::new().tool(Plain).tool(Timed), &settings)
+            .build()
+            .unwrap();
+        let catalog = runtime.catalog();
+        let plain = catalog.get("plain").unwrap();
+        assert_eq!(plain.timeout(), Duration::from_millis(1500));
+        assert_eq!(plain.rate_limit(), RateLimit::per_minute(30).burst(5));
+        let timed = catalog.get("timed").unwrap();
+        assert_eq!(timed.timeout(), Duration::from_secs(5));
+        assert!(timed.rate_limit().is_unlimited());
+    }
+
+    #[test]
+    fn a_built_runtime_refuses_what_only_a_builder_takes() {
+        let mut settings = Settings::default();
+        assert_eq!(refused_on_built(&settings), None);
+        settings.tool_settings.max_execution_time_ms = Some(10);
+        settings.store = Some("memory".to_owned());
+        let refused = refused_on_built(&settings).unwrap();
+        assert!(
+            refused.starts_with("store, tool_settings.max_execution_time_ms cannot apply"),
+            "{refused}"
+        );
+    }
+}

@@ -14,6 +14,8 @@ use std::{fmt, path::Path};
 use clap::ArgMatches;
 use config::{Config, FileFormat, Value};
 
+#[cfg(test)]
+pub(super) use settings::Rate;
 pub(super) use settings::{LogFormat, Logging, Settings, ToolSettings, Transport};
 pub(super) use show::{print, reference};
 pub(super) use sources::CONFIG_ENV;
