@@ -9,7 +9,16 @@
 //! replicas each count their own calls, so `n` replicas behind a balancer allow up to `n` times
 //! the rate (README, "Rate limits").
 
-use std::{fmt, hash::Hash, num::NonZeroU32, sync::Arc, time::Duration};
+use std::{
+    fmt,
+    hash::Hash,
+    num::NonZeroU32,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
 use governor::{
     Quota, RateLimiter as Governor,
@@ -150,7 +159,8 @@ impl fmt::Display for RateLimit {
 
 /// How many keys a [`RateBuckets`] may hold before the full buckets (those that would allow a
 /// whole burst anyway, so forgetting them changes nothing) are dropped: keeps memory bounded when
-/// callers come and go.
+/// callers come and go. After a pruning, the next waits until the keys left have doubled, so a
+/// flood of live keys costs each check its lookup only, not a sweep.
 const PRUNE_ABOVE: usize = 4096;
 
 /// Token buckets for one [`RateLimit`], one per key (a principal, a client address): the
@@ -168,6 +178,8 @@ const PRUNE_ABOVE: usize = 4096;
 pub struct RateBuckets<K: Hash + Eq + Clone> {
     limit: RateLimit,
     buckets: Governor<K, DefaultKeyedStateStore<K>, DefaultClock>,
+    /// The number of keys past which the next pruning runs.
+    prune_at: AtomicUsize,
 }
 
 impl<K: Hash + Eq + Clone> RateBuckets<K> {
@@ -176,14 +188,18 @@ impl<K: Hash + Eq + Clone> RateBuckets<K> {
         Some(Self {
             buckets: Governor::keyed(limit.quota()?),
             limit,
+            prune_at: AtomicUsize::new(PRUNE_ABOVE),
         })
     }
 
     /// Takes one request from `key`'s bucket, or says how long until it holds one.
     pub fn check(&self, key: &K) -> Result<(), Duration> {
         let checked = self.buckets.check_key(key);
-        if self.buckets.len() > PRUNE_ABOVE {
+        if self.buckets.len() > self.prune_at.load(Ordering::Relaxed) {
             self.buckets.retain_recent();
+            let left = self.buckets.len();
+            self.prune_at
+                .store(left.saturating_mul(2).max(PRUNE_ABOVE), Ordering::Relaxed);
         }
         checked.map_err(|not_until| not_until.wait_time_from(self.buckets.clock().now()))
     }
@@ -254,6 +270,20 @@ mod tests {
         assert!(limiter.check("t", &bob).is_ok());
         assert!(limiter.check("t", &Context::new()).is_ok());
         assert!(limiter.check("t", &Context::new()).is_err());
+    }
+
+    #[test]
+    fn full_buckets_are_forgotten_past_the_bound() {
+        // Each bucket refills within a millisecond of its request.
+        let buckets = RateBuckets::new(RateLimit::per_second(1000)).unwrap();
+        for key in 0..PRUNE_ABOVE {
+            assert!(buckets.check(&key).is_ok());
+        }
+        assert_eq!(buckets.buckets.len(), PRUNE_ABOVE);
+        std::thread::sleep(Duration::from_millis(20));
+        // One key past the bound: the full buckets are dropped, the new one kept.
+        assert!(buckets.check(&usize::MAX).is_ok());
+        assert!(buckets.buckets.len() <= 1, "{}", buckets.buckets.len());
     }
 
     #[test]
