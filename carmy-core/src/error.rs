@@ -466,25 +466,39 @@ impl AgentError {
         .with_details(serde_json::json!({ "tool": tool }))
     }
 
-    /// `RATE_LIMITED`: the caller's bucket for `tool` is empty for `wait` more.
-    pub(crate) fn rate_limited(tool: &str, limit: RateLimit, wait: std::time::Duration) -> Self {
-        // Rounded up: retrying after the figure given must succeed.
-        let wait_ms = wait.as_nanos().div_ceil(1_000_000).max(1);
+    /// `RATE_LIMITED`: `what` ("calls of `search` by this caller", "requests from this
+    /// address") went past `limit`, and the next is accepted after `wait`. Retryable; the
+    /// details say when (`retry_after_ms`, rounded up: retrying then succeeds) and the limit.
+    pub fn rate_limited(what: &str, limit: RateLimit, wait: std::time::Duration) -> Self {
+        let millis = |duration: std::time::Duration| {
+            u64::try_from(duration.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
+        };
+        let wait_ms = millis(wait).max(1);
         Self::new(
             ErrorCategory::Capacity,
             codes::RATE_LIMITED,
-            format!(
-                "too many calls of `{tool}` (its limit is {limit} per caller); nothing ran: retry \
-                 in {wait_ms} ms"
-            ),
+            format!("too many {what} (the limit is {limit}); nothing ran: retry in {wait_ms} ms"),
         )
         .with_details(serde_json::json!({
-            "tool": tool,
-            "retry_after_ms": u64::try_from(wait_ms).unwrap_or(u64::MAX),
+            "retry_after_ms": wait_ms,
             "requests": limit.requests(),
-            "period_ms": limit.period().map(|period| u64::try_from(period.as_millis()).unwrap_or(u64::MAX)),
+            "period_ms": limit.period().map(millis),
             "burst": limit.burst_size(),
         }))
+    }
+
+    /// `RATE_LIMITED` for a call of `tool`: its caller's bucket is empty for `wait` more.
+    pub(crate) fn tool_rate_limited(
+        tool: &str,
+        limit: RateLimit,
+        wait: std::time::Duration,
+    ) -> Self {
+        let mut error =
+            Self::rate_limited(&format!("calls of `{tool}` by this caller"), limit, wait);
+        if let Some(Value::Object(details)) = &mut error.details {
+            details.insert("tool".to_owned(), Value::from(tool));
+        }
+        error
     }
 
     pub(crate) fn capacity(message: impl Into<String>) -> Self {

@@ -233,7 +233,7 @@ impl ToolRateLimiter {
     pub(crate) fn check(&self, tool: &str, context: &Context) -> Result<(), AgentError> {
         self.0
             .check(&context.principal_shared())
-            .map_err(|wait| AgentError::rate_limited(tool, self.0.limit(), wait))
+            .map_err(|wait| AgentError::tool_rate_limited(tool, self.0.limit(), wait))
     }
 }
 

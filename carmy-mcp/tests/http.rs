@@ -143,11 +143,13 @@ async fn exchange(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Exchange {
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    stream
-        .write_all(&request_bytes(addr, method, path, headers, body))
-        .await
-        .expect("send");
+    let stream = TcpStream::connect(addr).await.expect("connect");
+    exchange_on(stream, &request_bytes(addr, method, path, headers, body)).await
+}
+
+/// Sends `request` on `stream` and reads the answer to the end.
+async fn exchange_on(mut stream: TcpStream, request: &[u8]) -> Exchange {
+    stream.write_all(request).await.expect("send");
     let mut raw = Vec::new();
     tokio::time::timeout(PATIENCE, stream.read_to_end(&mut raw))
         .await
@@ -1216,21 +1218,18 @@ async fn exchange_from(source: [u8; 4], served: &Served, headers: &[(&str, &str)
     socket
         .bind(SocketAddr::from((source, 0)))
         .expect("bind the source address");
-    let mut stream = socket.connect(served.addr).await.expect("connect");
+    let stream = socket.connect(served.addr).await.expect("connect");
     let body = call_body(
         1,
         "place_order",
         json!({ "sku": "MOUSE-1", "quantity": 1 }),
         None,
     );
-    let bytes = request_bytes(served.addr, "POST", "/mcp", headers, &body);
-    stream.write_all(&bytes).await.expect("send");
-    let mut raw = Vec::new();
-    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut raw))
-        .await
-        .expect("answered in time")
-        .expect("read");
-    parse(&raw)
+    exchange_on(
+        stream,
+        &request_bytes(served.addr, "POST", "/mcp", headers, &body),
+    )
+    .await
 }
 
 #[tokio::test]

@@ -323,8 +323,8 @@ impl Inner {
         self.run(entry, arguments, call, claimed).await
     }
 
-    /// Capacity, the rate limit, the tool's turn, then the added admissions; every permit is held until the
-    /// run ends.
+    /// Capacity, the rate limit, the tool's turn, then the added admissions; every permit is
+    /// held until the run ends.
     async fn admit(
         &self,
         entry: &ToolEntry,

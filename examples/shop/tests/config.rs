@@ -48,6 +48,16 @@ fn shop(args: &[&str]) -> Command {
     command
 }
 
+/// `shop serve --config CONFIG`, for a file that picks HTTP; `dir` goes with the shop.
+fn serve_http(config: &Path, dir: PathBuf) -> HttpShop {
+    let child = shop(&["serve", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the shop starts");
+    HttpShop::listening(child, dir)
+}
+
 #[test]
 fn serve_takes_its_transport_port_tokens_and_grants_from_the_file() {
     let dir = temp_dir("serve");
@@ -62,12 +72,7 @@ fn serve_takes_its_transport_port_tokens_and_grants_from_the_file() {
         ),
     )
     .expect("the configuration");
-    let child = shop(&["serve", "--config", config.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the shop starts");
-    let shop = HttpShop::listening(child, dir);
+    let shop = serve_http(&config, dir);
     let mut client = shop.client(TOKEN);
     let (status, listed) = client.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
     assert_eq!(status, 200, "{listed}");
@@ -207,12 +212,7 @@ fn the_file_s_rate_limits_hold_per_tool_and_per_address() {
         ),
     )
     .expect("the configuration");
-    let child = shop(&["serve", "--config", config.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the shop starts");
-    let shop = HttpShop::listening(child, dir);
+    let shop = serve_http(&config, dir);
     let mut client = shop.client(TOKEN);
     let get = |client: &mut common::HttpClient, id: u64| {
         client.post(&json!({
@@ -289,12 +289,7 @@ fn a_caller_sees_and_calls_only_the_tools_its_rules_allow() {
         ),
     )
     .expect("the configuration");
-    let child = shop(&["serve", "--config", config.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the shop starts");
-    let shop = HttpShop::listening(child, dir);
+    let shop = serve_http(&config, dir);
     let names = |client: &mut common::HttpClient| {
         let (status, listed) =
             client.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));

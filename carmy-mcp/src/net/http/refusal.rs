@@ -147,27 +147,18 @@ pub(super) fn sessions_full(
 /// `429`: this client address sent more requests than `limit` allows; `Retry-After` says when
 /// the next is accepted (whole seconds, rounded up), and the error's details in milliseconds.
 pub(super) fn rate_limited(limit: RateLimit, wait: Duration) -> Response {
-    let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
-    let message = format!(
-        "too many requests from this address (the limit is {limit}); retry in {wait_ms} ms"
-    );
-    let error = AgentError::new(ErrorCategory::Capacity, codes::RATE_LIMITED, message.clone())
-        .with_details(serde_json::json!({
-            "retry_after_ms": wait_ms,
-            "requests": limit.requests(),
-            "period_ms": limit.period().map(|period| u64::try_from(period.as_millis()).unwrap_or(u64::MAX)),
-            "burst": limit.burst_size(),
-        }));
+    let error = AgentError::rate_limited("requests from this address", limit, wait);
     let mut response = json_rpc(
         StatusCode::TOO_MANY_REQUESTS,
         None,
         CAPACITY,
-        &message,
+        error.message(),
         Some(error.to_envelope()),
     );
+    let seconds = wait.as_nanos().div_ceil(1_000_000_000).max(1);
     response.headers_mut().insert(
         header::RETRY_AFTER,
-        HeaderValue::from(wait_ms.div_ceil(1000).max(1)),
+        HeaderValue::from(u64::try_from(seconds).unwrap_or(u64::MAX)),
     );
     response
 }
