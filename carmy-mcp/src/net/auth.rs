@@ -48,19 +48,53 @@ pub trait Authenticator: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Context, Unauthorized>> + Send;
 }
 
-/// A refused request: answered `401 Unauthorized` with a `WWW-Authenticate` challenge.
+/// A refused request: answered `401 Unauthorized` with a `WWW-Authenticate` challenge (or, as
+/// made, `403` or `503`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unauthorized {
     pub(crate) reason: String,
     pub(crate) challenge: String,
+    pub(crate) status: Refusal,
+}
+
+/// The status a refused request is answered with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// `401`: no credentials, or bad ones.
+    Unauthenticated,
+    /// `403`: good credentials that do not allow this request.
+    Forbidden,
+    /// `503`: the credentials cannot be checked right now.
+    Unavailable,
 }
 
 impl Unauthorized {
-    /// Refuses with `reason` (sent to the client; say nothing secret) and a `Bearer` challenge.
+    /// Refuses with `reason` (sent to the client; say nothing secret) and a `Bearer` challenge:
+    /// `401`.
     pub fn new(reason: impl Into<String>) -> Self {
         Self {
             reason: reason.into(),
             challenge: r#"Bearer realm="mcp""#.into(),
+            status: Refusal::Unauthenticated,
+        }
+    }
+
+    /// Refuses a caller whose credentials are good but do not allow the request: `403`, with
+    /// the [challenge](Self::challenge) saying what would (`error="insufficient_scope"`).
+    pub fn forbidden(reason: impl Into<String>) -> Self {
+        Self {
+            status: Refusal::Forbidden,
+            ..Self::new(reason)
+        }
+    }
+
+    /// Refuses a request whose credentials cannot be checked right now (the authorization
+    /// server is unreachable): `503` with `Retry-After`, so the client retries rather than
+    /// throwing its credentials away.
+    pub fn unavailable(reason: impl Into<String>) -> Self {
+        Self {
+            status: Refusal::Unavailable,
+            ..Self::new(reason)
         }
     }
 

@@ -1,5 +1,5 @@
 //! Network transports: many clients at once. Streamable HTTP (`http/`, behind the `http`
-//! feature, with the legacy HTTP+SSE transport beside it) with its authentication (`auth.rs`)
+//! feature, with the legacy HTTP+SSE transport beside it) with its authentication (`auth.rs`, and OAuth in `oauth/` behind the `oauth` feature)
 //! and the defaults of its limits (`defaults.rs`, in every build), Unix domain sockets
 //! (`unix.rs`), and the graceful shutdown both share (`shutdown.rs`). Each takes an [`McpServer`](crate::McpServer).
 
@@ -8,6 +8,8 @@ mod auth;
 mod defaults;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod shutdown;
 #[cfg(unix)]
 mod unix;
@@ -23,6 +25,8 @@ pub use defaults::{
 pub use http::{
     HEALTH_PATH, HttpError, HttpServer, LOOPBACK_ORIGINS, MCP_PATH, MESSAGES_PATH, SSE_PATH,
 };
+#[cfg(feature = "oauth")]
+pub use oauth::{DEFAULT_KEYS_MAX_AGE, OAuth, OAuthError};
 pub use shutdown::{DEFAULT_GRACE_PERIOD, signal as shutdown_signal};
 #[cfg(unix)]
 pub use unix::UnixSocket;

@@ -43,6 +43,9 @@ pub(super) struct Guard {
     pub(super) calls: CancellationToken,
     /// The tools' header-bound arguments (`Mcp-Param-*`), checked against each call's body.
     pub(super) header_params: Arc<HeaderParams>,
+    /// The tools, for the scopes a call of one needs.
+    #[cfg(feature = "oauth")]
+    pub(super) runtime: carmy_core::Runtime,
 }
 
 pub(super) async fn guard_request(
@@ -116,6 +119,14 @@ pub(super) async fn guard_request(
             {
                 return Err(refusal::header_mismatch(message.id.as_ref(), &reason));
             }
+            #[cfg(feature = "oauth")]
+            if message.tools_call
+                && let Some(step_up) = context.extension::<crate::net::oauth::StepUp>()
+                && let Some((challenge, reason)) =
+                    needs_scope(step_up, &guard.runtime, &message.bytes)
+            {
+                return Err(refusal::insufficient_scope(&challenge, &reason));
+            }
             if opens_session
                 && message.initialize
                 && let Some(sessions) = &guard.sessions
@@ -144,6 +155,28 @@ pub(super) async fn guard_request(
         Expiry::Cancel(deadline),
         activity,
     )
+}
+
+/// For a call of a tool the request's token may not make but another scope would allow, the
+/// challenge asking for that scope (and why): the client gets a token with it and retries.
+#[cfg(feature = "oauth")]
+fn needs_scope(
+    step_up: &crate::net::oauth::StepUp,
+    runtime: &carmy_core::Runtime,
+    body: &[u8],
+) -> Option<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        params: Params<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: std::borrow::Cow<'a, str>,
+    }
+    let call: Call<'_> = serde_json::from_slice(body).ok()?;
+    step_up.challenge(runtime.catalog().get(&call.params.name)?)
 }
 
 /// Whether the request speaks 2026-07-28 or later, whose clients send `Mcp-Param-*` headers.

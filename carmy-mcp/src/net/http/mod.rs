@@ -112,6 +112,8 @@ pub struct HttpServer {
     legacy_sse: bool,
     rate_limit: RateLimit,
     cors: Option<Cors>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<crate::net::oauth::OAuth>,
 }
 
 /// Whether browsers of the allowed origins are answered CORS, and with credentials.
@@ -170,6 +172,8 @@ impl HttpServer {
             legacy_sse: false,
             rate_limit: RateLimit::unlimited(),
             cors: Some(Cors { credentials: false }),
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 
@@ -177,6 +181,17 @@ impl HttpServer {
     /// [`McpServer::context`].
     pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
         self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Authenticates every MCP request with an OAuth access token ([`OAuth`](crate::OAuth)),
+    /// and serves this resource's metadata (RFC 9728) where clients look for it: at
+    /// [`OAuth::metadata_path`](crate::OAuth::metadata_path) and at the root well-known path,
+    /// without authentication. Replaces any [`authenticator`](Self::authenticator).
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, oauth: crate::OAuth) -> Self {
+        self.authenticator = Some(Arc::new(oauth.clone()));
+        self.oauth = Some(oauth);
         self
     }
 
@@ -430,6 +445,8 @@ impl HttpServer {
             sessions: (!self.stateless).then_some(sessions),
             calls: control.calls.clone(),
             header_params: Arc::new(header_params),
+            #[cfg(feature = "oauth")]
+            runtime: self.server.runtime.clone(),
         });
         let draining = control.draining.clone();
         let mut router = Router::new()
@@ -438,6 +455,10 @@ impl HttpServer {
             .route(HEALTH_PATH, get(move || health(draining.clone())));
         if let Some(legacy) = legacy {
             router = router.merge(sse::router(legacy));
+        }
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = self.oauth {
+            router = router.merge(oauth_metadata(&oauth));
         }
         // An address over its limit costs nothing more than this.
         if let Some(limiter) = rate::AddressLimiter::new(self.rate_limit) {
@@ -501,6 +522,31 @@ pub enum HttpError {
     /// The server's task failed.
     #[error("the HTTP server failed: {0}")]
     Task(#[source] tokio::task::JoinError),
+}
+
+/// The protected resource metadata, at the resource's well-known path and (for clients that
+/// look only there) the root one.
+#[cfg(feature = "oauth")]
+fn oauth_metadata(oauth: &crate::OAuth) -> Router {
+    let document = Arc::new(oauth.metadata().to_string());
+    let answer = move || {
+        let document = document.clone();
+        async move {
+            (
+                [
+                    (header::CONTENT_TYPE, "application/json"),
+                    (header::CACHE_CONTROL, "max-age=300"),
+                ],
+                document.as_str().to_owned(),
+            )
+                .into_response()
+        }
+    };
+    let mut router = Router::new().route(crate::net::oauth::METADATA_PATH, get(answer.clone()));
+    if oauth.metadata_path() != crate::net::oauth::METADATA_PATH {
+        router = router.route(oauth.metadata_path(), get(answer));
+    }
+    router
 }
 
 async fn health(draining: Arc<AtomicBool>) -> Response {

@@ -13,7 +13,7 @@ use http::{HeaderValue, StatusCode, header};
 use rmcp::model::RequestId;
 
 use super::sessions::Full;
-use crate::net::auth::Unauthorized;
+use crate::net::auth::{Refusal, Unauthorized};
 
 /// JSON-RPC's "Parse error": the body is not JSON.
 const PARSE_ERROR: i64 = -32700;
@@ -185,21 +185,34 @@ pub(super) fn unknown_session() -> Response {
     response
 }
 
-/// `401` with the authenticator's challenge.
+/// A request the authenticator refused: `401` with its challenge, `403` with its challenge (a
+/// scope is missing), or `503` with `Retry-After` (it cannot check credentials now).
 pub(super) fn unauthorized(refused: &Unauthorized) -> Response {
-    let body = serde_json::json!({ "error": "unauthorized", "reason": refused.reason() });
+    let (status, error) = match refused.status {
+        Refusal::Unauthenticated => (StatusCode::UNAUTHORIZED, "unauthorized"),
+        Refusal::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
+        Refusal::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+    };
+    let body = serde_json::json!({ "error": error, "reason": refused.reason() });
     let mut response = (
-        StatusCode::UNAUTHORIZED,
+        status,
         [(header::CONTENT_TYPE, "application/json")],
         body.to_string(),
     )
         .into_response();
-    if let Ok(challenge) = HeaderValue::from_str(&refused.challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, challenge);
+    let headers = response.headers_mut();
+    if refused.status == Refusal::Unavailable {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    } else if let Ok(challenge) = HeaderValue::from_str(&refused.challenge) {
+        headers.insert(header::WWW_AUTHENTICATE, challenge);
     }
     response
+}
+
+/// `403` for a call its token's scopes do not allow, with the challenge asking for one that does.
+#[cfg(feature = "oauth")]
+pub(super) fn insufficient_scope(challenge: &str, reason: &str) -> Response {
+    unauthorized(&Unauthorized::forbidden(reason).challenge(challenge))
 }
 
 /// `504`: the request's deadline passed before its answer started.
