@@ -253,9 +253,23 @@ pub(super) async fn http(server: McpServer, settings: &Settings) -> ExitCode {
     if !security.allowed_origins.is_empty() {
         server = server.allowed_origins(security.allowed_origins.iter().cloned());
     }
-    match tokens {
-        Some(tokens) => server = server.authenticator(tokens),
-        None => eprintln!("warning: no bearer tokens: every caller gets the host context"),
+    // Checked when the configuration loaded; an error here is one it could not see.
+    let oauth = match security.oauth.build(tokens.is_some()) {
+        Ok(oauth) => oauth,
+        Err((key, problem)) => {
+            eprintln!("error: {key}: {problem}");
+            return ExitCode::from(USAGE);
+        }
+    };
+    match (tokens, oauth) {
+        (Some(tokens), _) => server = server.authenticator(tokens),
+        #[cfg(feature = "oauth")]
+        (None, Some(oauth)) => server = server.oauth(oauth),
+        #[cfg(not(feature = "oauth"))]
+        (None, Some(never)) => match never {},
+        (None, None) => {
+            eprintln!("warning: no bearer tokens: every caller gets the host context")
+        }
     }
     if let Ok(local) = listener.local_addr() {
         announce(&format!("listening on http://{local}/mcp"));

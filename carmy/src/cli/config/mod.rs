@@ -5,6 +5,7 @@
 //! where it was written (the file and line, the variable, the flag), before anything starts.
 
 mod locate;
+mod oauth;
 mod settings;
 mod show;
 mod sources;
@@ -164,7 +165,8 @@ fn describe(merged: &Merged, file: Option<&File>, key: &str, problem: &str) -> S
     };
     match value {
         Some(value) => format!("{place}: {key} = {}: {problem}", shown(key, value)),
-        None => format!("{place}: {key}: {problem}"),
+        // Unset: there is no place to name.
+        None => format!("{key}: {problem}"),
     }
 }
 
@@ -274,6 +276,13 @@ fn validate(settings: &Settings, merged: &Merged, file: Option<&File>) -> Result
     {
         let key = "tool_settings.allowed_tools";
         return Err(ConfigError(describe(merged, file, key, &error.to_string())));
+    }
+    if let Err((key, problem)) = settings
+        .security
+        .oauth
+        .build(settings.security.token_file.is_some())
+    {
+        return Err(ConfigError(describe(merged, file, key, &problem)));
     }
     if settings.tool_settings.max_execution_time_ms == Some(0) {
         let key = "tool_settings.max_execution_time_ms";

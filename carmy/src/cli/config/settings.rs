@@ -129,6 +129,24 @@ pub(in crate::cli) struct Security {
     /// CORS answers for pages of the allowed origins.
     pub(in crate::cli) cors: bool,
     pub(in crate::cli) cors_allow_credentials: bool,
+    /// OAuth access tokens on HTTP, instead of a token file.
+    pub(in crate::cli) oauth: OAuth,
+}
+
+/// `[security.oauth]`: an OAuth 2.1 resource server, on when `issuer` is set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(in crate::cli) struct OAuth {
+    pub(in crate::cli) issuer: Option<String>,
+    /// This server's MCP endpoint as clients reach it; the tokens' audience.
+    pub(in crate::cli) resource: Option<String>,
+    /// The audience tokens name, when not the resource URL.
+    pub(in crate::cli) audience: Option<String>,
+    /// The issuer's JWKS; unset: found in its metadata.
+    pub(in crate::cli) jwks_uri: Option<String>,
+    pub(in crate::cli) required_scopes: Vec<String>,
+    /// `SCOPE GIVES...`, a token-file line's shape: grants and `allow:` rules.
+    pub(in crate::cli) scopes: Vec<String>,
 }
 
 impl Default for Security {
@@ -144,6 +162,7 @@ impl Default for Security {
             rate_limit: Rate::default(),
             cors: true,
             cors_allow_credentials: false,
+            oauth: OAuth::default(),
         }
     }
 }
@@ -390,6 +409,36 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "security.cors_allow_credentials",
         "",
         "Let those pages send credentials (cookies, client certificates); bearer tokens need none",
+    ),
+    key(
+        "security.oauth.issuer",
+        "",
+        "Accept OAuth access tokens (JWT) of this authorization server on HTTP, instead of a token file",
+    ),
+    key(
+        "security.oauth.resource",
+        "",
+        "This server's MCP endpoint as clients reach it (`https://mcp.example.com/mcp`): the tokens' audience, published at `/.well-known/oauth-protected-resource`",
+    ),
+    key(
+        "security.oauth.audience",
+        "",
+        "The audience tokens must name, when the issuer uses another than the resource URL",
+    ),
+    key(
+        "security.oauth.jwks_uri",
+        "",
+        "The issuer's keys (default: found in its metadata)",
+    ),
+    list(
+        "security.oauth.required_scopes",
+        "",
+        "Scopes every token needs (`403 insufficient_scope` without)",
+    ),
+    list(
+        "security.oauth.scopes",
+        "",
+        "What each scope gives, `SCOPE GRANT...` like a token-file line: `\"shop:read allow:effect:read\"`",
     ),
     key(
         "security.principal",

@@ -494,3 +494,97 @@ fn rate_limits_are_read_from_nested_tables_and_a_zero_is_refused_where_written()
          at least 1"
     );
 }
+
+#[test]
+fn oauth_settings_are_checked_where_written() {
+    let good = file(
+        "oauth.toml",
+        "[security.oauth]\nissuer = \"https://auth.example.com\"\n\
+         resource = \"https://mcp.example.com/mcp\"\n\
+         scopes = [\"shop:read allow:effect:read\", \"shop:orders allow:place_order\"]\n",
+    );
+    let settings = load_with(&["serve", "--config", &good], &[]);
+    #[cfg(feature = "oauth")]
+    {
+        let settings = settings.expect("loads").settings;
+        let oauth = settings
+            .security
+            .oauth
+            .build(false)
+            .expect("builds")
+            .expect("on");
+        assert_eq!(oauth.resource(), "https://mcp.example.com/mcp");
+        assert_eq!(
+            oauth.metadata()["scopes_supported"],
+            serde_json::json!(["shop:read", "shop:orders"])
+        );
+        let plain = file(
+            "plain.toml",
+            "[security.oauth]\nissuer = \"http://auth.example.com\"\nresource = \"https://x/mcp\"\n",
+        );
+        assert_eq!(
+            error(&["serve", "--config", &plain], &[]),
+            format!(
+                "{plain}:2: security.oauth.issuer = \"http://auth.example.com\": issuer \
+                 `http://auth.example.com`: plain http is accepted for loopback hosts only"
+            )
+        );
+        let rule = file(
+            "rule.toml",
+            "[security.oauth]\nissuer = \"https://a.example\"\nresource = \"https://x/mcp\"\n\
+             scopes = [\"x allow:effect:any\"]\n",
+        );
+        assert!(
+            error(&["serve", "--config", &rule], &[]).starts_with(&format!(
+                "{rule}:4: security.oauth.scopes = [\"x allow:effect:any\"]: scope `x`: access \
+                 rule `effect:any`"
+            ))
+        );
+    }
+    #[cfg(not(feature = "oauth"))]
+    assert!(settings.is_err(), "refused without the feature");
+
+    let lone = file(
+        "lone.toml",
+        "[security.oauth]\nresource = \"https://x/mcp\"\n",
+    );
+    assert_eq!(
+        error(&["serve", "--config", &lone], &[]),
+        format!(
+            "{lone}:2: security.oauth.resource = \"https://x/mcp\": set without \
+             `security.oauth.issuer`"
+        )
+    );
+    assert_eq!(
+        error(
+            &["serve"],
+            &[("CARMY_SECURITY__OAUTH__ISSUER", "https://auth.example.com")]
+        ),
+        "security.oauth.resource: required with `security.oauth.issuer`: this server's MCP \
+         endpoint as clients reach it"
+    );
+    let both = file(
+        "both.toml",
+        "[security]\ntoken_file = \"/dev/null\"\n[security.oauth]\n\
+         issuer = \"https://a.example\"\nresource = \"https://x/mcp\"\n",
+    );
+    assert_eq!(
+        error(&["serve", "--config", &both], &[]),
+        format!(
+            "{both}:4: security.oauth.issuer = \"https://a.example\": `security.token_file` is \
+             set too: callers authenticate with one or the other"
+        )
+    );
+    let bare = file(
+        "bare.toml",
+        "[security.oauth]\nissuer = \"https://a.example\"\nresource = \"https://x/mcp\"\n\
+         scopes = [\"solo\"]\n",
+    );
+    assert_eq!(
+        error(&["serve", "--config", &bare], &[]),
+        format!(
+            "{bare}:4: security.oauth.scopes = [\"solo\"]: \"solo\": expected `SCOPE GRANT...` \
+             (what the scope gives)"
+        )
+    );
+}
