@@ -246,6 +246,10 @@ pub(in crate::cli) enum LogFormat {
     Full,
     /// The same, shorter: span names without their fields.
     Compact,
+    /// Over several lines, for reading at a terminal.
+    Pretty,
+    /// One JSON object per line, for log collectors.
+    Json,
 }
 
 /// The shape of a key's value, for the environment (lists are comma-separated there).
@@ -478,8 +482,8 @@ pub(in crate::cli) const KEYS: &[Key] = &[
     choice(
         "logging.format",
         "",
-        "`full` or `compact`",
-        &["full", "compact"],
+        "`full`, `compact`, `pretty` (several lines an event) or `json` (an object a line)",
+        &["full", "compact", "pretty", "json"],
     ),
     key(
         "logging.file",

@@ -7,10 +7,17 @@
 //! crate it comes from, goes through two guards here:
 //! - [`CappedFields`] formats each field (the message included) into at most [`FIELD_BYTES`],
 //!   stopping the field's formatting there, so a huge value costs nothing past the cap;
-//! - [`SafeLine`] escapes the control characters of the formatted line (`\n` becomes the two
-//!   characters `\` `n`; so do the Unicode line separators and bidirectional overrides, which
-//!   some viewers honour) and cuts it at [`LINE_BYTES`]. The one newline of a log line is the
-//!   one it ends with.
+//!   and escapes their control characters (`\n` becomes the two characters `\` `n`; so do the
+//!   Unicode line separators and bidirectional overrides, which some viewers honour);
+//! - [`SafeLine`] escapes them in the whole formatted line as well and cuts it at [`LINE_BYTES`].
+//!   The one newline of a log line is the one it ends with.
+//!
+//! `pretty` (`pretty.rs`) lays an event over several lines of its own, its values cut and
+//! escaped the same way, so no value can add a line there either; `json` (`json.rs`) writes one
+//! JSON object per line, its fields cut the same way.
+
+mod json;
+mod pretty;
 
 use std::fmt::{self, Write as _};
 
@@ -63,6 +70,10 @@ pub(super) fn init(settings: &Logging) -> Result<(), String> {
         LogFormat::Compact => lines
             .event_format(SafeLine(format::format().compact()))
             .boxed(),
+        LogFormat::Pretty => lines
+            .event_format(pretty::PrettyLines { with_time: true })
+            .boxed(),
+        LogFormat::Json => lines.event_format(json::JsonLine).boxed(),
     };
     let registry = tracing_subscriber::registry().with(lines.with_filter(filter));
     let registry = registry.with(carmy_mcp::ClientLogLayer.with_filter(for_clients()));
@@ -108,7 +119,7 @@ fn for_clients<S>() -> impl tracing_subscriber::layer::Filter<S> {
 }
 
 /// Formats fields as `tracing_subscriber`'s default does (`message name=value ...`), each cut
-/// at [`FIELD_BYTES`].
+/// at [`FIELD_BYTES`] and its control characters escaped.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct CappedFields;
 
@@ -152,7 +163,7 @@ impl CappedVisitor<'_> {
             return;
         }
         let mut capped = Capped {
-            out: &mut self.writer,
+            out: &mut Escaping(&mut self.writer),
             left: FIELD_BYTES,
             cut: false,
         };
@@ -181,6 +192,41 @@ impl Visit for CappedVisitor<'_> {
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         self.field(field, format_args!("{value:?}"));
+    }
+}
+
+/// A writer that escapes the control characters of what it is given (as [`safe_line`] does).
+struct Escaping<'a, W>(&'a mut W);
+
+impl<W: fmt::Write> fmt::Write for Escaping<'_, W> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        let mut plain = 0;
+        for (at, character) in text.char_indices() {
+            if needs_escape(character) {
+                self.0.write_str(&text[plain..at])?;
+                push_escaped(self.0, character)?;
+                plain = at + character.len_utf8();
+            }
+        }
+        self.0.write_str(&text[plain..])
+    }
+}
+
+/// The short escape of a character, if it has one.
+fn escape(character: char) -> Option<&'static str> {
+    match character {
+        '\n' => Some("\\n"),
+        '\r' => Some("\\r"),
+        '\t' => Some("\\t"),
+        _ => None,
+    }
+}
+
+/// Writes `character` escaped.
+fn push_escaped(out: &mut impl fmt::Write, character: char) -> fmt::Result {
+    match escape(character) {
+        Some(short) => out.write_str(short),
+        None => write!(out, "\\u{{{:04x}}}", u32::from(character)),
     }
 }
 
@@ -238,11 +284,8 @@ pub(super) fn safe_line(line: &str) -> String {
     for (at, character) in line.char_indices() {
         let before = safe.len();
         match character {
-            '\n' => safe.push_str("\\n"),
-            '\r' => safe.push_str("\\r"),
-            '\t' => safe.push_str("\\t"),
             c if needs_escape(c) => {
-                let _ = write!(safe, "\\u{{{:04x}}}", u32::from(c));
+                let _ = push_escaped(&mut safe, c);
             }
             c => safe.push(c),
         }
@@ -275,6 +318,14 @@ mod tests {
 
     /// What a subscriber set up like `init`'s wrote while `log` ran.
     fn logged(log: impl FnOnce()) -> String {
+        logged_as(SafeLine(format::format().without_time()), log)
+    }
+
+    /// The same, with the event formatter `format`.
+    fn logged_as<F>(format: F, log: impl FnOnce()) -> String
+    where
+        F: for<'a> FormatEvent<tracing_subscriber::Registry, CappedFields> + Send + Sync + 'static,
+    {
         #[derive(Clone, Default)]
         struct Buffer(Arc<Mutex<Vec<u8>>>);
         impl io::Write for Buffer {
@@ -294,7 +345,7 @@ mod tests {
             .with_ansi(false)
             .without_time()
             .fmt_fields(CappedFields)
-            .event_format(SafeLine(format::format().without_time()))
+            .event_format(format)
             .finish();
         tracing::subscriber::with_default(subscriber, log);
         let bytes = buffer.0.lock().unwrap().clone();
@@ -357,5 +408,55 @@ mod tests {
             out,
             " INFO carmy::cli::logging::tests: served calls=3 tool=\"lookup\"\n"
         );
+    }
+
+    #[test]
+    fn json_lines_are_objects_with_capped_fields() {
+        let huge = "y".repeat(100_000);
+        let out = logged_as(json::JsonLine, || {
+            let span = tracing::info_span!("call", tool = "place_order");
+            span.in_scope(|| {
+                tracing::info!(id = "1\nforged", count = 3_u64, ok = true, "received");
+                tracing::warn!(big = %huge, "cut");
+            });
+        });
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        let first = &lines[0];
+        assert_eq!(first["level"], "INFO");
+        assert_eq!(first["fields"]["message"], "received");
+        assert_eq!(first["fields"]["id"], "1\nforged");
+        assert_eq!(first["fields"]["count"], 3);
+        assert_eq!(first["fields"]["ok"], true);
+        assert_eq!(first["spans"][0]["name"], "call");
+        assert!(
+            first["timestamp"]
+                .as_str()
+                .is_some_and(|at| at.ends_with('Z'))
+        );
+        let big = lines[1]["fields"]["big"].as_str().expect("text");
+        assert!(big.len() <= FIELD_BYTES + '…'.len_utf8() && big.ends_with('…'));
+    }
+
+    #[test]
+    fn pretty_events_span_lines_no_value_can_add() {
+        let id = "1\nforged: admin logged in";
+        let out = logged_as(pretty::PrettyLines { with_time: false }, || {
+            tracing::info!(%id, "received");
+        });
+        assert!(
+            out.starts_with(" INFO carmy::cli::logging::tests: received\n"),
+            "{out}"
+        );
+        assert!(out.lines().count() > 1, "{out}");
+        assert!(
+            out.lines()
+                .all(|line| !line.trim_start().starts_with("forged")),
+            "{out}"
+        );
+        assert!(out.contains("1\\nforged"), "{out}");
     }
 }
