@@ -4,13 +4,9 @@
 use carmy_bench::catalog::{self, SearchInput};
 use carmy_core::{Request, Runtime};
 use divan::{Bencher, black_box};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::tools::{self, Ack};
-
-fn mouse() -> Value {
-    json!({ "query": "mouse" })
-}
+use crate::tools::{self, Ack, mouse};
 
 /// The floor: decode the JSON arguments, call the function, encode the result. This is what
 /// the hand-written rmcp contender does per call.

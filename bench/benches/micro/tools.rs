@@ -47,6 +47,11 @@ pub(crate) fn runtime() -> Runtime {
         .expect("the benchmark catalog builds")
 }
 
+/// The arguments of the benchmarks' `search_products` calls.
+pub(crate) fn mouse() -> serde_json::Value {
+    serde_json::json!({ "query": "mouse" })
+}
+
 /// A current-thread tokio runtime, as cheap a host as there is.
 pub(crate) fn tokio() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
