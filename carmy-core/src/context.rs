@@ -106,8 +106,8 @@ impl Context {
         self
     }
 
-    /// Restricts the tools the caller may see and call to those `access` allows (see
-    /// [`Access`]). Restrictions add up: a tool must be allowed by each, so a narrower list
+    /// Restricts the tools, resources and prompts the caller may see and use to those `access`
+    /// allows (see [`Access`]). Restrictions add up: a tool must be allowed by each, so a narrower list
     /// added later (a token's) never widens an earlier one (the server's).
     #[must_use]
     pub fn with_access(mut self, access: Access) -> Self {
@@ -121,9 +121,40 @@ impl Context {
         self.host.access.iter().all(|access| access.allows(tool))
     }
 
+    /// Whether the caller may see and read the resource at `uri` (or the template `uri`).
+    pub fn allows_resource(&self, uri: &str) -> bool {
+        self.host
+            .access
+            .iter()
+            .all(|access| access.allows_resource(uri))
+    }
+
+    /// Whether the caller may see and get the prompt named `name`.
+    pub fn allows_prompt(&self, name: &str) -> bool {
+        self.host
+            .access
+            .iter()
+            .all(|access| access.allows_prompt(name))
+    }
+
     /// Whether any [`Access`] restriction applies.
     pub fn is_restricted(&self) -> bool {
         !self.host.access.is_empty()
+    }
+
+    /// Whether an [`Access`] restriction holds the caller to some tools.
+    pub fn restricts_tools(&self) -> bool {
+        self.host.access.iter().any(Access::restricts_tools)
+    }
+
+    /// Whether an [`Access`] restriction holds the caller to some resources.
+    pub fn restricts_resources(&self) -> bool {
+        self.host.access.iter().any(Access::restricts_resources)
+    }
+
+    /// Whether an [`Access`] restriction holds the caller to some prompts.
+    pub fn restricts_prompts(&self) -> bool {
+        self.host.access.iter().any(Access::restricts_prompts)
     }
 
     /// Attaches a typed value (an authenticated user record, a tenant id...), one per type.

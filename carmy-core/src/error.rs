@@ -91,6 +91,10 @@ pub mod codes {
     /// The caller may not call this tool: the host's access rules leave it out (it is not
     /// listed to the caller either).
     pub const TOOL_NOT_ALLOWED: &str = "TOOL_NOT_ALLOWED";
+    /// The caller may not read this resource: the host's access rules leave it out.
+    pub const RESOURCE_NOT_ALLOWED: &str = "RESOURCE_NOT_ALLOWED";
+    /// The caller may not get this prompt: the host's access rules leave it out.
+    pub const PROMPT_NOT_ALLOWED: &str = "PROMPT_NOT_ALLOWED";
     /// The caller made more calls of the tool than its rate limit allows; nothing ran. Retryable
     /// after `details.retry_after_ms`.
     pub const RATE_LIMITED: &str = "RATE_LIMITED";
@@ -464,6 +468,24 @@ impl AgentError {
             format!("this caller may not call `{tool}`; it did not run"),
         )
         .with_details(serde_json::json!({ "tool": tool }))
+    }
+
+    /// `RESOURCE_NOT_ALLOWED`: the context's access rules leave `uri` out (given cut short).
+    pub(crate) fn resource_not_allowed(uri: &str) -> Self {
+        Self::permission(
+            codes::RESOURCE_NOT_ALLOWED,
+            format!("this caller may not read `{uri}`"),
+        )
+        .with_details(serde_json::json!({ "uri": uri }))
+    }
+
+    /// `PROMPT_NOT_ALLOWED`: the context's access rules leave `prompt` out (given cut short).
+    pub(crate) fn prompt_not_allowed(prompt: &str) -> Self {
+        Self::permission(
+            codes::PROMPT_NOT_ALLOWED,
+            format!("this caller may not get the prompt `{prompt}`"),
+        )
+        .with_details(serde_json::json!({ "prompt": prompt }))
     }
 
     /// `RATE_LIMITED`: `what` ("calls of `search` by this caller", "requests from this

@@ -1,5 +1,7 @@
 //! Access rules: a call of a tool the context's rules leave out is refused with
-//! `TOOL_NOT_ALLOWED` before anything else is looked at, recorded, and never runs.
+//! `TOOL_NOT_ALLOWED` before anything else is looked at, recorded, and never runs; so are reads
+//! of resources and renders of prompts (`RESOURCE_NOT_ALLOWED`, `PROMPT_NOT_ALLOWED`), and
+//! their completions.
 
 mod common;
 
@@ -88,4 +90,165 @@ async fn an_unknown_tool_is_still_not_found() {
     let runtime = Shop::new().carmy().build().unwrap();
     let outcome = runtime.execute(order("nope", reader())).await;
     assert_eq!(outcome.unwrap_error_code(), "TOOL_NOT_FOUND");
+}
+
+mod resources_and_prompts {
+    use carmy_core::{
+        AgentError, Carmy, CompleteRequest, CompletionTarget, Context, ExecutionStatus, Invocation,
+        Prompt, PromptSpec, ReadRequest, RenderRequest, Resource, ResourceSpec, Runtime,
+    };
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use std::sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    };
+
+    /// How many times a resource was read, or a prompt rendered.
+    #[derive(Clone, Default)]
+    struct Runs(Arc<AtomicUsize>);
+
+    impl Runs {
+        fn count(&self) -> usize {
+            self.0.load(Ordering::SeqCst)
+        }
+
+        fn one(&self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct OrderRef {
+        id: String,
+    }
+
+    struct Order(Runs);
+    impl Resource for Order {
+        type Input = OrderRef;
+        type Output = String;
+        const SPEC: ResourceSpec = ResourceSpec::new("order", "shop://orders/{id}");
+        async fn read(&self, input: OrderRef, _: Invocation) -> Result<String, AgentError> {
+            self.0.one();
+            Ok(input.id)
+        }
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct Nothing {}
+
+    struct Policy;
+    impl Resource for Policy {
+        type Input = Nothing;
+        type Output = String;
+        const SPEC: ResourceSpec = ResourceSpec::new("returns", "docs://policies/returns");
+        async fn read(&self, _: Nothing, _: Invocation) -> Result<String, AgentError> {
+            Ok("30 days".into())
+        }
+    }
+
+    struct Greeting(Runs);
+    impl Prompt for Greeting {
+        type Input = Nothing;
+        type Output = String;
+        const SPEC: PromptSpec = PromptSpec::new("support_greeting");
+        async fn render(&self, _: Nothing, _: Invocation) -> Result<String, AgentError> {
+            self.0.one();
+            Ok("Hello".into())
+        }
+    }
+
+    struct Pitch(Runs);
+    impl Prompt for Pitch {
+        type Input = Nothing;
+        type Output = String;
+        const SPEC: PromptSpec = PromptSpec::new("sales_pitch");
+        async fn render(&self, _: Nothing, _: Invocation) -> Result<String, AgentError> {
+            self.0.one();
+            Ok("Buy".into())
+        }
+    }
+
+    /// The catalog, and the runs of its order resource and of its prompts.
+    fn runtime() -> (Runtime, Runs, Runs) {
+        let (reads, renders) = (Runs::default(), Runs::default());
+        let runtime = Carmy::new()
+            .resource(Order(reads.clone()))
+            .resource(Policy)
+            .prompt(Greeting(renders.clone()))
+            .prompt(Pitch(renders.clone()))
+            .build()
+            .expect("catalog");
+        (runtime, reads, renders)
+    }
+
+    fn support() -> Context {
+        Context::new()
+            .with_principal("support")
+            .with_access("resource:docs://*, prompt:support_*".parse().unwrap())
+    }
+
+    #[tokio::test]
+    async fn reads_and_renders_outside_the_rules_are_refused_recorded_and_never_run() {
+        let (runtime, reads, renders) = runtime();
+        let read = |uri: &str, context: Context| ReadRequest::new(uri).context(context);
+        let refused = runtime.read(read("shop://orders/1", support())).await;
+        assert_eq!(refused.status, ExecutionStatus::Rejected);
+        let error = refused.error().unwrap();
+        assert_eq!(error.code(), "RESOURCE_NOT_ALLOWED");
+        assert_eq!(error.category(), carmy_core::ErrorCategory::Permission);
+        assert_eq!(error.details().unwrap()["uri"], "shop://orders/1");
+        assert_eq!(reads.count(), 0);
+        let record = runtime.execution(&refused.execution_id).expect("recorded");
+        assert_eq!(record.error_code.as_deref(), Some("RESOURCE_NOT_ALLOWED"));
+        // Whether a URI exists is not told: one that names nothing is refused the same way.
+        assert_eq!(
+            runtime
+                .read(read("shop://nothing", support()))
+                .await
+                .unwrap_error_code(),
+            "RESOURCE_NOT_ALLOWED"
+        );
+        let allowed = runtime
+            .read(read("docs://policies/returns", support()))
+            .await;
+        assert_eq!(allowed.status, ExecutionStatus::Succeeded);
+
+        let render = |name: &str| RenderRequest::new(name).context(support());
+        let refused = runtime.render(render("sales_pitch")).await;
+        assert_eq!(refused.unwrap_error_code(), "PROMPT_NOT_ALLOWED");
+        assert_eq!(renders.count(), 0);
+        let allowed = runtime.render(render("support_greeting")).await;
+        assert_eq!(allowed.status, ExecutionStatus::Succeeded);
+        assert_eq!(renders.count(), 1);
+
+        // Nor are their arguments completed for this caller.
+        let complete = |target| CompleteRequest::new(target, "id", "ord").context(support());
+        let refused = runtime
+            .complete(complete(CompletionTarget::Resource(
+                "shop://orders/{id}".into(),
+            )))
+            .await;
+        assert_eq!(refused.unwrap_error_code(), "RESOURCE_NOT_ALLOWED");
+        let refused = runtime
+            .complete(complete(CompletionTarget::Prompt("sales_pitch".into())))
+            .await;
+        assert_eq!(refused.unwrap_error_code(), "PROMPT_NOT_ALLOWED");
+    }
+
+    #[tokio::test]
+    async fn tool_rules_leave_resources_and_prompts_alone() {
+        let (runtime, reads, renders) = runtime();
+        let reader = Context::new().with_access("effect:read".parse().unwrap());
+        assert!(reader.restricts_tools() && !reader.restricts_resources());
+        let read = runtime
+            .read(ReadRequest::new("shop://orders/7").context(reader.clone()))
+            .await;
+        assert_eq!(read.status, ExecutionStatus::Succeeded);
+        let rendered = runtime
+            .render(RenderRequest::new("sales_pitch").context(reader))
+            .await;
+        assert_eq!(rendered.status, ExecutionStatus::Succeeded);
+        assert_eq!((reads.count(), renders.count()), (1, 1));
+    }
 }

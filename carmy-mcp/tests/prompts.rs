@@ -159,3 +159,29 @@ async fn a_missing_argument_or_an_unknown_prompt_is_invalid_params() {
         client.cancel().await.expect("close");
     }
 }
+
+#[tokio::test]
+async fn a_caller_held_to_other_prompts_sees_none_and_is_refused() {
+    for lifecycle in LIFECYCLES {
+        let runtime: Runtime = Carmy::new().prompt(ReviewOrder).build().expect("catalog");
+        let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+        let (read, write) = tokio::io::split(server_io);
+        let access = "prompt:support_*".parse().expect("rules");
+        let server =
+            McpServer::new(runtime).context(carmy_core::Context::new().with_access(access));
+        tokio::spawn(server.serve_io(read, write));
+        let client = connect(lifecycle, client_io).await.0;
+        let listed = client.list_prompts(None).await.expect("list");
+        assert!(listed.prompts.is_empty(), "{lifecycle:?}: {listed:?}");
+        let error = client
+            .get_prompt(get(json!({ "order_id": "ord-1" })))
+            .await
+            .expect_err("refused");
+        let rmcp::ServiceError::McpError(error) = error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS, "{lifecycle:?}");
+        assert_eq!(error.data.unwrap()["error"]["code"], "PROMPT_NOT_ALLOWED");
+        client.cancel().await.expect("close");
+    }
+}

@@ -221,6 +221,43 @@ async fn errors_follow_the_negotiated_version() {
 }
 
 #[tokio::test]
+async fn a_caller_held_to_some_resources_sees_and_reads_only_those() {
+    for lifecycle in LIFECYCLES {
+        let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+        let (read_half, write_half) = tokio::io::split(server_io);
+        let access = "resource:shop://photos/*".parse().expect("rules");
+        let server =
+            McpServer::new(runtime()).context(carmy_core::Context::new().with_access(access));
+        tokio::spawn(server.serve_io(read_half, write_half));
+        let client = connect(lifecycle, client_io).await.0;
+        let resources = client.list_resources(None).await.expect("list");
+        assert!(
+            resources.resources.is_empty(),
+            "{lifecycle:?}: {resources:?}"
+        );
+        let templates = client
+            .list_resource_templates(None)
+            .await
+            .expect("templates");
+        assert_eq!(templates.resource_templates.len(), 1, "{lifecycle:?}");
+        let error = client
+            .read_resource(read("shop://policies/returns"))
+            .await
+            .expect_err("refused");
+        let rmcp::ServiceError::McpError(error) = error else {
+            panic!("{lifecycle:?}: {error:?}");
+        };
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS, "{lifecycle:?}");
+        assert_eq!(error.data.unwrap()["error"]["code"], "RESOURCE_NOT_ALLOWED");
+        client
+            .read_resource(read("shop://photos/sku-001"))
+            .await
+            .expect("an allowed read");
+        client.cancel().await.expect("close");
+    }
+}
+
+#[tokio::test]
 async fn long_lists_are_paged_in_catalog_order() {
     for lifecycle in LIFECYCLES {
         let runtime = with_docs(Carmy::new()).build().expect("valid catalog");

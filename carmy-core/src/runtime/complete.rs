@@ -119,6 +119,25 @@ impl Inner {
         begun: &Begun,
         request: &CompleteRequest,
     ) -> Ending<'_, Completions> {
+        // A prompt or template the caller may not use is not completed for it either.
+        let allowed = match &request.target {
+            CompletionTarget::Prompt(name) => request.context.allows_prompt(name),
+            CompletionTarget::Resource(template) => request.context.allows_resource(template),
+        };
+        if !allowed {
+            let named = excerpt(&begun.named, MAX_TOOL_NAME_LEN);
+            let error = match &request.target {
+                CompletionTarget::Prompt(_) => AgentError::prompt_not_allowed(&named),
+                CompletionTarget::Resource(_) => AgentError::resource_not_allowed(&named),
+            };
+            return Ending {
+                target: None,
+                status: ExecutionStatus::Rejected,
+                result: Err(error),
+                kind: OutcomeKind::Result,
+                running: None,
+            };
+        }
         // Resolve.
         let found = match &request.target {
             CompletionTarget::Prompt(name) => self.catalog.prompt(name).map(|prompt| {

@@ -137,6 +137,20 @@ impl Inner {
         context: &Context,
         cancellation: &CancellationToken,
     ) -> Ending<'_, Contents> {
+        // Refused before anything is resolved: whether it exists is none of this caller's
+        // business.
+        if !context.allows_resource(&begun.named) {
+            return Ending {
+                target: None,
+                status: ExecutionStatus::Rejected,
+                result: Err(AgentError::resource_not_allowed(&excerpt(
+                    &begun.named,
+                    MAX_URI_ECHO,
+                ))),
+                kind: OutcomeKind::Result,
+                running: None,
+            };
+        }
         // Resolve.
         let Some((entry, bound)) = self.catalog.resolve_resource(&begun.named) else {
             if let Some(provider) = self.catalog.resolve_provider(&begun.named) {

@@ -136,6 +136,20 @@ impl Inner {
         cancellation: &CancellationToken,
         asking: Option<Asking>,
     ) -> Ending<'_, Messages> {
+        // Refused before anything is resolved: whether it exists is none of this caller's
+        // business.
+        if !context.allows_prompt(&begun.named) {
+            return Ending {
+                target: None,
+                status: ExecutionStatus::Rejected,
+                result: Err(AgentError::prompt_not_allowed(&excerpt(
+                    &begun.named,
+                    MAX_TOOL_NAME_LEN,
+                ))),
+                kind: OutcomeKind::Result,
+                running: None,
+            };
+        }
         // Resolve.
         let Some(entry) = self.catalog.prompt(&begun.named) else {
             return Ending {

@@ -77,7 +77,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = crate::scope::context_of(&self.context, &context);
-        if !caller.is_restricted() {
+        if !caller.restricts_tools() {
             return Ok(self.listing.result());
         }
         // The caller sees only what it may call.
@@ -125,9 +125,9 @@ impl ServerHandler for McpServer {
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        resources::templates(self, request.as_ref())
+        resources::templates(self, request.as_ref(), &context)
     }
 
     async fn read_resource(
@@ -181,9 +181,9 @@ impl ServerHandler for McpServer {
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        prompts::list(self, request.as_ref())
+        prompts::list(self, request.as_ref(), &context)
     }
 
     async fn get_prompt(

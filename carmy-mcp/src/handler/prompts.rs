@@ -19,10 +19,17 @@ use crate::{
 pub(super) fn list(
     server: &McpServer,
     request: Option<&PaginatedRequestParams>,
+    context: &RequestContext<RoleServer>,
 ) -> Result<ListPromptsResult, ErrorData> {
+    let cursor = request.and_then(|request| request.cursor.as_deref());
+    let caller = crate::scope::context_of(&server.context, context);
+    if !caller.restricts_prompts() {
+        return server.prompts.page(cursor);
+    }
+    // The caller sees only what it may get.
     server
         .prompts
-        .page(request.and_then(|request| request.cursor.as_deref()))
+        .page_for(cursor, |name| caller.allows_prompt(name))
 }
 
 pub(super) async fn get(

@@ -22,21 +22,40 @@ pub(super) async fn list(
     request: Option<&PaginatedRequestParams>,
     context: &RequestContext<RoleServer>,
 ) -> Result<ListResourcesResult, ErrorData> {
+    let scope = CallScope::of(&server.context, context);
+    // The caller sees only what it may read.
+    let caller = &scope.context;
+    let visible = caller
+        .restricts_resources()
+        .then_some(|uri: &str| caller.allows_resource(uri));
     if server.runtime.catalog().providers().next().is_none() {
         // Only the catalog's own: computed once.
-        return server.resources.resources(cursor(request));
+        return match visible {
+            None => server.resources.resources(cursor(request)),
+            Some(visible) => server.resources.resources_for(cursor(request), visible),
+        };
     }
     // Providers list what they serve now, stopped as a call would be.
-    let scope = CallScope::of(&server.context, context);
     let provided = server.runtime.list_provided(&scope.cancellation).await;
-    server.resources.resources_with(provided, cursor(request))
+    server
+        .resources
+        .resources_with(provided, cursor(request), |uri| {
+            visible.is_none_or(|visible| visible(uri))
+        })
 }
 
 pub(super) fn templates(
     server: &McpServer,
     request: Option<&PaginatedRequestParams>,
+    context: &RequestContext<RoleServer>,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
-    server.resources.templates(cursor(request))
+    let caller = crate::scope::context_of(&server.context, context);
+    if !caller.restricts_resources() {
+        return server.resources.templates(cursor(request));
+    }
+    server
+        .resources
+        .templates_for(cursor(request), |template| caller.allows_resource(template))
 }
 
 pub(super) async fn read(

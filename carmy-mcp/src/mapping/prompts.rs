@@ -30,6 +30,27 @@ impl PromptListing {
         self.prompts.is_empty()
     }
 
+    /// One page of the prompts a caller may get (`visible`), from `cursor`: cacheable by that
+    /// caller only.
+    pub(crate) fn page_for(
+        &self,
+        cursor: Option<&str>,
+        visible: impl Fn(&str) -> bool,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let seen: Vec<Prompt> = self
+            .prompts
+            .iter()
+            .filter(|prompt| visible(&prompt.name))
+            .cloned()
+            .collect();
+        let Page { items, next } = page::of(&seen, cursor)?;
+        let mut result = ListPromptsResult::with_all_items(items)
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Private);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
     /// One page of the prompts, from `cursor`.
     pub(crate) fn page(&self, cursor: Option<&str>) -> Result<ListPromptsResult, ErrorData> {
         let Page { items, next } = page::of(&self.prompts, cursor)?;
@@ -69,8 +90,8 @@ fn prompt(entry: &PromptEntry) -> Prompt {
     prompt
 }
 
-/// The answer to `prompts/get`: the messages, or `-32602` for an unknown prompt or bad
-/// arguments (saying which), `-32603` for any other failure; each error carries the
+/// The answer to `prompts/get`: the messages, or `-32602` for an unknown prompt, bad
+/// arguments (saying which) or a prompt the caller may not get (`PROMPT_NOT_ALLOWED`), `-32603` for any other failure; each error carries the
 /// `{"error": {...}}` envelope.
 pub(crate) fn get_result(
     entry: Option<&PromptEntry>,
@@ -87,8 +108,10 @@ pub(crate) fn get_result(
         Err(error) => error,
     };
     let code = if outcome.kind == OutcomeKind::Unroutable
-        || error.category() == ErrorCategory::Validation
-    {
+        || matches!(
+            error.category(),
+            ErrorCategory::Validation | ErrorCategory::Permission
+        ) {
         ErrorCode::INVALID_PARAMS
     } else {
         ErrorCode::INTERNAL_ERROR

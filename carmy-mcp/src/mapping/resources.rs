@@ -55,6 +55,27 @@ impl ResourceListing {
         Ok(result)
     }
 
+    /// One page of the fixed resources a caller may read (`visible`), from `cursor`: cacheable
+    /// by that caller only.
+    pub(crate) fn resources_for(
+        &self,
+        cursor: Option<&str>,
+        visible: impl Fn(&str) -> bool,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let seen: Vec<Resource> = self
+            .resources
+            .iter()
+            .filter(|resource| visible(&resource.uri))
+            .cloned()
+            .collect();
+        let Page { items, next } = page::of(&seen, cursor)?;
+        let mut result = ListResourcesResult::with_all_items(items)
+            .with_ttl_ms(LISTS_TTL_MS)
+            .with_cache_scope(CacheScope::Private);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
     /// One page of the fixed resources followed by `provided` (the providers' resources, in
     /// their order), from `cursor`; or the providers' failure: `-32602` for a bad request,
     /// `-32603` otherwise, with the `{"error": {...}}` envelope. The cursor is a position in
@@ -64,6 +85,7 @@ impl ResourceListing {
         &self,
         provided: Result<Vec<ProvidedResource>, AgentError>,
         cursor: Option<&str>,
+        visible: impl Fn(&str) -> bool,
     ) -> Result<ListResourcesResult, ErrorData> {
         let provided = provided.map_err(|error| {
             let code = if error.category() == ErrorCategory::Validation {
@@ -78,10 +100,32 @@ impl ResourceListing {
             .iter()
             .cloned()
             .chain(provided.iter().map(provided_resource))
+            .filter(|resource| visible(&resource.uri))
             .collect();
         let Page { items, next } = page::of(&all, cursor)?;
         let mut result = ListResourcesResult::with_all_items(items)
             .with_ttl_ms(PROVIDED_TTL_MS)
+            .with_cache_scope(CacheScope::Private);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    /// One page of the templates a caller may read from (`visible`, given each URI template),
+    /// from `cursor`: cacheable by that caller only.
+    pub(crate) fn templates_for(
+        &self,
+        cursor: Option<&str>,
+        visible: impl Fn(&str) -> bool,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let seen: Vec<ResourceTemplate> = self
+            .templates
+            .iter()
+            .filter(|template| visible(&template.uri_template))
+            .cloned()
+            .collect();
+        let Page { items, next } = page::of(&seen, cursor)?;
+        let mut result = ListResourceTemplatesResult::with_all_items(items)
+            .with_ttl_ms(LISTS_TTL_MS)
             .with_cache_scope(CacheScope::Private);
         result.next_cursor = next;
         Ok(result)
@@ -149,8 +193,9 @@ fn template(entry: &ResourceEntry) -> ResourceTemplate {
 
 /// The answer to `resources/read` of `uri`: the contents, or the error. A URI that names
 /// nothing (or a resource that says it found nothing) is MCP's "resource not found": `-32002`
-/// up to 2025-11-25, `-32602` from 2026-07-28; variables that break the resource's input are
-/// `-32602`; any other failure `-32603`. Each error carries the `{"error": {...}}` envelope.
+/// up to 2025-11-25, `-32602` from 2026-07-28; variables that break the resource's input, and a
+/// URI the caller may not read (`RESOURCE_NOT_ALLOWED`), are `-32602`; any other failure
+/// `-32603`. Each error carries the `{"error": {...}}` envelope.
 pub(crate) fn read_result(
     uri: &str,
     entry: Option<&ResourceEntry>,
@@ -185,7 +230,10 @@ pub(crate) fn read_error(
             Some(version) if *version >= ProtocolVersion::V_2026_07_28 => ErrorCode::INVALID_PARAMS,
             _ => ErrorCode::RESOURCE_NOT_FOUND,
         }
-    } else if error.category() == ErrorCategory::Validation {
+    } else if matches!(
+        error.category(),
+        ErrorCategory::Validation | ErrorCategory::Permission
+    ) {
         ErrorCode::INVALID_PARAMS
     } else {
         ErrorCode::INTERNAL_ERROR

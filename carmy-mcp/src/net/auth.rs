@@ -144,8 +144,8 @@ impl<A: Authenticator> DynAuthenticator for A {
 ///
 /// The context of a request is the host's base context with the token's principal set and its
 /// grants added. A grant written `allow:RULE` is an access rule instead ([`Access`]): a token
-/// with any sees and calls only the tools they allow (`allow:effect:read allow:place_order`),
-/// within what the base context allows. Tokens are kept only as SHA-256 digests and looked up by digest, so neither a
+/// with any sees and uses only what they allow of the kinds they name (`allow:effect:read
+/// allow:place_order`, `allow:resource:docs://*`), within what the base context allows. Tokens are kept only as SHA-256 digests and looked up by digest, so neither a
 /// memory dump nor response timing gives one away.
 ///
 /// ```

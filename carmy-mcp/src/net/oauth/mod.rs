@@ -161,9 +161,10 @@ impl OAuth {
     }
 
     /// What the scope `name` gives: grants (`confirm:cancel_order`) and access rules
-    /// (`allow:effect:read`, `allow:orders.*`; see [`Access`]). Once any scope has an access
-    /// rule, a token sees and calls only the tools its scopes allow; until then, scopes do not
-    /// restrict tools.
+    /// (`allow:effect:read`, `allow:orders.*`, `allow:resource:docs://*`; see
+    /// [`Access`](carmy_core::Access)). Once any scope has a rule of a kind (tools, resources,
+    /// prompts), a token sees and uses only what its scopes allow of that kind; kinds no scope
+    /// has a rule for are not restricted.
     pub fn scope<I, S>(self, name: &str, gives: I) -> Result<Self, OAuthError>
     where
         I: IntoIterator<Item = S>,

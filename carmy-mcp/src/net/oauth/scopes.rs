@@ -14,6 +14,8 @@ const ALLOW: &str = "allow:";
 #[derive(Clone, Default)]
 pub(super) struct ScopeMap {
     scopes: Arc<Vec<Scope>>,
+    /// Every scope's rules together: the kinds (tools, resources, prompts) scopes restrict.
+    all: Option<Access>,
 }
 
 struct Scope {
@@ -69,16 +71,16 @@ impl ScopeMap {
             Arc::get_mut(&mut self.scopes).expect("a scope map is configured before it is shared");
         scopes.retain(|existing| existing.name != name);
         scopes.push(scope);
+        let rules: Vec<&str> = scopes
+            .iter()
+            .flat_map(|scope| scope.rules.iter().map(String::as_str))
+            .collect();
+        self.all = (!rules.is_empty()).then(|| Access::parse(&rules).expect("rules already read"));
         Ok(())
     }
 
     pub(super) fn names(&self) -> impl Iterator<Item = &str> {
         self.scopes.iter().map(|scope| scope.name.as_str())
-    }
-
-    /// Whether scopes restrict tools: once one has an access rule, they all do.
-    fn restricts(&self) -> bool {
-        self.scopes.iter().any(|scope| scope.access.is_some())
     }
 }
 
@@ -101,11 +103,14 @@ impl TokenScopes {
             grants.extend(scope.grants.iter().cloned());
             rules.extend(scope.rules.iter().map(String::as_str));
         }
-        // Rules were read when the map was built: their union reads as well. None at all,
-        // while the map restricts, allows nothing.
-        let access = map
-            .restricts()
-            .then(|| Access::parse(&rules).expect("rules already read"));
+        // Rules were read when the map was built: their union reads as well. It restricts every
+        // kind some scope's rules do, so that a kind this token's scopes say nothing of is
+        // closed to it, not open.
+        let access = map.all.as_ref().map(|all| {
+            Access::parse(&rules)
+                .expect("rules already read")
+                .restricting_kinds_of(all)
+        });
         Self {
             granted,
             grants,

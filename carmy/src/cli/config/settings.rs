@@ -503,7 +503,7 @@ pub(in crate::cli) const KEYS: &[Key] = &[
     list(
         "tool_settings.allowed_tools",
         "",
-        "The tools every caller may see and call: names, patterns (`orders.*`) or `effect:read` (default: all); a token's `allow:` rules narrow it",
+        "What every caller may see and use: tool names, patterns (`orders.*`), `effect:read`, `resource:URI`, `prompt:NAME` (default: all); a token's `allow:` rules narrow it",
     ),
     key(
         "tool_settings.max_execution_time_ms",
