@@ -6,10 +6,11 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use crate::{
+    access::Access,
     admission::{Admission, DynAdmission},
     catalog::{Catalog, ToolEntry, is_valid_tool_name},
     content::ToolContent,
-    effect::Effect,
+    effect::{Confirmation, Effect},
     erased::{Erased, ErasedTool},
     idempotency::{DynStore, IdempotencyStore, MemoryStore},
     limits::Limits,
@@ -57,6 +58,8 @@ pub struct Carmy {
     task_store: Option<Arc<dyn DynTaskStore>>,
     admissions: Vec<Arc<dyn DynAdmission>>,
     rate_limit: RateLimit,
+    /// Tools confirmed before they run whatever they declare (`require_confirmation`).
+    confirmed: Vec<Access>,
     limits: Limits,
     profile: SchemaProfile,
     reports_resource_changes: bool,
@@ -92,6 +95,7 @@ impl Carmy {
             task_store: None,
             admissions: Vec::new(),
             rate_limit: RateLimit::unlimited(),
+            confirmed: Vec::new(),
             limits: Limits::default(),
             profile: SchemaProfile::default(),
             reports_resource_changes: false,
@@ -186,6 +190,15 @@ impl Carmy {
     /// `details.retry_after_ms` says when).
     pub fn rate_limit(mut self, limit: RateLimit) -> Self {
         self.rate_limit = limit;
+        self
+    }
+
+    /// Requires confirmation of the tools `rules` match (names, patterns, effects: see
+    /// [`Access`]), as if each were declared `confirm`: a call runs only with the
+    /// host's `confirm:<tool>` grant or the client's approval. Tools it does not match keep what
+    /// they declare; it never lifts a tool's own requirement.
+    pub fn require_confirmation(mut self, rules: Access) -> Self {
+        self.confirmed.push(rules);
         self
     }
 
@@ -295,7 +308,16 @@ impl Carmy {
                 .spec
                 .rate_limit_override()
                 .unwrap_or(self.rate_limit);
+            let confirm = self
+                .confirmed
+                .iter()
+                .any(|rules| rules.allows_tool(name, registered.spec.effect()));
             entries.push(ToolEntry {
+                confirmation: if confirm {
+                    Confirmation::Required
+                } else {
+                    registered.spec.confirmation_mode()
+                },
                 timeout: registered
                     .spec
                     .timeout_override()

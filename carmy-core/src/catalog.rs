@@ -182,6 +182,8 @@ impl fmt::Debug for Catalog {
 /// One tool of the catalog: metadata with defaults resolved, published schemas, validators.
 pub struct ToolEntry {
     pub(crate) spec: ToolSpec,
+    /// Its own, or `Required` where the runtime's `require_confirmation` matches it.
+    pub(crate) confirmation: Confirmation,
     pub(crate) timeout: Duration,
     pub(crate) input_schema: Arc<Value>,
     pub(crate) output_schema: Arc<Value>,
@@ -237,7 +239,7 @@ impl ToolEntry {
 
     /// Whether the host must grant `confirm:<name>`.
     pub fn confirmation(&self) -> Confirmation {
-        self.spec.confirmation_mode()
+        self.confirmation
     }
 
     /// The deadline of each execution.

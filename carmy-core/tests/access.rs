@@ -252,3 +252,24 @@ mod resources_and_prompts {
         assert_eq!((reads.count(), renders.count()), (1, 1));
     }
 }
+
+#[tokio::test]
+async fn required_confirmation_holds_matching_tools_to_a_grant() {
+    let shop = Shop::new();
+    let runtime = shop
+        .carmy()
+        .require_confirmation("place_order".parse().unwrap())
+        .build()
+        .unwrap();
+    let entry = runtime.catalog().get("place_order").unwrap();
+    assert_eq!(entry.confirmation(), carmy_core::Confirmation::Required);
+    let refused = runtime.execute(order("place_order", Context::new())).await;
+    assert_eq!(refused.unwrap_error_code(), "CONFIRMATION_REQUIRED");
+    assert_eq!(shop.places.started(), 0);
+    let granted = Context::new().with_grant("confirm:place_order");
+    let placed = runtime.execute(order("place_order", granted)).await;
+    assert_eq!(placed.status, ExecutionStatus::Succeeded);
+    // Tools it does not match keep what they declare.
+    let read = runtime.execute(order("get_order", Context::new())).await;
+    assert_eq!(read.status, ExecutionStatus::Succeeded);
+}

@@ -1,5 +1,6 @@
 //! `[tool_settings]` on the runtime the command line builds: the rate limit of every tool that
-//! sets none of its own, and the deadline of every tool without a `timeout`. A runtime built
+//! sets none of its own, the deadline of every tool without a `timeout`, and the tools that
+//! must be confirmed whatever they declare. A runtime built
 //! before the configuration was read ([`Cli::new`](super::Cli::new)) cannot take them: a
 //! configuration that sets them is refused rather than ignored.
 
@@ -18,6 +19,9 @@ pub(super) fn apply(mut carmy: Carmy, settings: &ToolSettings) -> Carmy {
     if let Some(millis) = settings.max_execution_time_ms {
         carmy = carmy.default_timeout(Duration::from_millis(millis));
     }
+    if let Some(rules) = settings.confirmation() {
+        carmy = carmy.require_confirmation(rules);
+    }
     carmy
 }
 
@@ -34,6 +38,10 @@ pub(super) fn refused_on_built(settings: &Settings) -> Option<String> {
         (
             "tool_settings.max_execution_time_ms",
             tools.max_execution_time_ms.is_some(),
+        ),
+        (
+            "tool_settings.require_confirmation",
+            tools.require_confirmation.is_some(),
         ),
     ]
     .into_iter()
@@ -90,6 +98,7 @@ mod tests {
             },
             max_execution_time_ms: Some(1500),
             allowed_tools: None,
+            require_confirmation: Some(vec!["plain".to_owned()]),
         };
         let runtime = apply(Carmy::new().tool(Plain).tool(Timed), &settings)
             .build()
@@ -98,9 +107,11 @@ mod tests {
         let plain = catalog.get("plain").unwrap();
         assert_eq!(plain.timeout(), Duration::from_millis(1500));
         assert_eq!(plain.rate_limit(), RateLimit::per_minute(30).burst(5));
+        assert_eq!(plain.confirmation(), carmy_core::Confirmation::Required);
         let timed = catalog.get("timed").unwrap();
         assert_eq!(timed.timeout(), Duration::from_secs(5));
         assert!(timed.rate_limit().is_unlimited());
+        assert_eq!(timed.confirmation(), carmy_core::Confirmation::None);
     }
 
     #[test]

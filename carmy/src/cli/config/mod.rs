@@ -271,11 +271,31 @@ fn validate(settings: &Settings, merged: &Merged, file: Option<&File>) -> Result
             return Err(ConfigError(describe(merged, file, &key, problem)));
         }
     }
-    if let Some(rules) = &settings.tool_settings.allowed_tools
-        && let Err(error) = carmy_core::Access::parse(rules)
+    let rule_lists = [
+        (
+            "tool_settings.allowed_tools",
+            &settings.tool_settings.allowed_tools,
+        ),
+        (
+            "tool_settings.require_confirmation",
+            &settings.tool_settings.require_confirmation,
+        ),
+    ];
+    for (key, rules) in rule_lists {
+        if let Some(rules) = rules
+            && let Err(error) = carmy_core::Access::parse(rules)
+        {
+            return Err(ConfigError(describe(merged, file, key, &error.to_string())));
+        }
+    }
+    if let Some(rules) = &settings.tool_settings.require_confirmation
+        && let Some(rule) = rules
+            .iter()
+            .find(|rule| rule.starts_with("resource:") || rule.starts_with("prompt:"))
     {
-        let key = "tool_settings.allowed_tools";
-        return Err(ConfigError(describe(merged, file, key, &error.to_string())));
+        let key = "tool_settings.require_confirmation";
+        let problem = format!("`{rule}`: only tools are confirmed");
+        return Err(ConfigError(describe(merged, file, key, &problem)));
     }
     if let Err((key, problem)) = settings
         .security

@@ -177,12 +177,19 @@ pub(in crate::cli) struct ToolSettings {
     pub(in crate::cli) max_execution_time_ms: Option<u64>,
     /// Access rules every caller is held to (`effect:read`, `orders.*`); unset: every tool.
     pub(in crate::cli) allowed_tools: Option<Vec<String>>,
+    /// Tool rules (`effect:destructive`, `send_*`) whose tools need confirmation.
+    pub(in crate::cli) require_confirmation: Option<Vec<String>>,
 }
 
 impl ToolSettings {
     /// The access `allowed_tools` describes, if set (its rules are checked by `validate`).
     pub(in crate::cli) fn access(&self) -> Option<carmy_core::Access> {
         carmy_core::Access::parse(self.allowed_tools.as_ref()?).ok()
+    }
+
+    /// The tools `require_confirmation` describes, if set (its rules are checked by `validate`).
+    pub(in crate::cli) fn confirmation(&self) -> Option<carmy_core::Access> {
+        carmy_core::Access::parse(self.require_confirmation.as_ref()?).ok()
     }
 }
 
@@ -504,6 +511,11 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "tool_settings.allowed_tools",
         "",
         "What every caller may see and use: tool names, patterns (`orders.*`), `effect:read`, `resource:URI`, `prompt:NAME` (default: all); a token's `allow:` rules narrow it",
+    ),
+    list(
+        "tool_settings.require_confirmation",
+        "",
+        "Tools that need confirmation (the host's `confirm:TOOL` grant or the client's approval) whatever they declare: names, patterns, `effect:destructive`",
     ),
     key(
         "tool_settings.max_execution_time_ms",
