@@ -285,18 +285,10 @@ impl BearerTokens {
 
 impl Authenticator for BearerTokens {
     async fn authenticate(&self, parts: &Parts, base: Context) -> Result<Context, Unauthorized> {
-        let mut values = parts.headers.get_all(http::header::AUTHORIZATION).iter();
-        let (Some(value), None) = (values.next(), values.next()) else {
-            return Err(Unauthorized::new("a bearer token is required"));
-        };
-        let token = value
-            .to_str()
-            .ok()
-            .and_then(|value| {
-                let (scheme, token) = value.split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-            })
-            .ok_or_else(|| Unauthorized::new("the Authorization header is not `Bearer <token>`"))?;
+        let token = bearer_token(parts).map_err(|missing| match missing {
+            NoBearer::Missing => Unauthorized::new("a bearer token is required"),
+            NoBearer::Malformed => Unauthorized::new(NOT_BEARER),
+        })?;
         let grant = self.by_digest.get(&digest(token)).ok_or_else(|| {
             Unauthorized::new("invalid bearer token")
                 .challenge(r#"Bearer realm="mcp", error="invalid_token""#)
@@ -309,6 +301,33 @@ impl Authenticator for BearerTokens {
             None => context,
         })
     }
+}
+
+/// Why a request carries no bearer token.
+pub(crate) enum NoBearer {
+    /// No `Authorization` header (or more than one).
+    Missing,
+    /// One that is not `Bearer <token>`.
+    Malformed,
+}
+
+/// What a refusal of a [`NoBearer::Malformed`] header says.
+pub(crate) const NOT_BEARER: &str = "the Authorization header is not `Bearer <token>`";
+
+/// The token of the request's one `Authorization: Bearer <token>` header.
+pub(crate) fn bearer_token(parts: &Parts) -> Result<&str, NoBearer> {
+    let mut values = parts.headers.get_all(http::header::AUTHORIZATION).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return Err(NoBearer::Missing);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(|value| {
+            let (scheme, token) = value.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
+        .ok_or(NoBearer::Malformed)
 }
 
 fn digest(token: &str) -> [u8; 32] {

@@ -20,7 +20,7 @@ use self::{
     metadata::Resource,
     scopes::{ScopeMap, TokenScopes},
 };
-use super::auth::{Authenticator, Unauthorized};
+use super::auth::{Authenticator, NOT_BEARER, NoBearer, Unauthorized, bearer_token};
 
 pub(crate) use self::{metadata::METADATA_PATH, scopes::StepUp};
 
@@ -337,20 +337,10 @@ impl Claims {
 
 impl Authenticator for OAuth {
     async fn authenticate(&self, parts: &Parts, base: Context) -> Result<Context, Unauthorized> {
-        let mut values = parts.headers.get_all(http::header::AUTHORIZATION).iter();
-        let (Some(value), None) = (values.next(), values.next()) else {
-            return Err(self.unauthorized("an access token is required", false));
-        };
-        let token = value
-            .to_str()
-            .ok()
-            .and_then(|value| {
-                let (scheme, token) = value.split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-            })
-            .ok_or_else(|| {
-                self.unauthorized("the Authorization header is not `Bearer <token>`", true)
-            })?;
+        let token = bearer_token(parts).map_err(|missing| match missing {
+            NoBearer::Missing => self.unauthorized("an access token is required", false),
+            NoBearer::Malformed => self.unauthorized(NOT_BEARER, true),
+        })?;
         let (subject, granted) = self.verify(token).await?;
         let inner = &self.inner;
         let missing: Vec<&str> = inner

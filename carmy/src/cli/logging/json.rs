@@ -1,13 +1,13 @@
 //! `logging.format = "json"`: one JSON object per line, for log collectors.
 //!
 //! Written here rather than with tracing-subscriber's `json` feature so that the guarantees of
-//! the text formats hold: every field is cut at [`FIELD_BYTES`] while it is formatted (a huge
+//! the text formats hold: every field is cut at [`FIELD_BYTES`](super::FIELD_BYTES) while it is formatted (a huge
 //! value costs nothing past the cap), and a line is always valid JSON (JSON's own escaping keeps
 //! a value from starting a line). The object: `timestamp` (RFC 3339, UTC), `level`, `target`,
 //! `fields` (the message among them), and `spans`, outermost first, each with its `name` and
 //! its fields as formatted text.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use serde_json::{Map, Value};
 use tracing::{Event, Subscriber, field::Field};
@@ -21,7 +21,7 @@ use tracing_subscriber::{
     registry::LookupSpan,
 };
 
-use super::{Capped, FIELD_BYTES};
+use super::write_capped;
 
 /// The JSON event formatter.
 #[derive(Debug, Default)]
@@ -77,22 +77,14 @@ where
 }
 
 /// An event's fields as JSON values: numbers and booleans as themselves, the rest as text cut
-/// at [`FIELD_BYTES`].
+/// at [`FIELD_BYTES`](super::FIELD_BYTES).
 struct JsonFields(Map<String, Value>);
 
 impl JsonFields {
     fn text(&mut self, field: &Field, value: fmt::Arguments<'_>) {
         let mut text = String::new();
-        let mut capped = Capped {
-            out: &mut text,
-            left: FIELD_BYTES,
-            cut: false,
-        };
-        // A cut stops the value's formatting with an error, which is expected here.
-        let _ = capped.write_fmt(value);
-        if capped.cut {
-            text.push('…');
-        }
+        // Writing to a string fails only where the value was cut, which is marked.
+        let _ = write_capped(&mut text, value);
         self.insert(field, text.into());
     }
 

@@ -162,18 +162,7 @@ impl CappedVisitor<'_> {
         if self.result.is_err() {
             return;
         }
-        let mut capped = Capped {
-            out: &mut Escaping(&mut self.writer),
-            left: FIELD_BYTES,
-            cut: false,
-        };
-        // A cut stops the value's formatting with an error, which is expected here.
-        let written = capped.write_fmt(value);
-        self.result = if capped.cut {
-            self.writer.write_str("…")
-        } else {
-            written
-        };
+        self.result = write_capped(&mut Escaping(&mut self.writer), value);
     }
 }
 
@@ -192,6 +181,22 @@ impl Visit for CappedVisitor<'_> {
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         self.field(field, format_args!("{value:?}"));
+    }
+}
+
+/// Writes `value` into `out`, cut at [`FIELD_BYTES`] (then ended with `…`).
+fn write_capped(out: &mut impl fmt::Write, value: fmt::Arguments<'_>) -> fmt::Result {
+    let mut capped = Capped {
+        out: &mut *out,
+        left: FIELD_BYTES,
+        cut: false,
+    };
+    // A cut stops the value's formatting with an error, which is expected here.
+    let written = capped.write_fmt(value);
+    if capped.cut {
+        out.write_str("…")
+    } else {
+        written
     }
 }
 

@@ -8,11 +8,11 @@
 //! ```
 //!
 //! tracing-subscriber's own `pretty` writes field values as they are, so a value holding a
-//! newline would start a line of its choosing: here every value is cut at [`FIELD_BYTES`] and
+//! newline would start a line of its choosing: here every value is cut at [`FIELD_BYTES`](super::FIELD_BYTES) and
 //! its control characters escaped, as in the one-line formats, and the only line breaks are the
 //! formatter's.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use tracing::{Event, Subscriber, field::Field};
 use tracing_subscriber::{
@@ -25,7 +25,7 @@ use tracing_subscriber::{
     registry::LookupSpan,
 };
 
-use super::{Capped, Escaping, FIELD_BYTES, safe_line};
+use super::{Escaping, safe_line, write_capped};
 
 /// The pretty event formatter; `with_time(false)` leaves the timestamp out (for tests).
 #[derive(Debug)]
@@ -91,16 +91,8 @@ struct Fields {
 impl Fields {
     fn record(&mut self, field: &Field, value: fmt::Arguments<'_>) {
         let mut text = String::new();
-        let mut capped = Capped {
-            out: &mut Escaping(&mut text),
-            left: FIELD_BYTES,
-            cut: false,
-        };
-        // A cut stops the value's formatting with an error, which is expected here.
-        let _ = capped.write_fmt(value);
-        if capped.cut {
-            text.push('…');
-        }
+        // Writing to a string fails only where the value was cut, which is marked.
+        let _ = write_capped(&mut Escaping(&mut text), value);
         match field.name() {
             "message" => self.message = text,
             name => self
