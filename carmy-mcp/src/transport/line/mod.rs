@@ -63,6 +63,15 @@ pub const DEFAULT_MAX_OUTBOX_BYTES: usize = 8 * 1024 * 1024;
 /// bound on concurrent executions).
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 
+/// Messages handed to rmcp in a row, at most, before the serve loop lets the rest of the server
+/// run. A client that pipelines many requests fills the input with them; handed over all at
+/// once, every one of them would run before the first answer is written, and the client,
+/// waiting for answers to send more, would sit idle while the server works and the server
+/// while the client reads. A few at a time, the first answers go out while the next requests
+/// run, and the client's next requests arrive meanwhile (`bench/README.md`, "Writing while
+/// working").
+const BURST: usize = 8;
+
 /// Bytes of lines of the requests that wait while [`DEFAULT_MAX_IN_FLIGHT`] are unanswered after
 /// which reading stops (at least one request waits, whatever its size).
 const MAX_WAITING_BYTES: usize = 4 * 1024 * 1024;
@@ -98,6 +107,8 @@ const MAX_WAITING_BYTES: usize = 4 * 1024 * 1024;
 ///   cancellation always gets through (it also stops a request still waiting), keeping up to as
 ///   many requests again waiting (and 4 MiB of their lines) before it stops reading;
 /// - writes every message queued during the previous write in a single write and flush;
+/// - hands a client's pipelined requests to rmcp a few at a time, so that the first answers are
+///   written while the next requests run, rather than all answers once all have run;
 /// - writes `tools/list` results whose tools are the ones it wrote last from their kept JSON
 ///   (`page.rs`): the same bytes, without serializing the catalog per request.
 ///
@@ -123,6 +134,8 @@ pub struct LineTransport<R, W> {
     outbox: Arc<Outbox>,
     writer: Writer<W>,
     page: Arc<ToolsPage>,
+    /// Messages handed to rmcp since the serve loop last let the rest of the server run.
+    burst: usize,
 }
 
 impl<R, W> std::fmt::Debug for LineTransport<R, W> {
@@ -167,6 +180,7 @@ where
             outbox: Arc::new(Outbox::new()),
             writer: Writer::Idle(write),
             page: Arc::default(),
+            burst: 0,
         }
     }
 
@@ -319,6 +333,12 @@ where
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         self.writer.start(&self.outbox);
+        if self.burst >= BURST {
+            // Cancellation-safe: nothing is taken before this point.
+            tokio::task::yield_now().await;
+            self.burst = 0;
+        }
+        self.burst += 1;
         loop {
             // Back-pressure: nothing more is read while the client leaves its answers unread.
             // Cancellation-safe (rmcp polls this inside `select!`): waiting consumes nothing.
