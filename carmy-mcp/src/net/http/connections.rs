@@ -110,6 +110,12 @@ pub(super) async fn serve(
                 continue;
             }
         };
+        // Answers on an event stream go out in several writes (the head, then each event):
+        // with Nagle's algorithm on, each after the first would wait for the client's delayed
+        // acknowledgement, tens of milliseconds per answer.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot turn Nagle's algorithm off for a connection");
+        }
         tokio::select! {
             () = stop.cancelled() => break,
             () = table.make_room() => {}
