@@ -132,12 +132,16 @@ impl Cli {
     /// synchronous `fn main`:
     ///
     /// - `mcp`, `serve` on stdio, `config`, `tools`, `schema` and `call` run on a
-    ///   current-thread runtime. A stdio server has
-    ///   one connection whose messages pass through one serve loop; one thread runs it and the
-    ///   executions with no hand-over between threads (measured in `bench/README.md`: about 15%
-    ///   more calls per second, a third lower latency than two worker threads).
-    /// - `http` and `unix` serve many connections at once, on a multi-threaded runtime; so does
-    ///   `serve` when its configuration picks one of them.
+    ///   current-thread runtime. A stdio server has one connection whose messages pass through
+    ///   one serve loop; one thread runs it and the executions with no hand-over between threads
+    ///   (measured in `bench/README.md`: more calls per second and a lower latency than two
+    ///   worker threads, or than a second thread for the calls that pile up).
+    /// - `http` and `unix` serve many connections at once, on a multi-threaded runtime with a
+    ///   worker per core; so does `serve` when its configuration picks one of them.
+    ///
+    /// `server.worker_threads` (`CARMY_SERVER__WORKER_THREADS`) sets the number of threads
+    /// that serve instead: `1` is the current-thread runtime, more is a multi-threaded one
+    /// with that many workers, on any transport.
     ///
     /// A tool that blocks its thread (`std::thread::sleep`, heavy CPU) also holds up the serve
     /// loop on stdio: move such work to `tokio::task::spawn_blocking`, or call
@@ -168,20 +172,31 @@ impl Cli {
             Ok(matches) => matches,
             Err(status) => return status,
         };
-        let many_connections = match matches.subcommand() {
-            Some(("http" | "unix", _)) => true,
-            // `serve` serves what its configuration says (a bad one is reported by `dispatch`).
-            Some(("serve", sub)) => config::load(sub, None, std::env::vars_os())
-                .is_ok_and(|loaded| loaded.settings.server.transport != Transport::Stdio),
-            _ => false,
-        };
-        let mut builder = if many_connections {
-            tokio::runtime::Builder::new_multi_thread()
-        } else {
-            tokio::runtime::Builder::new_current_thread()
+        // A serving subcommand's configuration also says how to run: read once, here.
+        let loaded = load_config(&matches);
+        let serving = matches.subcommand_name() != Some("config");
+        let settings = loaded
+            .as_ref()
+            .and_then(|loaded| loaded.as_ref().ok())
+            .filter(|_| serving);
+        let transport = settings.map(|loaded| loaded.settings.server.transport);
+        let threads = settings.map_or(0, |loaded| loaded.settings.server.worker_threads);
+        // Many connections share a multi-threaded runtime. One stdio connection is served from
+        // one thread: its messages pass through one serve loop, and handing calls between
+        // threads costs more than a second core gives (bench/README.md).
+        let mut builder = match (transport, threads) {
+            (_, 1) | (None | Some(Transport::Stdio), 0) => {
+                tokio::runtime::Builder::new_current_thread()
+            }
+            (_, 0) => tokio::runtime::Builder::new_multi_thread(),
+            (_, threads) => {
+                let mut builder = tokio::runtime::Builder::new_multi_thread();
+                builder.worker_threads(threads);
+                builder
+            }
         };
         match builder.enable_all().build() {
-            Ok(tokio) => tokio.block_on(self.dispatch(matches)),
+            Ok(tokio) => tokio.block_on(self.dispatch(matches, loaded)),
             Err(error) => {
                 eprintln!("error: cannot start the tokio runtime: {error}");
                 ExitCode::FAILURE
@@ -202,7 +217,10 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         match self.parse(args) {
-            Ok(matches) => self.dispatch(matches).await,
+            Ok(matches) => {
+                let loaded = load_config(&matches);
+                self.dispatch(matches, loaded).await
+            }
             Err(status) => status,
         }
     }
@@ -221,15 +239,14 @@ impl Cli {
         })
     }
 
-    async fn dispatch(self, matches: ArgMatches) -> ExitCode {
+    /// Runs the subcommand; `loaded` is the configuration [`load_config`] read for it.
+    async fn dispatch(
+        self,
+        matches: ArgMatches,
+        loaded: Option<Result<config::Loaded, config::ConfigError>>,
+    ) -> ExitCode {
         let (subcommand, sub) = matches.subcommand().expect("a subcommand is required");
-        let implied = match subcommand {
-            "mcp" => Some(Transport::Stdio),
-            "http" => Some(Transport::Http),
-            "unix" => Some(Transport::Unix),
-            _ => None,
-        };
-        if !matches!(subcommand, "serve" | "config") && implied.is_none() {
+        let Some(loaded) = loaded else {
             // `tools`, `schema`, `call`: in process, no configuration.
             let _ = logging::init(&logging::from_environment());
             let context = host_context(self.context.clone(), sub);
@@ -237,8 +254,8 @@ impl Cli {
                 Ok(runtime) => offline(&runtime, context, subcommand, sub).await,
                 Err(status) => status,
             };
-        }
-        let loaded = match config::load(sub, implied, std::env::vars_os()) {
+        };
+        let loaded = match loaded {
             Ok(loaded) => loaded,
             Err(error) => {
                 eprintln!("error: {error}");
@@ -453,6 +470,20 @@ fn log_level_arg() -> Arg {
 }
 
 /// What `serve` and `config` take beside the host context: the keys one most often changes.
+/// The configuration of a serving subcommand (and of `config`), as the command line, the
+/// environment and the file it names say; `None` for the subcommands that run in process.
+fn load_config(matches: &ArgMatches) -> Option<Result<config::Loaded, config::ConfigError>> {
+    let (subcommand, sub) = matches.subcommand()?;
+    let implied = match subcommand {
+        "mcp" => Some(Transport::Stdio),
+        "http" => Some(Transport::Http),
+        "unix" => Some(Transport::Unix),
+        "serve" | "config" => None,
+        _ => return None,
+    };
+    Some(config::load(sub, implied, std::env::vars_os()))
+}
+
 fn serve_args() -> [Arg; 5] {
     [
         config_arg(),

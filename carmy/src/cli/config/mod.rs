@@ -25,7 +25,7 @@ use sources::Layer;
 
 /// A configuration that cannot be used: the message says what, and where.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct ConfigError(String);
+pub(in crate::cli) struct ConfigError(String);
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -44,7 +44,7 @@ struct File {
 
 /// An effective configuration, with the merged values it was read from (for `config`).
 #[derive(Debug)]
-pub(super) struct Loaded {
+pub(in crate::cli) struct Loaded {
     pub(super) settings: Settings,
     merged: Merged,
 }

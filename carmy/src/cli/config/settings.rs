@@ -73,6 +73,8 @@ pub(in crate::cli) struct Server {
     pub(in crate::cli) session_idle_timeout_ms: u64,
     pub(in crate::cli) stream_timeout_ms: u64,
     pub(in crate::cli) header_read_timeout_ms: u64,
+    /// Threads that serve; 0: one on stdio, one per core over HTTP and Unix sockets.
+    pub(in crate::cli) worker_threads: usize,
 }
 
 /// Milliseconds in `duration`, for a default.
@@ -104,6 +106,7 @@ impl Default for Server {
             session_idle_timeout_ms: millis(DEFAULT_SESSION_IDLE_TIMEOUT),
             stream_timeout_ms: millis(DEFAULT_STREAM_TIMEOUT),
             header_read_timeout_ms: millis(DEFAULT_HEADER_READ_TIMEOUT),
+            worker_threads: 0,
         }
     }
 }
@@ -390,6 +393,11 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "server.header_read_timeout_ms",
         "`--header-read-timeout` (seconds)",
         "Time an HTTP request head may take to arrive",
+    ),
+    key(
+        "server.worker_threads",
+        "",
+        "Threads that serve: `0` is one on stdio and one per core over HTTP and Unix sockets; `1` serves everything from one thread; more is that many workers",
     ),
     key(
         "security.token_file",
