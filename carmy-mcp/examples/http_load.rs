@@ -1,4 +1,4 @@
-//! A load driver for a streamable HTTP server in stateless mode (`shop http --stateless`): N
+//! A load driver for a streamable HTTP server (`shop http`, with or without `--stateless`): N
 //! clients, each on its own keep-alive HTTP/1.1 connection, call one tool back to back for a
 //! while; prints throughput, latency percentiles and errors.
 //!
@@ -15,7 +15,11 @@
 //! `--token` may be given several times too: client `n` sends the `n`-th token, in turn.
 //! `--url` may be given several times (replicas behind no load balancer): the clients are
 //! spread over them in turn. `--request-ids` sends a fresh `_meta["carmy/request_id"]` with
-//! every call, so each is claimed and recorded by the idempotency store.
+//! every call, so each is claimed and recorded by the idempotency store. `--sessions` makes each
+//! client open a session first (`initialize` on 2025-11-25, then `notifications/initialized`)
+//! and call in it (and closes it at the end, `DELETE`); answers may then come as JSON or on an
+//! event stream, either way with a length or in chunks. `--expect-total N` counts a call only when its `structuredContent.total`
+//! is N. The first line printed is the summary, `key=value` pairs.
 
 use std::{
     net::SocketAddr,
@@ -38,6 +42,10 @@ struct Options {
     tool: String,
     arguments: Value,
     request_ids: bool,
+    /// Open a session per client, and call in it.
+    sessions: bool,
+    /// A call counts only if its `structuredContent.total` is this.
+    expect_total: Option<u64>,
 }
 
 fn options() -> Options {
@@ -50,11 +58,17 @@ fn options() -> Options {
         tool: "get_product".into(),
         arguments: json!({ "id": "sku-001" }),
         request_ids: false,
+        sessions: false,
+        expect_total: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--request-ids" {
             options.request_ids = true;
+            continue;
+        }
+        if flag == "--sessions" {
+            options.sessions = true;
             continue;
         }
         let value = args
@@ -67,6 +81,9 @@ fn options() -> Options {
             "--seconds" => options.seconds = value.parse().expect("--seconds N"),
             "--tool" => options.tool = value,
             "--arguments" => options.arguments = serde_json::from_str(&value).expect("JSON"),
+            "--expect-total" => {
+                options.expect_total = Some(value.parse().expect("--expect-total N"))
+            }
             other => panic!("unknown flag {other}"),
         }
     }
@@ -83,19 +100,31 @@ fn options() -> Options {
     options
 }
 
-/// The bytes of one `tools/call` to `target`, with `request_id` in its `_meta` when given.
+/// The bytes of one `tools/call` to `target`, with `request_id` in its `_meta` when given, in
+/// `session` when given.
 fn request(
     options: &Options,
     target: &(SocketAddr, String),
     token: Option<&str>,
     request_id: Option<&str>,
+    session: Option<&str>,
 ) -> Vec<u8> {
     let mut params = json!({ "name": options.tool, "arguments": options.arguments });
     if let Some(request_id) = request_id {
         params["_meta"] = json!({ "carmy/request_id": request_id });
     }
-    let body =
-        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params }).to_string();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params });
+    post(target, token, session, &body)
+}
+
+/// The bytes of a `POST` of `body` to `target`.
+fn post(
+    target: &(SocketAddr, String),
+    token: Option<&str>,
+    session: Option<&str>,
+    body: &Value,
+) -> Vec<u8> {
+    let body = body.to_string();
     let mut head = format!(
         "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
         target.1,
@@ -105,7 +134,59 @@ fn request(
     if let Some(token) = token {
         head.push_str(&format!("Authorization: Bearer {token}\r\n"));
     }
+    if let Some(session) = session {
+        head.push_str(&format!(
+            "Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: {PROTOCOL}\r\n"
+        ));
+    }
     format!("{head}\r\n{body}").into_bytes()
+}
+
+/// The revision a session is opened with.
+const PROTOCOL: &str = "2025-11-25";
+
+/// Opens a session on `stream`: its id.
+async fn open_session(
+    stream: &mut BufReader<TcpStream>,
+    target: &(SocketAddr, String),
+    token: Option<&str>,
+) -> std::io::Result<String> {
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL,
+            "capabilities": {},
+            "clientInfo": { "name": "http_load", "version": "0" }
+        }
+    });
+    stream
+        .get_mut()
+        .write_all(&post(target, token, None, &initialize))
+        .await?;
+    let answer = read_response(stream).await?;
+    let session = answer
+        .session
+        .filter(|_| answer.status == 200)
+        .ok_or_else(|| {
+            std::io::Error::other(format!(
+                "initialize: HTTP {} without a session: {}",
+                answer.status,
+                String::from_utf8_lossy(&answer.body)
+            ))
+        })?;
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    stream
+        .get_mut()
+        .write_all(&post(target, token, Some(&session), &initialized))
+        .await?;
+    let answer = read_response(stream).await?;
+    if answer.status != 202 {
+        return Err(std::io::Error::other(format!(
+            "notifications/initialized: HTTP {}",
+            answer.status
+        )));
+    }
+    Ok(session)
 }
 
 #[derive(Default)]
@@ -119,38 +200,48 @@ async fn client(options: &Options, number: usize, until: Instant) -> Tally {
     let target = &options.targets[number % options.targets.len()];
     let token = (!options.tokens.is_empty())
         .then(|| options.tokens[number % options.tokens.len()].as_str());
-    let fixed = request(options, target, token, None);
     let mut tally = Tally::default();
-    let mut connection: Option<BufReader<TcpStream>> = None;
+    // The connection, and the session opened on it (with `--sessions`) with its call's bytes.
+    let mut connection: Option<(BufReader<TcpStream>, Option<String>, Vec<u8>)> = None;
     let mut sent = 0u64;
     while Instant::now() < until {
         let started = Instant::now();
-        let with_id;
-        let bytes = if options.request_ids {
-            sent += 1;
-            with_id = request(
-                options,
-                target,
-                token,
-                Some(&format!("load-{number}-{sent}")),
-            );
-            &with_id
-        } else {
-            &fixed
-        };
         let answer = async {
             if connection.is_none() {
                 let stream = TcpStream::connect(target.0).await?;
                 stream.set_nodelay(true)?;
-                connection = Some(BufReader::new(stream));
+                let mut stream = BufReader::new(stream);
+                let session = match options.sessions {
+                    true => Some(open_session(&mut stream, target, token).await?),
+                    false => None,
+                };
+                let fixed = request(options, target, token, None, session.as_deref());
+                connection = Some((stream, session, fixed));
             }
-            let stream = connection.as_mut().expect("connected");
+            let (stream, session, fixed) = connection.as_mut().expect("connected");
+            let with_id;
+            let bytes = if options.request_ids {
+                sent += 1;
+                let request_id = format!("load-{number}-{sent}");
+                with_id = request(
+                    options,
+                    target,
+                    token,
+                    Some(&request_id),
+                    session.as_deref(),
+                );
+                &with_id
+            } else {
+                &*fixed
+            };
             stream.get_mut().write_all(bytes).await?;
             read_response(stream).await
         }
         .await;
         match answer {
-            Ok((200, body)) if succeeded(&body) => tally
+            Ok(Answer {
+                status: 200, body, ..
+            }) if succeeded(&body, options.expect_total) => tally
                 .latencies_us
                 .push(u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX)),
             other => {
@@ -158,24 +249,54 @@ async fn client(options: &Options, number: usize, until: Instant) -> Tally {
                 tally.errors += 1;
                 if tally.first_error.is_none() {
                     tally.first_error = Some(match &other {
-                        Ok((status, body)) => {
-                            format!("HTTP {status}: {}", String::from_utf8_lossy(body))
-                        }
+                        Ok(answer) => format!(
+                            "HTTP {}: {}",
+                            answer.status,
+                            String::from_utf8_lossy(&answer.body)
+                        ),
                         Err(error) => error.to_string(),
                     });
                 }
             }
         }
     }
+    // A session is closed, so that the server does not hold it until it times out.
+    if let Some((mut stream, Some(session), _)) = connection {
+        let mut head = format!(
+            "DELETE {} HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {session}\r\nMcp-Protocol-Version: {PROTOCOL}\r\n",
+            target.1, target.0
+        );
+        if let Some(token) = token {
+            head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
+        head.push_str("\r\n");
+        if stream.get_mut().write_all(head.as_bytes()).await.is_ok() {
+            let _ = read_response(&mut stream).await;
+        }
+    }
     tally
 }
 
-fn succeeded(body: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(body)
-        .is_ok_and(|message| message["result"]["isError"] == Value::Bool(false))
+/// A JSON-RPC result that is not a tool error (`isError` true), with `structuredContent.total`
+/// as expected, when it is.
+fn succeeded(body: &[u8], expect_total: Option<u64>) -> bool {
+    serde_json::from_slice::<Value>(body).is_ok_and(|message| {
+        let result = &message["result"];
+        result.is_object()
+            && result["isError"] != Value::Bool(true)
+            && expect_total.is_none_or(|total| result["structuredContent"]["total"] == total)
+    })
 }
 
-async fn read_response(stream: &mut BufReader<TcpStream>) -> std::io::Result<(u16, Vec<u8>)> {
+/// What came back: the status, the session it named, and the JSON-RPC message in its body
+/// (an event stream's answer taken out of it).
+struct Answer {
+    status: u16,
+    session: Option<String>,
+    body: Vec<u8>,
+}
+
+async fn read_response(stream: &mut BufReader<TcpStream>) -> std::io::Result<Answer> {
     let mut line = String::new();
     stream.read_line(&mut line).await?;
     let status = line
@@ -183,7 +304,7 @@ async fn read_response(stream: &mut BufReader<TcpStream>) -> std::io::Result<(u1
         .nth(1)
         .and_then(|code| code.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("bad status line {line:?}")))?;
-    let mut length = None;
+    let (mut length, mut chunked, mut events, mut session) = (None, false, false, None);
     loop {
         line.clear();
         if stream.read_line(&mut line).await? == 0 {
@@ -193,17 +314,66 @@ async fn read_response(stream: &mut BufReader<TcpStream>) -> std::io::Result<(u1
         if header.is_empty() {
             break;
         }
-        if let Some((name, value)) = header.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse::<usize>().ok();
+        let Some((name, value)) = header.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.parse::<usize>().ok();
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = value.eq_ignore_ascii_case("chunked");
+        } else if name.eq_ignore_ascii_case("content-type") {
+            events = value.starts_with("text/event-stream");
+        } else if name.eq_ignore_ascii_case("mcp-session-id") {
+            session = Some(value.to_owned());
         }
     }
-    let length =
-        length.ok_or_else(|| std::io::Error::other("no Content-Length (not stateless JSON?)"))?;
-    let mut body = vec![0; length];
-    stream.read_exact(&mut body).await?;
-    Ok((status, body))
+    let body = if chunked {
+        read_chunks(stream).await?
+    } else {
+        let mut body = vec![0; length.unwrap_or(0)];
+        stream.read_exact(&mut body).await?;
+        body
+    };
+    let body = if events { answer_in(&body) } else { body };
+    Ok(Answer {
+        status,
+        session,
+        body,
+    })
+}
+
+/// A chunked body, whole.
+async fn read_chunks(stream: &mut BufReader<TcpStream>) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        stream.read_line(&mut line).await?;
+        let size = line.trim_end().split(';').next().unwrap_or("");
+        let size = usize::from_str_radix(size, 16)
+            .map_err(|_| std::io::Error::other(format!("bad chunk size {line:?}")))?;
+        let start = body.len();
+        body.resize(start + size + 2, 0);
+        stream.read_exact(&mut body[start..]).await?;
+        body.truncate(start + size);
+        if size == 0 {
+            return Ok(body);
+        }
+    }
+}
+
+/// The JSON-RPC answer (a message with an `id`) among an event stream's `data:` lines.
+fn answer_in(stream: &[u8]) -> Vec<u8> {
+    String::from_utf8_lossy(stream)
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .find(|data| {
+            serde_json::from_str::<Value>(data).is_ok_and(|message| message.get("id").is_some())
+        })
+        .map(|data| data.as_bytes().to_vec())
+        .unwrap_or_default()
 }
 
 fn percentile(sorted: &[u32], p: f64) -> f64 {
