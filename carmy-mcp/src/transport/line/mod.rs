@@ -68,8 +68,8 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 /// once, every one of them would run before the first answer is written, and the client,
 /// waiting for answers to send more, would sit idle while the server works and the server
 /// while the client reads. A few at a time, the first answers go out while the next requests
-/// run, and the client's next requests arrive meanwhile (`bench/README.md`, "Writing while
-/// working").
+/// run, and the client's next requests arrive meanwhile (`bench/README.md`, "Using the second
+/// core").
 const BURST: usize = 8;
 
 /// Bytes of lines of the requests that wait while [`DEFAULT_MAX_IN_FLIGHT`] are unanswered after
