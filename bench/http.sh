@@ -27,10 +27,13 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 say() { echo "http.sh: $*" >&2; }
 say "building the servers and the load driver (release)"
-cargo build --release --quiet -p carmy-bench -p shop --bin shop --bin bench-rmcp-http
-cargo build --release --quiet -p carmy-mcp --example http_load
+# One invocation: the packages' features resolve once, so the driver adds no dependency build.
+cargo build --release --quiet -p carmy-bench -p shop -p carmy-mcp --bin shop --bin bench-rmcp-http \
+  --example http_load
 bin="${CARGO_TARGET_DIR:-target}/release"
 load="$bin/examples/http_load"
 
@@ -60,22 +63,14 @@ cleanup() {
 trap cleanup EXIT
 
 ticks="$(getconf CLK_TCK)"
-# CPU ticks (user + system) the process has used so far, its exited threads included.
-cpu_of() { local fields; fields="$(cut -d' ' -f14,15 "/proc/$1/stat")"; echo $((${fields% *} + ${fields#* })); }
 
 # One run of one contender: prints "calls/s p50 p99 cpu_us_per_call errors".
 run_one() {
-  local command="$1" mode="$2" log="$scratch/server.log" url=""
+  local command="$1" mode="$2" log="$scratch/server.log" url
   # shellcheck disable=SC2086 # the command is split on purpose
   $command >"$log" 2>&1 &
   server_pid=$!
-  for _ in $(seq 200); do
-    url="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -1 || true)"
-    [[ -n "$url" ]] && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
-    sleep 0.05
-  done
-  [[ -n "$url" ]] || { cat "$log" >&2; exit 1; }
+  url="$(wait_for_url "$log" "$server_pid")"
   local session_flag=()
   [[ "$mode" == sessions ]] && session_flag=(--sessions)
   local args=(--url "$url" --clients "$clients" --tool search_products
@@ -83,20 +78,20 @@ run_one() {
   # A short warm-up, not measured: connections, sessions, the allocator, the JIT.
   "$load" "${args[@]}" --seconds 1 >/dev/null
   local before after output line
-  before="$(cpu_of "$server_pid")"
+  before="$(cpu_ticks "$server_pid")"
   output="$("$load" "${args[@]}" --seconds "$seconds")"
-  after="$(cpu_of "$server_pid")"
+  after="$(cpu_ticks "$server_pid")"
   kill "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
   server_pid=""
   line="${output%%$'\n'*}"
   [[ "$output" == *$'\n'* ]] && say "${output#*$'\n'}"
   local calls errors throughput p50 p99
-  calls="$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$line")"
-  errors="$(sed -n 's/.* errors=\([0-9]*\).*/\1/p' <<<"$line")"
-  throughput="$(sed -n 's/.* throughput=\([0-9]*\)\/s.*/\1/p' <<<"$line")"
-  p50="$(sed -n 's/.* p50=\([0-9.]*\)ms.*/\1/p' <<<"$line")"
-  p99="$(sed -n 's/.* p99=\([0-9.]*\)ms.*/\1/p' <<<"$line")"
+  calls="$(load_field "$line" calls)"
+  errors="$(load_field "$line" errors)"
+  throughput="$(load_field "$line" throughput)"
+  p50="$(load_field "$line" p50)"
+  p99="$(load_field "$line" p99)"
   local cpu
   cpu="$(python3 -c "print(f'{($after-$before)/$ticks/max($calls,1)*1e6:.1f}')")"
   echo "$throughput $p50 $p99 $cpu $errors"

@@ -29,11 +29,13 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 say() { echo "stores.sh: $*" >&2; }
 bash scripts/services.sh >&2
 say "building the server and the load driver (release)"
-cargo build --release --quiet -p carmy-bench --bin bench-store-server
-cargo build --release --quiet -p carmy-mcp --example http_load
+# One invocation: the packages' features resolve once, so the driver adds no dependency build.
+cargo build --release --quiet -p carmy-bench -p carmy-mcp --bin bench-store-server --example http_load
 bin="${CARGO_TARGET_DIR:-target}/release"
 server="$bin/bench-store-server"
 load="$bin/examples/http_load"
@@ -86,15 +88,6 @@ done
 chmod 600 "$tokens"
 
 ticks="$(getconf CLK_TCK)"
-# CPU seconds (user + system) the processes in "$@" have used so far; gone ones count 0.
-cpu_of() {
-  local total=0 pid fields
-  for pid in "$@"; do
-    fields="$(cut -d' ' -f14,15 "/proc/$pid/stat" 2>/dev/null)" || continue
-    total=$((total + ${fields% *} + ${fields#* }))
-  done
-  echo "$total"
-}
 db_pids() {
   case "$1" in
     postgres) pgrep -u postgres -f "$pg_bin/postgres" || true; pgrep -u postgres -x postgres || true ;;
@@ -115,15 +108,7 @@ run_case() {
     "$server" http --stateless --addr 127.0.0.1:0 --store "$store" --token-file "$tokens" 2>"$log" &
     pids+=($!)
     replicas+=($!)
-    local url=""
-    for _ in $(seq 200); do
-      url="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -1 || true)"
-      [[ -n "$url" ]] && break
-      kill -0 "${pids[-1]}" 2>/dev/null || { cat "$log" >&2; exit 1; }
-      sleep 0.05
-    done
-    [[ -n "$url" ]] || { cat "$log" >&2; exit 1; }
-    urls+=(--url "$url")
+    urls+=(--url "$(wait_for_url "$log" "${pids[-1]}")")
   done
   local id_flag=()
   [[ "$ids" == ids ]] && id_flag=(--request-ids)
@@ -133,24 +118,24 @@ run_case() {
   local db
   mapfile -t db < <(db_pids "$kind")
   local server_before db_before server_after db_after
-  server_before="$(cpu_of "${pids[@]}")"
-  db_before="$(cpu_of "${db[@]}")"
+  server_before="$(cpu_ticks "${pids[@]}")"
+  db_before="$(cpu_ticks "${db[@]}")"
   local output line
   output="$("$load" "${urls[@]}" "${token_flags[@]}" --clients "$clients" --seconds "$seconds" --tool "$tool" \
     --arguments '{"text":"x"}' "${id_flag[@]}")"
   line="${output%%$'\n'*}"
   [[ "$output" == *$'\n'* ]] && say "$kind x$count $tool: ${output#*$'\n'}"
   mapfile -t db < <(db_pids "$kind")
-  server_after="$(cpu_of "${pids[@]}")"
-  db_after="$(cpu_of "${db[@]}")"
+  server_after="$(cpu_ticks "${pids[@]}")"
+  db_after="$(cpu_ticks "${db[@]}")"
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
   replicas=()
   local calls errors throughput p50 p99
-  calls="$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$line")"
-  errors="$(sed -n 's/.* errors=\([0-9]*\).*/\1/p' <<<"$line")"
-  throughput="$(sed -n 's/.* throughput=\([0-9]*\)\/s.*/\1/p' <<<"$line")"
-  p50="$(sed -n 's/.* p50=\([0-9.]*\)ms.*/\1/p' <<<"$line")"
-  p99="$(sed -n 's/.* p99=\([0-9.]*\)ms.*/\1/p' <<<"$line")"
+  calls="$(load_field "$line" calls)"
+  errors="$(load_field "$line" errors)"
+  throughput="$(load_field "$line" throughput)"
+  p50="$(load_field "$line" p50)"
+  p99="$(load_field "$line" p99)"
   local per_call_server per_call_db
   per_call_server="$(python3 -c "print(f'{($server_after-$server_before)/$ticks/max($calls,1)*1e6:.0f}')")"
   if [[ "$kind" == postgres || "$kind" == redis ]]; then
