@@ -216,6 +216,62 @@ where
     }
 
     /// The next message for rmcp, answering on the way every line that is not one.
+    /// The next message for rmcp: a request let through (or one that waited for room), a
+    /// notification or an answer; `None` once the input ended or failed. Cancellation-safe.
+    async fn next_message(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            // Back-pressure: nothing more is read while the client leaves its answers unread.
+            // Cancellation-safe (rmcp polls this inside `select!`): waiting consumes nothing.
+            if !self.outbox.wait_for_room(self.max_outbox_bytes).await {
+                return None;
+            }
+            if let Some(waited) = self.flow.next_waiting() {
+                return Some(waited);
+            }
+            if self.flow.is_full() || (self.ended && self.flow.waiting() > 0) {
+                // As many requests wait as may be in flight (or the input ended behind them):
+                // wait until rmcp sends an answer, which drops this future and calls `receive`
+                // again. Reading stops meanwhile, so the client's writes block.
+                std::future::pending::<()>().await;
+            }
+            if self.ended {
+                return None;
+            }
+            match self.lines.next().await {
+                LineRead::Line => {}
+                LineRead::Oversized { id } => {
+                    let max_line_bytes = self.lines.max_line_bytes;
+                    tracing::warn!(
+                        max_line_bytes,
+                        "refused a message longer than the line limit"
+                    );
+                    self.outbox.answer(
+                        id,
+                        INVALID_REQUEST,
+                        format!(
+                            "Invalid Request: the message is longer than {max_line_bytes} bytes"
+                        ),
+                        Some(json!({ "max_line_bytes": max_line_bytes })),
+                    );
+                    continue;
+                }
+                LineRead::Eof => {
+                    self.ended = true;
+                    continue;
+                }
+                LineRead::Io(error) => {
+                    tracing::error!(%error, "cannot read from the client");
+                    return None;
+                }
+            }
+            let parsed = parse_line(self.lines.line());
+            self.lines.clear();
+            if let Some(message) = self.take(parsed) {
+                return Some(message);
+            }
+        }
+    }
+
     fn take(&mut self, parsed: Parsed) -> Option<ClientJsonRpcMessage> {
         let incoming = match parsed {
             Parsed::Message(incoming) => incoming,
@@ -338,58 +394,11 @@ where
             tokio::task::yield_now().await;
             self.burst = 0;
         }
+        // rmcp drops this future whenever another of its events comes first (an answer, a
+        // notification to send): only a message handed over counts.
+        let message = self.next_message().await;
         self.burst += 1;
-        loop {
-            // Back-pressure: nothing more is read while the client leaves its answers unread.
-            // Cancellation-safe (rmcp polls this inside `select!`): waiting consumes nothing.
-            if !self.outbox.wait_for_room(self.max_outbox_bytes).await {
-                return None;
-            }
-            if let Some(waited) = self.flow.next_waiting() {
-                return Some(waited);
-            }
-            if self.flow.is_full() || (self.ended && self.flow.waiting() > 0) {
-                // As many requests wait as may be in flight (or the input ended behind them):
-                // wait until rmcp sends an answer, which drops this future and calls `receive`
-                // again. Reading stops meanwhile, so the client's writes block.
-                std::future::pending::<()>().await;
-            }
-            if self.ended {
-                return None;
-            }
-            match self.lines.next().await {
-                LineRead::Line => {}
-                LineRead::Oversized { id } => {
-                    let max_line_bytes = self.lines.max_line_bytes;
-                    tracing::warn!(
-                        max_line_bytes,
-                        "refused a message longer than the line limit"
-                    );
-                    self.outbox.answer(
-                        id,
-                        INVALID_REQUEST,
-                        format!(
-                            "Invalid Request: the message is longer than {max_line_bytes} bytes"
-                        ),
-                        Some(json!({ "max_line_bytes": max_line_bytes })),
-                    );
-                    continue;
-                }
-                LineRead::Eof => {
-                    self.ended = true;
-                    continue;
-                }
-                LineRead::Io(error) => {
-                    tracing::error!(%error, "cannot read from the client");
-                    return None;
-                }
-            }
-            let parsed = parse_line(self.lines.line());
-            self.lines.clear();
-            if let Some(message) = self.take(parsed) {
-                return Some(message);
-            }
-        }
+        message
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {

@@ -588,3 +588,28 @@ fn oauth_settings_are_checked_where_written() {
         )
     );
 }
+
+#[test]
+fn worker_threads_come_from_the_file_or_the_environment_and_default_to_automatic() {
+    assert_eq!(loaded(&["mcp"], &[]).settings.server.worker_threads, 0);
+    let path = file("threads.toml", "[server]\nworker_threads = 3\n");
+    assert_eq!(
+        loaded(&["serve", "--config", &path], &[])
+            .settings
+            .server
+            .worker_threads,
+        3
+    );
+    let env = [("CARMY_SERVER__WORKER_THREADS", "1")];
+    assert_eq!(
+        loaded(&["serve", "--config", &path], &env)
+            .settings
+            .server
+            .worker_threads,
+        1
+    );
+    assert!(
+        error(&["mcp"], &[("CARMY_SERVER__WORKER_THREADS", "many")])
+            .starts_with("CARMY_SERVER__WORKER_THREADS: server.worker_threads = \"many\"")
+    );
+}
