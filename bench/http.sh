@@ -70,7 +70,7 @@ run_one() {
   # shellcheck disable=SC2086 # the command is split on purpose
   $command >"$log" 2>&1 &
   server_pid=$!
-  url="$(wait_for_url "$log" "$server_pid")"
+  url="$(wait_for_url "$log" "$server_pid")" || exit 1
   local session_flag=()
   [[ "$mode" == sessions ]] && session_flag=(--sessions)
   local args=(--url "$url" --clients "$clients" --tool search_products

@@ -108,7 +108,9 @@ run_case() {
     "$server" http --stateless --addr 127.0.0.1:0 --store "$store" --token-file "$tokens" 2>"$log" &
     pids+=($!)
     replicas+=($!)
-    urls+=(--url "$(wait_for_url "$log" "${pids[-1]}")")
+    local url
+    url="$(wait_for_url "$log" "${pids[-1]}")" || exit 1
+    urls+=(--url "$url")
   done
   local id_flag=()
   [[ "$ids" == ids ]] && id_flag=(--request-ids)

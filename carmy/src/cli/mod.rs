@@ -35,6 +35,7 @@ mod redact;
 mod render;
 #[cfg(feature = "store")]
 mod store;
+mod threads;
 mod tool_settings;
 
 use std::process::ExitCode;
@@ -44,6 +45,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use carmy_core::{Context, Runtime};
 
 use config::Transport;
+use threads::Threads;
 
 /// A Carmy binary's command line, over one runtime.
 #[derive(Debug)]
@@ -181,16 +183,7 @@ impl Cli {
             .filter(|_| serving);
         let transport = settings.map(|loaded| loaded.settings.server.transport);
         let threads = settings.map_or(0, |loaded| loaded.settings.server.worker_threads);
-        let mut builder = match Threads::for_serving(transport, threads) {
-            Threads::One => tokio::runtime::Builder::new_current_thread(),
-            Threads::PerCore => tokio::runtime::Builder::new_multi_thread(),
-            Threads::Workers(threads) => {
-                let mut builder = tokio::runtime::Builder::new_multi_thread();
-                builder.worker_threads(threads);
-                builder
-            }
-        };
-        match builder.enable_all().build() {
+        match Threads::for_serving(transport, threads).runtime() {
             Ok(tokio) => tokio.block_on(self.dispatch(matches, loaded)),
             Err(error) => {
                 eprintln!("error: cannot start the tokio runtime: {error}");
@@ -478,31 +471,6 @@ fn load_config(matches: &ArgMatches) -> Option<Result<config::Loaded, config::Co
     Some(config::load(sub, implied, std::env::vars_os()))
 }
 
-/// The threads a command line's tokio runtime has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Threads {
-    /// A current-thread runtime.
-    One,
-    /// A multi-threaded runtime with a worker per core.
-    PerCore,
-    /// A multi-threaded runtime with this many workers.
-    Workers(usize),
-}
-
-impl Threads {
-    /// For `transport` (none: a subcommand that does not serve) and `server.worker_threads`.
-    /// Many connections share a multi-threaded runtime. One stdio connection is served from one
-    /// thread: its messages pass through one serve loop, and handing calls between threads
-    /// costs more than a second core gives (bench/README.md, "Using the second core").
-    fn for_serving(transport: Option<Transport>, worker_threads: usize) -> Self {
-        match (transport, worker_threads) {
-            (_, 1) | (None | Some(Transport::Stdio), 0) => Self::One,
-            (_, 0) => Self::PerCore,
-            (_, threads) => Self::Workers(threads),
-        }
-    }
-}
-
 /// What `serve` and `config` take beside the host context: the keys one most often changes.
 fn serve_args() -> [Arg; 5] {
     [
@@ -620,35 +588,4 @@ fn host_context(mut context: Context, matches: &ArgMatches) -> Context {
         context = context.with_principal(principal.as_str());
     }
     context
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Threads, Transport};
-
-    #[test]
-    fn stdio_runs_on_one_thread_and_many_connections_on_a_worker_per_core() {
-        assert_eq!(
-            Threads::for_serving(Some(Transport::Stdio), 0),
-            Threads::One
-        );
-        // `tools`, `schema`, `call`, `config`, and a configuration that does not load.
-        assert_eq!(Threads::for_serving(None, 0), Threads::One);
-        for many in [Transport::Http, Transport::Sse, Transport::Unix] {
-            assert_eq!(Threads::for_serving(Some(many), 0), Threads::PerCore);
-        }
-    }
-
-    #[test]
-    fn worker_threads_override_the_choice_on_every_transport() {
-        assert_eq!(Threads::for_serving(Some(Transport::Http), 1), Threads::One);
-        assert_eq!(
-            Threads::for_serving(Some(Transport::Stdio), 2),
-            Threads::Workers(2)
-        );
-        assert_eq!(
-            Threads::for_serving(Some(Transport::Unix), 6),
-            Threads::Workers(6)
-        );
-    }
 }

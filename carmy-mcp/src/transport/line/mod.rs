@@ -215,7 +215,6 @@ where
         self
     }
 
-    /// The next message for rmcp, answering on the way every line that is not one.
     /// The next message for rmcp: a request let through (or one that waited for room), a
     /// notification or an answer; `None` once the input ended or failed. Cancellation-safe.
     async fn next_message(&mut self) -> Option<ClientJsonRpcMessage> {
@@ -272,6 +271,7 @@ where
         }
     }
 
+    /// The next message for rmcp, answering on the way every line that is not one.
     fn take(&mut self, parsed: Parsed) -> Option<ClientJsonRpcMessage> {
         let incoming = match parsed {
             Parsed::Message(incoming) => incoming,
