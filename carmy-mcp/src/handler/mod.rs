@@ -98,10 +98,11 @@ impl ServerHandler for McpServer {
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // Forwarding the request's log is the rare path: boxed, so that every call's future
-        // stays small (rmcp moves it into a task per request).
+        // Boxed, as is every handler whose future is large: rmcp's future for a request is as
+        // large as the largest of them, and rmcp and tokio move it by copy as they spawn and
+        // finish its task (several copies of a few KiB, against one allocation).
         match self.log_level(&context) {
-            None => tools::call(self, params, context).await,
+            None => Box::pin(tools::call(self, params, context)).await,
             level => {
                 let peer = context.peer.clone();
                 Box::pin(with_client_log(
@@ -136,7 +137,13 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let (peer, level) = (context.peer.clone(), self.log_level(&context));
-        with_client_log(&peer, level, resources::read(self, params, context)).await
+        // Boxed, as are calls, prompts and completions (see `call_tool`).
+        Box::pin(with_client_log(
+            &peer,
+            level,
+            resources::read(self, params, context),
+        ))
+        .await
     }
 
     // rmcp marks these legacy (2026-07-28 replaced them with `subscriptions/listen`); it
@@ -192,7 +199,12 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let (peer, level) = (context.peer.clone(), self.log_level(&context));
-        with_client_log(&peer, level, prompts::get(self, params, context)).await
+        Box::pin(with_client_log(
+            &peer,
+            level,
+            prompts::get(self, params, context),
+        ))
+        .await
     }
 
     async fn complete(
@@ -201,7 +213,12 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let (peer, level) = (context.peer.clone(), self.log_level(&context));
-        with_client_log(&peer, level, completion::complete(self, params, context)).await
+        Box::pin(with_client_log(
+            &peer,
+            level,
+            completion::complete(self, params, context),
+        ))
+        .await
     }
 
     async fn set_level(

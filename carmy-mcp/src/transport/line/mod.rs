@@ -22,7 +22,8 @@
 //! One file per concern: `framing.rs` reads bounded lines, `classify.rs` decides what a line is
 //! (with `scan.rs` for lines that do not parse, `call_parse.rs`, a fast path for `tools/call`,
 //! and `ids.rs`, the ids as written), `flow.rs` tracks the requests in flight and waiting,
-//! `outbox.rs` writes, and `page.rs` writes answers and `tools/list` pages.
+//! `outbox.rs` writes, `page.rs` writes answers and `tools/list` pages, in a buffer of the
+//! thread's (`scratch.rs`).
 
 mod call_parse;
 mod classify;
@@ -32,6 +33,7 @@ mod ids;
 mod outbox;
 mod page;
 mod scan;
+mod scratch;
 
 use std::{borrow::Cow, future::Future, io, sync::Arc};
 
@@ -380,9 +382,11 @@ where
         let page = Arc::clone(&self.page);
         async move {
             // Serialized in the sending task, so large results do not hold up the others.
-            let mut bytes = page.to_vec(item, id.as_ref())?;
-            bytes.push(b'\n');
-            let ticket = outbox.push(&bytes)?;
+            let ticket = scratch::with_line(|line| {
+                page.write(line, item, id.as_ref())?;
+                line.push(b'\n');
+                outbox.push(line)
+            })?;
             outbox.written(ticket).await
         }
     }

@@ -33,41 +33,43 @@ struct Page {
 }
 
 impl ToolsPage {
-    /// `message` as one line of JSON (without the newline). An answer goes out with `id`, the
-    /// client's id of the request it answers, exactly as written (`ids.rs`); so does the
-    /// subscription id of a `subscriptions/listen` stream.
-    pub(super) fn to_vec(
+    /// Appends `message` to `out` as one line of JSON (without the newline). An answer goes out
+    /// with `id`, the client's id of the request it answers, exactly as written (`ids.rs`); so
+    /// does the subscription id of a `subscriptions/listen` stream. On an error, `out` may hold
+    /// part of the message.
+    pub(super) fn write(
         &self,
+        out: &mut Vec<u8>,
         message: ServerJsonRpcMessage,
         id: Option<&ClientId>,
-    ) -> serde_json::Result<Vec<u8>> {
+    ) -> serde_json::Result<()> {
         let Some(id) = id else {
-            return serde_json::to_vec(&message);
+            return serde_json::to_writer(out, &message);
         };
         match message {
             JsonRpcMessage::Response(mut response) => match &mut response.result {
                 ServerResult::ListToolsResult(result) => {
                     let tools = std::mem::take(&mut result.tools);
                     let page = self.page_of(tools)?;
-                    with_page(id.raw(), &response.result, &page.json)
+                    with_page(out, id.raw(), &response.result, &page.json)
                 }
                 ServerResult::SubscriptionsListenResult(_) => {
                     let mut result = serde_json::to_value(&response.result)?;
                     set_subscription_id(&mut result, id);
-                    answer(id.raw(), Some(&result), None)
+                    answer(out, id.raw(), Some(&result), None)
                 }
-                result => answer(id.raw(), Some(&*result), None),
+                result => answer(out, id.raw(), Some(&*result), None),
             },
-            JsonRpcMessage::Error(error) => answer::<()>(id.raw(), None, Some(&error.error)),
+            JsonRpcMessage::Error(error) => answer::<()>(out, id.raw(), None, Some(&error.error)),
             JsonRpcMessage::Notification(notification) => {
                 let mut message =
                     serde_json::to_value(ServerJsonRpcMessage::Notification(notification))?;
                 if let Some(params) = message.get_mut("params") {
                     set_subscription_id(params, id);
                 }
-                serde_json::to_vec(&message)
+                serde_json::to_writer(out, &message)
             }
-            message @ JsonRpcMessage::Request(_) => serde_json::to_vec(&message),
+            message @ JsonRpcMessage::Request(_) => serde_json::to_writer(out, &message),
         }
     }
 
@@ -93,10 +95,11 @@ impl ToolsPage {
 
 /// A JSON-RPC answer to the request the client called `id`.
 fn answer<R: Serialize>(
+    out: &mut Vec<u8>,
     id: &RawValue,
     result: Option<&R>,
     error: Option<&ErrorData>,
-) -> serde_json::Result<Vec<u8>> {
+) -> serde_json::Result<()> {
     #[derive(Serialize)]
     struct Answer<'a, R> {
         jsonrpc: &'static str,
@@ -106,12 +109,15 @@ fn answer<R: Serialize>(
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<&'a ErrorData>,
     }
-    serde_json::to_vec(&Answer {
-        jsonrpc: "2.0",
-        id,
-        result,
-        error,
-    })
+    serde_json::to_writer(
+        out,
+        &Answer {
+            jsonrpc: "2.0",
+            id,
+            result,
+            error,
+        },
+    )
 }
 
 /// Puts the client's id in `_meta["io.modelcontextprotocol/subscriptionId"]` of `object` (a
@@ -126,7 +132,12 @@ fn set_subscription_id(object: &mut Value, id: &ClientId) {
 
 /// The JSON-RPC response to `tools/list` request `id`: `result`'s fields (its tools taken out),
 /// with `tools` spliced in from `page`.
-fn with_page(id: &RawValue, result: &ServerResult, page: &RawValue) -> serde_json::Result<Vec<u8>> {
+fn with_page(
+    out: &mut Vec<u8>,
+    id: &RawValue,
+    result: &ServerResult,
+    page: &RawValue,
+) -> serde_json::Result<()> {
     #[derive(Serialize)]
     struct Response<'a> {
         jsonrpc: &'static str,
@@ -146,11 +157,14 @@ fn with_page(id: &RawValue, result: &ServerResult, page: &RawValue) -> serde_jso
         _ => Map::new(),
     };
     rest.remove("tools");
-    serde_json::to_vec(&Response {
-        jsonrpc: "2.0",
-        id,
-        result: Result { tools: page, rest },
-    })
+    serde_json::to_writer(
+        out,
+        &Response {
+            jsonrpc: "2.0",
+            id,
+            result: Result { tools: page, rest },
+        },
+    )
 }
 
 #[cfg(test)]
@@ -187,8 +201,9 @@ mod tests {
     fn same_as_plain(page: &ToolsPage, message: ServerJsonRpcMessage) {
         let plain: Value = serde_json::from_slice(&serde_json::to_vec(&message).unwrap()).unwrap();
         let id = client_id(&message);
-        let paged: Value =
-            serde_json::from_slice(&page.to_vec(message, Some(&id)).unwrap()).unwrap();
+        let mut paged = Vec::new();
+        page.write(&mut paged, message, Some(&id)).unwrap();
+        let paged: Value = serde_json::from_slice(&paged).unwrap();
         assert_eq!(paged, plain);
     }
 
@@ -246,7 +261,9 @@ mod tests {
             ),
         ] {
             let mut plain = serde_json::to_value(&message).unwrap();
-            let line = String::from_utf8(page.to_vec(message, Some(&id)).unwrap()).unwrap();
+            let mut line = Vec::new();
+            page.write(&mut line, message, Some(&id)).unwrap();
+            let line = String::from_utf8(line).unwrap();
             assert!(line.starts_with(r#"{"jsonrpc":"2.0","id":7.0,"#), "{line}");
             plain["id"] = json!(7.0);
             assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), plain);
