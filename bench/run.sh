@@ -5,10 +5,14 @@
 #   bench/run.sh --quick         # a smoke test (~1 min), written as *-stdio-quick.*
 #   bench/run.sh --pipes         # also the rmcp contenders over stdio_pipes()
 #   bench/run.sh --runs 5        # any other option goes to mcp-load (see mcp-load --help)
+#   bench/run.sh --all           # --pipes, then HTTP (http.sh), stores (stores.sh) and build
+#                                # cost (build-cost.sh, debug), all in one file (~35 min)
 #
 # Builds the driver and the contenders in release, installs the optional Python/TypeScript
-# contenders (bench/setup.sh), runs mcp-load over every contender that exists, and writes
-# bench/results/<date>-stdio.md and .jsonl with the machine it ran on.
+# contenders (bench/setup.sh), runs mcp-load over every contender that exists, then over the
+# shop's resource reads beside the same reads by hand in rmcp, and writes
+# bench/results/<date>-stdio.md (with --all, <date>-all.md) and .jsonl with the machine it ran
+# on.
 #
 # The shop is measured twice: `carmy-shop` is the example as a user builds their own binary,
 # `carmy-shop-tuned` its main linked with the hot code first (bench/build.rs, bench/tuned/).
@@ -21,11 +25,13 @@ bin="${CARGO_TARGET_DIR:-target}/release"
 
 quick=0
 pipes=0
+all=0
 args=()
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1; args+=("$arg") ;;
     --pipes) pipes=1 ;;
+    --all) all=1; pipes=1 ;;
     *) args+=("$arg") ;;
   esac
 done
@@ -74,17 +80,45 @@ fi
 mkdir -p bench/results
 stamp="$(date +%F)"
 out="bench/results/$stamp-stdio"
+[ "$all" = 1 ] && out="bench/results/$stamp-all"
 [ "$quick" = 1 ] && out="$out-quick"
 rm -f "$out.jsonl"
 table="$(mktemp)"
-trap 'rm -f "$table"' EXIT
+reads="$(mktemp)"
+trap 'rm -f "$table" "$reads"' EXIT
 
 status=0
 "$bin/mcp-load" "${contenders[@]}" "${args[@]}" --jsonl "$out.jsonl" --markdown "$table" >&2 ||
   status=$?
 
+# Resource reads, each kind of URI apart, with the call above as the reference: the catalog (no
+# variables), a product (its id checked against the resource's input, its stock read from the
+# store), a file under the resource root (the path confined to it, read from disk); the first
+# two by hand in rmcp (the products alone, no store) beside them.
+policies="$root/examples/shop/policies"
+shop=(--contender "carmy-shop/call=$bin/shop mcp --store memory --resource-root $policies")
+for read in catalog=shop://catalog product=shop://products/sku-001 "file=file://$policies/returns.md"; do
+  shop+=(--workload "read:${read#*=}" --contender "carmy-shop/read-${read%%=*}=$bin/shop mcp --store memory --resource-root $policies")
+done
+for read in catalog=shop://catalog product=shop://products/sku-001; do
+  shop+=(--workload "read:${read#*=}" --contender "rmcp-handler-pipes/read-${read%%=*}=$bin/bench-rmcp-handler --pipes")
+done
+"$bin/mcp-load" "${shop[@]}" "${args[@]}" --jsonl "$out.jsonl" --markdown "$reads" >&2 ||
+  status=$?
+
+# The other benchmarks write their own files; --all gathers them into this one.
+others=()
+if [ "$all" = 1 ]; then
+  bench/http.sh >&2 || status=$?
+  others+=("bench/results/$stamp-http.md")
+  bench/stores.sh >&2 || status=$?
+  others+=("bench/results/$stamp-stores.md")
+  TOOLS=200 RUNS=1 PROFILES=debug bench/build-cost.sh >&2 || status=$?
+  others+=("bench/results/$stamp-build-cost.md")
+fi
+
 {
-  echo "# stdio MCP benchmark, $stamp"
+  if [ "$all" = 1 ]; then echo "# Carmy benchmarks, $stamp"; else echo "# stdio MCP benchmark, $stamp"; fi
   echo
   echo "Rerun: \`bench/run.sh ${*}\`"
   echo
@@ -95,9 +129,22 @@ status=0
   echo "- $(rustc --version); node $(node --version 2>/dev/null || echo absent); $(bench/.venv/bin/python --version 2>/dev/null || echo 'python absent')"
   echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- bench 2>/dev/null || echo ' (bench/ modified)')"
   echo
-  echo "## Results"
+  echo "## stdio: \`tools/call\`"
   echo
   cat "$table"
+  echo
+  echo "## stdio: resource reads"
+  echo
+  cat "$reads"
+  for other in "${others[@]}"; do
+    echo
+    # Each file's title becomes a section; its own headings go one level down.
+    if [ -f "$other" ]; then
+      sed -e '1s/^# /## /' -e '2,$s/^## /### /' "$other"
+    else
+      echo "## $(basename "$other" .md): missing (the script failed before writing it)"
+    fi
+  done
   if [ "${#notes[@]}" -gt 0 ]; then
     echo
     echo "## Notes"

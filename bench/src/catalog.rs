@@ -125,6 +125,19 @@ pub fn search(input: &SearchInput) -> SearchOutput {
     SearchOutput { products, total }
 }
 
+/// The product with this id, as the shop's `shop://products/{id}` resource finds it.
+pub fn product(id: &str) -> Option<&'static Product> {
+    CATALOG
+        .iter()
+        .map(|entry| &entry.product)
+        .find(|product| product.id == id)
+}
+
+/// Every product, in catalog order, as the shop's `shop://catalog` resource reads them.
+pub fn all_products() -> impl Iterator<Item = &'static Product> {
+    CATALOG.iter().map(|entry| &entry.product)
+}
+
 /// The tool's description, shared by the contenders.
 pub const DESCRIPTION: &str = "Search the product catalog by name or tag.";
 

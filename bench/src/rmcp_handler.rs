@@ -1,14 +1,18 @@
 //! The hand-written rmcp `ServerHandler` behind the `bench-rmcp-handler` contender, also used
 //! in-process by the microbenchmarks: `list_tools`/`call_tool` by hand, serde decoding, no
-//! validation against the schema, none of Carmy's guarantees.
+//! validation against the schema, none of Carmy's guarantees. It reads the shop's
+//! `shop://catalog` and `shop://products/{id}` resources by hand too (the products alone: no
+//! stock from a store).
 
 use std::sync::Arc;
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-        PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+        CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+        ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+        ServerConfig, Tool,
     },
     service::RequestContext,
 };
@@ -58,8 +62,13 @@ impl Default for RmcpShop {
 
 impl ServerHandler for RmcpShop {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("bench-rmcp-handler", "0.1.0"))
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("bench-rmcp-handler", "0.1.0"))
     }
 
     async fn list_tools(
@@ -92,4 +101,45 @@ impl ServerHandler for RmcpShop {
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(CallToolResult::structured(output).into())
     }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let catalog = Resource::new(CATALOG_URI, "catalog");
+        Ok(ListResourcesResult::with_all_items(vec![catalog]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let json = if request.uri == CATALOG_URI {
+            serde_json::to_string(&catalog::all_products().collect::<Vec<_>>())
+        } else {
+            let product = request
+                .uri
+                .strip_prefix(PRODUCT_URI_PREFIX)
+                .and_then(catalog::product)
+                .ok_or_else(|| {
+                    ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None)
+                })?;
+            serde_json::to_string(product)
+        }
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let contents = ResourceContents::TextResourceContents {
+            uri: request.uri,
+            mime_type: Some("application/json".into()),
+            text: json,
+            meta: None,
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
 }
+
+/// The shop's resource of every product.
+const CATALOG_URI: &str = "shop://catalog";
+/// The shop's resource of one product: this, then its id.
+const PRODUCT_URI_PREFIX: &str = "shop://products/";

@@ -48,6 +48,30 @@ pub(crate) fn search_result(result: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks a `resources/read` result of `uri`: contents, the first of them for `uri`, with text
+/// or a blob that is not empty.
+pub(crate) fn read_result(result: &Value, uri: &str) -> Result<(), String> {
+    let first = result
+        .get("contents")
+        .and_then(Value::as_array)
+        .and_then(|contents| contents.first())
+        .ok_or("no contents")?;
+    if first.get("uri").and_then(Value::as_str) != Some(uri) {
+        return Err(format!(
+            "contents of {:?}, expected {uri}",
+            first.get("uri")
+        ));
+    }
+    let body = first
+        .get("text")
+        .or_else(|| first.get("blob"))
+        .and_then(Value::as_str);
+    match body {
+        Some(body) if !body.is_empty() => Ok(()),
+        _ => Err(format!("no text and no blob for {uri}")),
+    }
+}
+
 /// Checks a `tools/list` result names `search_products`.
 pub(crate) fn tool_list(result: &Value) -> Result<(), String> {
     let listed = result
@@ -72,6 +96,18 @@ mod tests {
 
     fn products(n: usize) -> Value {
         json!({ "products": vec![json!({"id": "x"}); n], "total": n })
+    }
+
+    #[test]
+    fn a_read_answers_the_uri_asked_with_a_body() {
+        let uri = "shop://catalog";
+        let read = |contents: Value| read_result(&json!({ "contents": contents }), uri);
+        assert!(read(json!([{ "uri": uri, "text": "[]" }])).is_ok());
+        assert!(read(json!([{ "uri": uri, "blob": "AA==" }])).is_ok());
+        assert!(read(json!([{ "uri": "shop://other", "text": "[]" }])).is_err());
+        assert!(read(json!([{ "uri": uri, "text": "" }])).is_err());
+        assert!(read(json!([])).is_err());
+        assert!(read_result(&json!({}), uri).is_err());
     }
 
     #[test]

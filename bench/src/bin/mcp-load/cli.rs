@@ -2,6 +2,8 @@
 
 use std::{path::PathBuf, time::Duration};
 
+use crate::workload::Workload;
+
 pub(crate) const USAGE: &str = "\
 mcp-load: measure stdio MCP servers, each the same way, each run a fresh process.
 
@@ -10,6 +12,8 @@ USAGE:
 
 OPTIONS:
     --contender NAME=CMD   a server to measure; CMD is split like a shell would (no expansion)
+    --workload W           what the contenders named after it are sent: `search` (default) or
+                           `read:URI` (`resources/read`); one run can compare several
     --runs N               fresh processes per contender, interleaved (default 5)
     --warmup N             sequential calls before measuring (default 500)
     --calls N              measured sequential calls (default 5000)
@@ -22,13 +26,16 @@ OPTIONS:
     --markdown PATH        write the summary table to PATH
     -h, --help             this text
 
-Every server is sent `search_products {\"query\":\"mouse\"}` and must answer 4 products.";
+By default every server is sent `search_products {\"query\":\"mouse\"}` and must answer 4
+products; a read must answer contents for its URI.";
 
 /// One server to measure.
 #[derive(Debug, Clone)]
 pub(crate) struct Contender {
     pub(crate) name: String,
     pub(crate) argv: Vec<String>,
+    /// The request it is sent.
+    pub(crate) workload: Workload,
 }
 
 /// What to run and how much.
@@ -69,6 +76,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opt
     let mut options = Options::default();
     let mut quick = false;
     let mut explicit = Explicit::default();
+    let mut workload = Workload::Search;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -84,7 +92,12 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opt
         match flag.as_str() {
             "-h" | "--help" => return Ok(None),
             "--quick" => quick = true,
-            "--contender" => options.contenders.push(contender(&value("--contender")?)?),
+            "--contender" => {
+                options
+                    .contenders
+                    .push(contender(&value("--contender")?, &workload)?);
+            }
+            "--workload" => workload = Workload::parse(&value(&flag)?)?,
             "--runs" => {
                 options.runs = number(&flag, &value(&flag)?)?;
                 explicit.runs = true;
@@ -164,7 +177,7 @@ fn number(flag: &str, value: &str) -> Result<usize, String> {
         .map_err(|_| format!("{flag} takes a whole number, not `{value}`"))
 }
 
-fn contender(spec: &str) -> Result<Contender, String> {
+fn contender(spec: &str, workload: &Workload) -> Result<Contender, String> {
     let (name, command) = spec
         .split_once('=')
         .ok_or_else(|| format!("--contender takes NAME=COMMAND, not `{spec}`"))?;
@@ -174,6 +187,7 @@ fn contender(spec: &str) -> Result<Contender, String> {
     Ok(Contender {
         name: name.trim().to_owned(),
         argv,
+        workload: workload.clone(),
     })
 }
 
@@ -200,6 +214,32 @@ mod tests {
             options.contenders[0].argv,
             ["python3", "my server.py", "--x"]
         );
+    }
+
+    #[test]
+    fn a_workload_applies_to_the_contenders_named_after_it() {
+        let options = parse(args(&[
+            "--contender",
+            "a=server",
+            "--workload",
+            "read:shop://catalog",
+            "--contender",
+            "b=server",
+            "--contender",
+            "c=server",
+            "--workload=search",
+            "--contender",
+            "d=server",
+        ]))
+        .unwrap()
+        .unwrap();
+        let read = Workload::Read("shop://catalog".into());
+        let workloads: Vec<&Workload> = options.contenders.iter().map(|c| &c.workload).collect();
+        assert_eq!(
+            workloads,
+            [&Workload::Search, &read, &read, &Workload::Search]
+        );
+        assert!(parse(args(&["--workload", "bogus", "--contender", "a=b"])).is_err());
     }
 
     #[test]

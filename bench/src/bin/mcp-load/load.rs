@@ -19,8 +19,8 @@ use tokio::{
 };
 
 use crate::{
-    check,
     server::{Response, Server},
+    workload::Workload,
 };
 
 /// When a phase stops issuing new calls.
@@ -43,7 +43,7 @@ pub(crate) struct Measured {
     pub(crate) errors: usize,
 }
 
-/// Every `CHECK_EVERY`th answer is fully parsed and checked for 4 products.
+/// Every `CHECK_EVERY`th answer is fully parsed and checked (`Workload::check`).
 const CHECK_EVERY: u64 = 64;
 
 /// Ids used by phases start here, clear of the handshake's.
@@ -52,6 +52,7 @@ pub(crate) const FIRST_ID: u64 = 1_000;
 /// Runs one phase; `first_id` must leave room for distinct ids.
 pub(crate) async fn run(
     server: &mut Server,
+    workload: &Workload,
     concurrency: usize,
     stop: Stop,
     first_id: u64,
@@ -71,8 +72,8 @@ pub(crate) async fn run(
     }
     let started = Instant::now();
     let Server { stdin, stdout, .. } = server;
-    let writer = write_requests(stdin, rx, &sent_at, first_id);
-    let reader = read_answers(stdout, tx, &sent_at, stop, started, first_id);
+    let writer = write_requests(stdin, workload, rx, &sent_at, first_id);
+    let reader = read_answers(stdout, workload, tx, &sent_at, stop, started, first_id);
     let outcome = timeout(budget, async { tokio::try_join!(writer, reader) }).await;
     match outcome {
         Ok(Ok(((), measured))) => Ok(measured),
@@ -83,15 +84,13 @@ pub(crate) async fn run(
 
 async fn write_requests(
     stdin: &mut tokio::process::ChildStdin,
+    workload: &Workload,
     mut ids: mpsc::UnboundedReceiver<u64>,
     sent_at: &[Cell<Option<Instant>>],
     first_id: u64,
 ) -> Result<(), String> {
     let prefix = br#"{"jsonrpc":"2.0","id":"#;
-    let suffix = format!(
-        r#","method":"tools/call","params":{{"name":"search_products","arguments":{}}}}}"#,
-        check::ARGUMENTS
-    );
+    let suffix = workload.line_suffix();
     let slots = sent_at.len() as u64;
     let mut batch = Vec::with_capacity(256);
     let mut bytes = Vec::with_capacity(1 << 16);
@@ -119,6 +118,7 @@ async fn write_requests(
 
 async fn read_answers(
     stdout: &mut tokio::io::BufReader<tokio::process::ChildStdout>,
+    workload: &Workload,
     next: mpsc::UnboundedSender<u64>,
     sent_at: &[Cell<Option<Instant>>],
     stop: Stop,
@@ -165,7 +165,7 @@ async fn read_answers(
         in_flight -= 1;
         match (response.error, response.result) {
             (None, Some(result)) => {
-                if id % CHECK_EVERY == 0 && !answer_is_right(result) {
+                if id % CHECK_EVERY == 0 && !answer_is_right(workload, result) {
                     measured.errors += 1;
                 }
             }
@@ -190,8 +190,8 @@ async fn read_answers(
     Ok(measured)
 }
 
-fn answer_is_right(result: &RawValue) -> bool {
+fn answer_is_right(workload: &Workload, result: &RawValue) -> bool {
     serde_json::from_str::<Value>(result.get())
         .ok()
-        .is_some_and(|result| check::search_result(&result).is_ok())
+        .is_some_and(|result| workload.check(&result).is_ok())
 }

@@ -14,6 +14,7 @@ mod quiet;
 mod report;
 mod server;
 mod stats;
+mod workload;
 
 use std::{
     fs::OpenOptions,
@@ -30,6 +31,7 @@ use crate::{
     report::RunRecord,
     server::Server,
     stats::percentile,
+    workload::Workload,
 };
 
 fn main() -> ExitCode {
@@ -132,7 +134,7 @@ async fn run_once(options: &Options, contender: &Contender, run: usize) -> RunRe
     let mut server = server.expect("at least one start");
     record.cold_starts = cold_starts.len();
     record.cold_start_ms = stats::median(cold_starts);
-    let outcome = measure(options, &mut server, &mut record).await;
+    let outcome = measure(options, &contender.workload, &mut server, &mut record).await;
     record.peak_rss_kib = server.peak_rss_kib();
     server.shutdown().await;
     record.builds_during_run |= watch.finish();
@@ -146,32 +148,29 @@ async fn run_once(options: &Options, contender: &Contender, run: usize) -> RunRe
 
 async fn measure(
     options: &Options,
+    workload: &Workload,
     server: &mut Server,
     record: &mut RunRecord,
 ) -> Result<(), String> {
-    let tools = server.request(1, "tools/list", json!({})).await?;
-    check::tool_list(&tools)?;
-    let arguments: serde_json::Value =
-        serde_json::from_str(check::ARGUMENTS).expect("valid arguments");
-    let answer = server
-        .request(
-            2,
-            "tools/call",
-            json!({ "name": "search_products", "arguments": arguments }),
-        )
-        .await?;
-    check::search_result(&answer)?;
+    if *workload == Workload::Search {
+        let tools = server.request(1, "tools/list", json!({})).await?;
+        check::tool_list(&tools)?;
+    }
+    let (method, params) = workload.request();
+    let answer = server.request(2, method, params).await?;
+    workload.check(&answer)?;
 
     let mut next_id = FIRST_ID;
     if options.warmup > 0 {
-        let warm = load::run(server, 1, Stop::Calls(options.warmup), next_id).await?;
+        let warm = load::run(server, workload, 1, Stop::Calls(options.warmup), next_id).await?;
         record.errors += warm.errors;
         next_id += options.warmup as u64 + 1;
     }
 
     let pid = Some(server.pid());
     let mark = cpu::Mark::now(pid);
-    let mut sequential = load::run(server, 1, Stop::Calls(options.calls), next_id).await?;
+    let mut sequential =
+        load::run(server, workload, 1, Stop::Calls(options.calls), next_id).await?;
     let used = mark.and_then(|mark| mark.since(pid));
     next_id += options.calls as u64 + 1;
     sequential.latencies_ns.sort_unstable();
@@ -191,6 +190,7 @@ async fn measure(
     let (mark, driver_mark) = (cpu::Mark::now(pid), cpu::Mark::now(None));
     let mut loaded = load::run(
         server,
+        workload,
         options.concurrency,
         Stop::After(options.duration),
         next_id,

@@ -126,8 +126,8 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
         out,
         "\nMedians over the runs used: those that passed while no compiler ran on the machine \
          (a background thread scans /proc for rustc, cc, ld twice a second). Each run is a fresh process: cold start is spawn → \
-         `initialize` answered, the median of {} starts per run; then {} warm-up calls and {} sequential `tools/call \
-         search_products {{\"query\":\"mouse\"}}`; then {c} concurrent callers pipelined over \
+         `initialize` answered, the median of {} starts per run; then {} warm-up calls and {} sequential {}; \
+         then {c} concurrent callers pipelined over \
          the one stdio connection for {} s. CPU/call is the server's CPU time over a phase (the sum \
          of its threads' /proc/<pid>/task/<tid>/schedstat, or user + system ticks from \
          /proc/<pid>/stat when a thread exited) divided by the calls answered; cores is that CPU \
@@ -135,6 +135,7 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
         options.cold_starts,
         options.warmup,
         options.calls,
+        requests(options),
         options.duration.as_secs_f64()
     )
     .unwrap();
@@ -151,6 +152,20 @@ pub(crate) fn markdown(options: &Options, records: &[RunRecord]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The request every contender was sent, or each contender's.
+fn requests(options: &Options) -> String {
+    let first = &options.contenders[0].workload;
+    if options.contenders.iter().all(|c| c.workload == *first) {
+        return first.describe();
+    }
+    let each: Vec<String> = options
+        .contenders
+        .iter()
+        .map(|c| format!("{} to `{}`", c.workload.describe(), c.name))
+        .collect();
+    format!("requests ({})", each.join(", "))
 }
 
 /// `12345.6` → `12,346` (or with decimals), so wide tables stay readable.
