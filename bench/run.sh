@@ -17,7 +17,8 @@
 # The shop is measured twice: `carmy-shop` is the example as a user builds their own binary,
 # `carmy-shop-tuned` its main linked with the hot code first (bench/build.rs, bench/tuned/).
 # Both come out of one cargo invocation, so they share every dependency's build and differ
-# only in how they are linked.
+# only in how they are linked. `carmy-defaults` is the same tool in a binary of its own with
+# Carmy's default features only, where the shop links every optional one.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -45,6 +46,9 @@ note() { notes+=("$1"); echo "run.sh: $1" >&2; }
 
 echo "run.sh: building the driver and the Rust contenders (release)" >&2
 cargo build --release --quiet -p carmy-bench -p shop --bins
+# Carmy with its default features alone, in an invocation of its own: built with the packages
+# above, cargo would unify their features into it (bench/defaults/).
+cargo build --release --quiet -p carmy-bench-defaults
 
 contenders=(
   --contender "rmcp-handler=$bin/bench-rmcp-handler"
@@ -61,6 +65,7 @@ fi
 contenders+=(
   --contender "carmy-shop=$bin/shop mcp --store memory"
   --contender "carmy-shop-tuned=$bin/shop-tuned mcp"
+  --contender "carmy-defaults=$bin/bench-carmy-defaults mcp"
 )
 # A stale list (after a dependency or toolchain update) quietly degrades the tuned build.
 note "hot-function list: $(bench/tuned/refresh.sh --check)"
