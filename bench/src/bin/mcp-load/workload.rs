@@ -16,9 +16,11 @@ pub(crate) enum Workload {
 impl Workload {
     /// `search`, or `read:URI`.
     pub(crate) fn parse(spec: &str) -> Result<Self, String> {
-        match spec.split_once(':') {
-            _ if spec == "search" => Ok(Self::Search),
-            Some(("read", uri)) if !uri.is_empty() => Ok(Self::Read(uri.to_owned())),
+        if spec == "search" {
+            return Ok(Self::Search);
+        }
+        match spec.strip_prefix("read:") {
+            Some(uri) if !uri.is_empty() => Ok(Self::Read(uri.to_owned())),
             _ => Err(format!(
                 "--workload takes `search` or `read:URI`, not `{spec}`"
             )),
