@@ -17,6 +17,7 @@ mod params;
 mod rate;
 mod refusal;
 mod sessions;
+mod shared;
 mod sse;
 
 use std::{
@@ -409,8 +410,11 @@ impl HttpServer {
             .with_cancellation_token(control.sessions.clone());
         let sessions = Arc::new(Sessions::new(self.sessions, control.sessions.clone()));
         let server = self.server.clone();
-        let mcp =
-            StreamableHttpService::new(move || Ok(server.for_session()), sessions.clone(), config);
+        let mcp = shared::SharedService::new(StreamableHttpService::new(
+            move || Ok(server.for_session()),
+            sessions.clone(),
+            config,
+        ));
         let legacy = self.legacy_sse.then(|| sse::Legacy {
             server: self.server.clone(),
             authenticator: self.authenticator.clone(),
