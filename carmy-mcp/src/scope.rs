@@ -5,6 +5,8 @@
 //! with the context its authenticator decided on and a token cancelled when the client
 //! disconnects, the request's deadline passes or the server shuts down.
 
+use std::pin::Pin;
+
 use carmy_core::Context;
 use rmcp::{RoleServer, service::RequestContext};
 use tokio_util::sync::CancellationToken;
@@ -37,13 +39,12 @@ pub(crate) fn context_of(host: &Context, request: &RequestContext<RoleServer>) -
     RequestScope::of(request).map_or_else(|| host.clone(), |scope| scope.context.clone())
 }
 
-/// The trusted context and the cancellation of one call. Dropping it (when the call has
-/// answered) releases the watcher that joins a transport's cancellation to rmcp's.
+/// The trusted context and the cancellation of one call.
 pub(crate) struct CallScope {
     pub(crate) context: Context,
     pub(crate) cancellation: CancellationToken,
-    /// Whether `cancellation` is a token of ours rather than rmcp's.
-    owned: bool,
+    /// The transport's cancellation, joined to rmcp's by [`run`](Self::run).
+    transport: Option<CancellationToken>,
 }
 
 impl CallScope {
@@ -52,33 +53,40 @@ impl CallScope {
             return Self {
                 context: host.clone(),
                 cancellation: request.ct.clone(),
-                owned: false,
+                transport: None,
             };
         };
         // rmcp's token fires on `notifications/cancelled`, the transport's on disconnect,
-        // deadline and shutdown. Either stops the execution.
-        let cancellation = request.ct.child_token();
-        let (joined, transport) = (cancellation.clone(), scope.cancellation.clone());
-        tokio::spawn(async move {
-            tokio::select! {
-                () = transport.cancelled() => joined.cancel(),
-                () = joined.cancelled() => {}
-            }
-        });
+        // deadline and shutdown. Either stops the execution: rmcp's as the parent of the
+        // call's token, the transport's through `run`.
         Self {
             context: scope.context.clone(),
-            cancellation,
-            owned: true,
+            cancellation: request.ct.child_token(),
+            transport: Some(scope.cancellation.clone()),
         }
     }
-}
 
-impl Drop for CallScope {
-    fn drop(&mut self) {
-        // The call has answered. Our own token is cancelled to end the watcher above (the
-        // execution is over, so nothing else listens); rmcp's is rmcp's to cancel.
-        if self.owned {
+    /// Runs `work`, the call under this scope's token, to its end. When the transport's
+    /// cancellation fires first, the call's token is cancelled and the work winds down as a
+    /// cancelled call does. The join lives in the call's own future: a task watching the
+    /// transport would cost every call a spawn and a wake-up on another thread. The work is
+    /// pinned by the caller: taken by value, it would be stored twice in this future (as the
+    /// argument and as the pinned local), and copied in and out of each.
+    pub(crate) async fn run<F: Future>(&self, mut work: Pin<&mut F>) -> F::Output {
+        let Some(transport) = &self.transport else {
+            return work.await;
+        };
+        if transport.is_cancelled() {
             self.cancellation.cancel();
+            return work.await;
+        }
+        tokio::select! {
+            biased;
+            output = work.as_mut() => output,
+            () = transport.cancelled() => {
+                self.cancellation.cancel();
+                work.await
+            }
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `completion/complete`: values for a prompt's argument or a resource template's variable,
 //! suggested through the runtime.
 
+use std::pin::pin;
+
 use carmy_core::CompleteRequest;
 use rmcp::{
     ErrorData, RoleServer,
@@ -28,5 +30,5 @@ pub(super) async fn complete(
     .arguments(arguments)
     .context(scope.context.clone())
     .cancellation(scope.cancellation.clone());
-    mapping::complete_result(server.runtime.complete(request).await)
+    mapping::complete_result(scope.run(pin!(server.runtime.complete(request))).await)
 }

@@ -1,5 +1,7 @@
 //! `prompts/list` and `prompts/get`: the catalog's prompts, rendered through the runtime.
 
+use std::pin::pin;
+
 use carmy_core::RenderRequest;
 use rmcp::{
     ErrorData, RoleServer,
@@ -57,7 +59,7 @@ pub(super) async fn get(
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone())
         .asker(asker);
-    let outcome = server.runtime.render(request).await;
+    let outcome = scope.run(pin!(server.runtime.render(request))).await;
     let entry = server.runtime.catalog().prompt(&params.name);
     mapping::get_result(entry, outcome)
 }

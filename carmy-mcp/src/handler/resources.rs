@@ -1,6 +1,8 @@
 //! `resources/list`, `resources/templates/list`, `resources/read`: the catalog's resources and
 //! its providers', read through the runtime.
 
+use std::pin::pin;
+
 use carmy_core::ReadRequest;
 use rmcp::{
     ErrorData, RoleServer,
@@ -36,7 +38,9 @@ pub(super) async fn list(
         };
     }
     // Providers list what they serve now, stopped as a call would be.
-    let provided = server.runtime.list_provided(&scope.cancellation).await;
+    let provided = scope
+        .run(pin!(server.runtime.list_provided(&scope.cancellation)))
+        .await;
     server
         .resources
         .resources_with(provided, cursor(request), |uri| {
@@ -68,7 +72,7 @@ pub(super) async fn read(
     let request = ReadRequest::new(params.uri.clone())
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone());
-    let outcome = server.runtime.read(request).await;
+    let outcome = scope.run(pin!(server.runtime.read(request))).await;
     let entry = server
         .runtime
         .catalog()

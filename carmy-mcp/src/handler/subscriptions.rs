@@ -21,6 +21,7 @@
 
 use std::{
     collections::{BTreeSet, VecDeque},
+    pin::pin,
     sync::{Arc, Mutex, MutexGuard},
 };
 
@@ -198,9 +199,10 @@ async fn checked(
     context: &RequestContext<RoleServer>,
 ) -> Result<(), ErrorData> {
     let scope = CallScope::of(&server.context, context);
-    server
-        .runtime
-        .check_resource(uri, &scope.cancellation)
+    scope
+        .run(pin!(
+            server.runtime.check_resource(uri, &scope.cancellation)
+        ))
         .await
         .map_err(|error| read_error(&error, false, context.protocol_version().as_ref()))
 }

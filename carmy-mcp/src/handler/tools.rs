@@ -1,5 +1,7 @@
 //! `tools/call`: an MCP request becomes a runtime [`Request`], its outcome an MCP answer.
 
+use std::pin::pin;
+
 use carmy_core::{Outcome, Request};
 use rmcp::{
     ErrorData, RoleServer,
@@ -80,12 +82,12 @@ pub(super) async fn call(
     // await, and rmcp moves it into a task per request.
     let outcome: Outcome = match context.meta.get_progress_token() {
         Some(token) => {
-            Box::pin(progress::with_progress(&context.peer, token, |reporter| {
+            let mut work = Box::pin(progress::with_progress(&context.peer, token, |reporter| {
                 server.runtime.execute(request.progress(reporter))
-            }))
-            .await
+            }));
+            scope.run(work.as_mut()).await
         }
-        None => server.runtime.execute(request).await,
+        None => scope.run(pin!(server.runtime.execute(request))).await,
     };
     mapping::call_response(server.runtime.catalog().get(&name), outcome, modern)
 }
