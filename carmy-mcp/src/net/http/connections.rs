@@ -148,6 +148,10 @@ pub(super) async fn serve(
 
 /// One connection, until it ends, its request head is late, it is closed for room, or the
 /// server closes everything.
+///
+/// The loop wakes at every step of every request on the connection, so what it waits on is
+/// made once: tokens of the connection's own (children of the server's, which every
+/// connection would otherwise lock at each wake-up) and futures that stay registered.
 async fn run(
     connection: http1::Connection<TokioIo<Watched>, PerConnection>,
     slot: Arc<Slot>,
@@ -160,6 +164,11 @@ async fn run(
     let late = tokio::time::sleep(Duration::MAX);
     let mut late = pin!(late);
     let mut head_deadline = None;
+    let (graceful, close_all) = (graceful.child_token(), close_all.child_token());
+    let mut head_started = pin!(slot.head_started.notified());
+    let mut evicted = pin!(slot.evict.cancelled());
+    let mut closed = pin!(close_all.cancelled());
+    let mut draining = pin!(graceful.cancelled());
     loop {
         tokio::select! {
             served = connection.as_mut() => {
@@ -168,7 +177,8 @@ async fn run(
                 }
                 break;
             }
-            () = slot.head_started.notified() => {
+            () = head_started.as_mut() => {
+                head_started.set(slot.head_started.notified());
                 head_deadline = slot.head_deadline(header_read_timeout);
                 if let Some(deadline) = head_deadline {
                     late.as_mut().reset(deadline);
@@ -186,12 +196,12 @@ async fn run(
                     None => {}
                 }
             }
-            () = slot.evict.cancelled() => {
+            () = evicted.as_mut() => {
                 tracing::debug!("closing a connection waiting for a request, to make room");
                 break;
             }
-            () = close_all.cancelled() => break,
-            () = graceful.cancelled(), if !shutting_down => {
+            () = closed.as_mut() => break,
+            () = draining.as_mut(), if !shutting_down => {
                 shutting_down = true;
                 connection.as_mut().graceful_shutdown();
             }
