@@ -39,7 +39,8 @@ pub(crate) fn context_of(host: &Context, request: &RequestContext<RoleServer>) -
     RequestScope::of(request).map_or_else(|| host.clone(), |scope| scope.context.clone())
 }
 
-/// The trusted context and the cancellation of one call.
+/// The trusted context and the cancellation of one call, whose work runs through
+/// [`run`](Self::run): that is where the transport's cancellation reaches it.
 pub(crate) struct CallScope {
     pub(crate) context: Context,
     pub(crate) cancellation: CancellationToken,
