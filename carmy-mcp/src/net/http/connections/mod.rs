@@ -16,18 +16,18 @@
 //! waiting for a head, so it also closes a kept-alive connection that is merely quiet, which
 //! clients that hold one connection across a pause do not expect. A quiet connection costs
 //! little and is the first closed for room; a head that has started and stalls is the attack.
+//!
+//! `table.rs` keeps the open connections and makes the room.
+
+mod table;
 
 use std::{
-    collections::{BTreeMap, HashMap},
     convert::Infallible,
     future::Future,
     io,
     net::SocketAddr,
     pin::{Pin, pin},
-    sync::{
-        Arc, Mutex, MutexGuard,
-        atomic::{AtomicBool, AtomicU64, Ordering},
-    },
+    sync::Arc,
     task::{Context as TaskContext, Poll},
     time::Duration,
 };
@@ -44,11 +44,12 @@ use hyper_util::rt::TokioIo;
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     net::{TcpListener, TcpStream},
-    sync::Notify,
     time::Instant,
 };
 use tokio_util::sync::CancellationToken;
 use tower_service::Service as _;
+
+use self::table::{BusyGuard, Slot, Table};
 
 /// The bounds on connections.
 #[derive(Clone, Copy, Debug)]
@@ -166,7 +167,7 @@ async fn run(
     let mut head_deadline = None;
     let (graceful, close_all) = (graceful.child_token(), close_all.child_token());
     let mut head_started = pin!(slot.head_started.notified());
-    let mut evicted = pin!(slot.evict.cancelled());
+    let mut evicted = pin!(slot.evict().cancelled());
     let mut closed = pin!(close_all.cancelled());
     let mut draining = pin!(graceful.cancelled());
     loop {
@@ -326,233 +327,5 @@ impl http_body::Body for Busy {
 
     fn size_hint(&self) -> SizeHint {
         self.body.size_hint()
-    }
-}
-
-/// The open connections, and those among them waiting for a request, oldest first.
-struct Table {
-    max: usize,
-    state: Mutex<State>,
-    /// A connection closed.
-    closed: Notify,
-}
-
-#[derive(Default)]
-struct State {
-    next_id: u64,
-    /// Orders the waiting connections: taken each time one starts waiting.
-    next_wait: u64,
-    connections: HashMap<u64, Connection>,
-    /// Waiting connections by when they started waiting.
-    waiting: BTreeMap<u64, u64>,
-    /// Connections told to close for room that have not closed yet.
-    evicting: usize,
-}
-
-struct Connection {
-    /// Requests in progress.
-    busy: usize,
-    /// Its key in `waiting` while it waits.
-    waiting_since: Option<u64>,
-    evict: CancellationToken,
-}
-
-/// One open connection's place in the table; dropping it closes the place.
-struct Slot {
-    table: Arc<Table>,
-    id: u64,
-    evict: CancellationToken,
-    opened: Instant,
-    /// Whether a request is in progress (its head is complete).
-    serving: AtomicBool,
-    /// When the pending request head's first bytes arrived: milliseconds since `opened`, plus
-    /// one; 0 when no head is pending.
-    head_since: AtomicU64,
-    /// A head started: its deadline runs.
-    head_started: Notify,
-}
-
-impl Table {
-    fn new(max: usize) -> Self {
-        Self {
-            max: max.max(1),
-            state: Mutex::default(),
-            closed: Notify::new(),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // Counts only: usable after a panic elsewhere.
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Returns once one more connection fits, closing the oldest waiting one if none does.
-    async fn make_room(&self) {
-        loop {
-            let closed = self.closed.notified();
-            let mut closed = pin!(closed);
-            closed.as_mut().enable();
-            {
-                let mut state = self.lock();
-                if state.connections.len() < self.max {
-                    return;
-                }
-                if state.evicting == 0 && !state.evict_oldest() {
-                    tracing::debug!("every connection is busy: waiting for one to close");
-                }
-            }
-            closed.await;
-        }
-    }
-
-    /// Closes the oldest waiting connection to free its descriptor, and waits a little for it
-    /// to close; `false` if no connection was waiting.
-    async fn make_room_for_descriptor(&self) -> bool {
-        let closed = self.closed.notified();
-        let mut closed = pin!(closed);
-        closed.as_mut().enable();
-        if !self.lock().evict_oldest() {
-            return false;
-        }
-        let _ = tokio::time::timeout(ACCEPT_BACKOFF, closed).await;
-        true
-    }
-
-    fn open(self: &Arc<Self>) -> Arc<Slot> {
-        let evict = CancellationToken::new();
-        let mut state = self.lock();
-        let id = state.next_id;
-        state.next_id += 1;
-        let since = state.next_wait;
-        state.next_wait += 1;
-        state.waiting.insert(since, id);
-        state.connections.insert(
-            id,
-            Connection {
-                busy: 0,
-                waiting_since: Some(since),
-                evict: evict.clone(),
-            },
-        );
-        Arc::new(Slot {
-            table: self.clone(),
-            id,
-            evict,
-            opened: Instant::now(),
-            serving: AtomicBool::new(false),
-            head_since: AtomicU64::new(0),
-            head_started: Notify::new(),
-        })
-    }
-
-    async fn all_closed(&self) {
-        loop {
-            let closed = self.closed.notified();
-            let mut closed = pin!(closed);
-            closed.as_mut().enable();
-            if self.lock().connections.is_empty() {
-                return;
-            }
-            closed.await;
-        }
-    }
-}
-
-impl State {
-    /// Tells the connection waiting longest to close; `false` if none waits.
-    fn evict_oldest(&mut self) -> bool {
-        let Some((_, id)) = self.waiting.pop_first() else {
-            return false;
-        };
-        if let Some(connection) = self.connections.get_mut(&id) {
-            connection.waiting_since = None;
-            connection.evict.cancel();
-            self.evicting += 1;
-        }
-        true
-    }
-}
-
-impl Slot {
-    /// Bytes arrived: if no request is in progress and no head was pending, a head starts.
-    /// (Bytes a client sends ahead while a request is in progress, pipelining, start no
-    /// deadline; such a connection is still closed first for room.)
-    fn bytes_arrived(&self) {
-        if self.serving.load(Ordering::Relaxed) || self.head_since.load(Ordering::Relaxed) != 0 {
-            return;
-        }
-        let since = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX - 1);
-        self.head_since.store(since + 1, Ordering::Relaxed);
-        self.head_started.notify_one();
-    }
-
-    /// When the pending head is late, if one is pending.
-    fn head_deadline(&self, timeout: Duration) -> Option<Instant> {
-        match self.head_since.load(Ordering::Relaxed) {
-            0 => None,
-            since => Some(self.opened + Duration::from_millis(since - 1) + timeout),
-        }
-    }
-
-    /// The connection serves a request until the guard is dropped.
-    fn busy(self: &Arc<Self>) -> BusyGuard {
-        self.serving.store(true, Ordering::Relaxed);
-        self.head_since.store(0, Ordering::Relaxed);
-        let mut state = self.table.lock();
-        if let Some(connection) = state.connections.get_mut(&self.id) {
-            connection.busy += 1;
-            if let Some(since) = connection.waiting_since.take() {
-                state.waiting.remove(&since);
-            }
-        }
-        BusyGuard { slot: self.clone() }
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        {
-            let mut state = self.table.lock();
-            if let Some(connection) = state.connections.remove(&self.id) {
-                if let Some(since) = connection.waiting_since {
-                    state.waiting.remove(&since);
-                }
-                if connection.evict.is_cancelled() {
-                    state.evicting -= 1;
-                }
-            }
-        }
-        self.table.closed.notify_waiters();
-    }
-}
-
-struct BusyGuard {
-    slot: Arc<Slot>,
-}
-
-impl Drop for BusyGuard {
-    fn drop(&mut self) {
-        let mut state = self.slot.table.lock();
-        let State {
-            connections,
-            waiting,
-            next_wait,
-            ..
-        } = &mut *state;
-        let Some(connection) = connections.get_mut(&self.slot.id) else {
-            return;
-        };
-        connection.busy -= 1;
-        if connection.busy == 0 {
-            self.slot.serving.store(false, Ordering::Relaxed);
-        }
-        if connection.busy == 0 && !connection.evict.is_cancelled() {
-            let since = *next_wait;
-            *next_wait += 1;
-            waiting.insert(since, self.slot.id);
-            connection.waiting_since = Some(since);
-        }
     }
 }
