@@ -5,8 +5,9 @@
 //! protections.
 //!
 //! `mod.rs` is the builder; `guard.rs` what each request goes through before rmcp, `body.rs`
-//! the reading of its body, `sessions.rs` the sessions, `connections.rs` the accepting of
-//! connections, `refusal.rs` the answers given before rmcp.
+//! the reading of its body, `sessions.rs` the sessions, `connections/` the accepting of
+//! connections, `refusal.rs` the answers given before rmcp, `shared.rs` rmcp's service as
+//! every request shares it.
 
 mod body;
 mod checks;
