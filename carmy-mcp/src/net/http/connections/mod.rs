@@ -97,7 +97,7 @@ pub(super) async fn serve(
         let (stream, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(error) if out_of_descriptors(&error) => {
-                if !table.make_room_for_descriptor().await {
+                if !table.make_room_for_descriptor(ACCEPT_BACKOFF).await {
                     tracing::warn!(%error, "out of file descriptors, and every connection is busy");
                     tokio::time::sleep(DESCRIPTOR_BACKOFF).await;
                 }

@@ -22,8 +22,6 @@ use std::{
 use tokio::{sync::Notify, time::Instant};
 use tokio_util::sync::CancellationToken;
 
-use super::ACCEPT_BACKOFF;
-
 /// The open connections.
 pub(super) struct Table {
     max: usize,
@@ -103,16 +101,16 @@ impl Table {
         }
     }
 
-    /// Closes the oldest waiting connection to free its descriptor, and waits a little for it
-    /// to close; `false` if no connection was waiting.
-    pub(super) async fn make_room_for_descriptor(&self) -> bool {
+    /// Closes the oldest waiting connection to free its descriptor, and waits up to `wait` for
+    /// it to close; `false` if no connection was waiting.
+    pub(super) async fn make_room_for_descriptor(&self, wait: Duration) -> bool {
         let closed = self.closed.notified();
         let mut closed = pin!(closed);
         closed.as_mut().enable();
         if !self.lock().evict_oldest() {
             return false;
         }
-        let _ = tokio::time::timeout(ACCEPT_BACKOFF, closed).await;
+        let _ = tokio::time::timeout(wait, closed).await;
         true
     }
 
