@@ -156,22 +156,14 @@ impl State {
             let oldest = self
                 .connections
                 .values()
-                .filter_map(|connection| {
-                    let word = connection.activity.0.load(Ordering::Acquire);
-                    is_waiting(word).then_some((word, connection))
-                })
+                .filter_map(|connection| Some((connection.activity.waiting()?, connection)))
                 .min_by_key(|(word, _)| *word);
             let Some((seen, connection)) = oldest else {
                 return false;
             };
             // A request may have started on it since: then it is not waiting, and the next
             // oldest is looked for.
-            if connection
-                .activity
-                .0
-                .compare_exchange(seen, CLOSING, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
+            if connection.activity.close_if_still(seen) {
                 connection.evict.cancel();
                 self.evicting += 1;
                 return true;
@@ -223,8 +215,7 @@ impl Drop for Slot {
     fn drop(&mut self) {
         {
             let mut state = self.table.lock();
-            if state.connections.remove(&self.id).is_some()
-                && self.connection.activity.0.load(Ordering::Acquire) == CLOSING
+            if state.connections.remove(&self.id).is_some() && self.connection.activity.is_closing()
             {
                 state.evicting -= 1;
             }
@@ -261,6 +252,24 @@ fn is_waiting(word: u64) -> bool {
 }
 
 impl Activity {
+    /// The word, if the connection waits (words of waiting connections order them by how long
+    /// they have waited).
+    fn waiting(&self) -> Option<u64> {
+        let word = self.0.load(Ordering::Acquire);
+        is_waiting(word).then_some(word)
+    }
+
+    /// Marks the connection closing if its word is still `seen`.
+    fn close_if_still(&self, seen: u64) -> bool {
+        self.0
+            .compare_exchange(seen, CLOSING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    fn is_closing(&self) -> bool {
+        self.0.load(Ordering::Acquire) == CLOSING
+    }
+
     /// Whether a request is in progress.
     fn serving(&self) -> bool {
         self.0.load(Ordering::Relaxed) & WAITING == 0
