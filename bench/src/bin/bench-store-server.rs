@@ -6,10 +6,12 @@
 //! - `touch` is a plain write with no effect of its own: with a request id it costs a claim and
 //!   a finish, the price of exactly-once alone.
 //!
-//! With `--store memory` the runtime keeps this binary's in-memory store, which holds ten times
-//! the default number of request ids: a case of `stores.sh` sends ~120,000 (5 s at ~20k calls/s
-//! and its warm-up), past the default bound of 100,000, where further claims are refused as
-//! `CAPACITY` and the run would measure refusals. The other `--store` choices replace it.
+//! With `--store memory` the runtime keeps this binary's in-memory store, which holds a million
+//! request ids (1 GiB; ~360 bytes each here), 100,000 of them per principal (64 MiB), where the
+//! default holds 100,000 (128 MiB), 10,000 per principal (16 MiB): a case of `stores.sh` sends
+//! ~120,000 (5 s at ~20k calls/s and its warm-up, over 32 principals), and past a bound further
+//! claims are refused as `CAPACITY`, so the run would measure refusals. The other `--store`
+//! choices replace it.
 
 use carmy::{AgentError, Carmy, Context, MemoryStore, MemoryStoreLimits, tool};
 use schemars::JsonSchema;
@@ -45,7 +47,11 @@ async fn touch(input: Note) -> Result<Noted, AgentError> {
 }
 
 fn main() -> std::process::ExitCode {
-    let limits = MemoryStoreLimits::default().with_max_entries(1_000_000);
+    let limits = MemoryStoreLimits::default()
+        .with_max_entries(1_000_000)
+        .with_max_bytes(1 << 30)
+        .with_max_entries_per_principal(100_000)
+        .with_max_bytes_per_principal(64 << 20);
     let carmy = Carmy::new()
         .store(MemoryStore::new(limits))
         .tool(note)
