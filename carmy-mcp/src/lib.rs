@@ -103,7 +103,8 @@ pub use mapping::{
 pub use rmcp;
 pub use server::{McpServer, ServeError};
 pub use transport::{
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_OUTBOX_BYTES, LineTransport,
+    CallThread, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_OUTBOX_BYTES,
+    LineTransport,
 };
 
 #[cfg(feature = "http")]

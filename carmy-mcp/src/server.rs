@@ -21,7 +21,7 @@ use crate::{
     confirm::ClientConfirmation,
     handler::Subscriptions,
     mapping::{Listing, PromptListing, ResourceListing},
-    transport::{DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
+    transport::{CallThread, DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
 };
 
 /// A Carmy runtime as an MCP server. Cheap to clone: one per connection is fine.
@@ -57,6 +57,12 @@ pub struct McpServer {
     /// What one session's client chose; fresh for each session ([`McpServer::for_session`]).
     pub(crate) session: Arc<SessionState>,
     max_line_bytes: usize,
+    /// Chosen with [`McpServer::call_thread`]; `None`: chosen by [`serve_stdio`] from the
+    /// runtime it runs on, and off for [`serve_io`].
+    ///
+    /// [`serve_stdio`]: McpServer::serve_stdio
+    /// [`serve_io`]: McpServer::serve_io
+    call_thread: Option<CallThread>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -67,6 +73,7 @@ impl std::fmt::Debug for McpServer {
             .field("context", &self.context)
             .field("max_line_bytes", &self.max_line_bytes)
             .field("confirm_via_client", &self.confirmation.is_some())
+            .field("call_thread", &self.call_thread)
             .finish()
     }
 }
@@ -131,6 +138,7 @@ impl McpServer {
             page: Arc::default(),
             session: Arc::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            call_thread: None,
         }
     }
 
@@ -190,6 +198,28 @@ impl McpServer {
         self
     }
 
+    /// Where a session on [`serve_stdio`](Self::serve_stdio) or [`serve_io`](Self::serve_io)
+    /// runs its tool calls.
+    ///
+    /// One session's messages pass through one serve loop, on one thread. With
+    /// [`CallThread::WhenBusy`], while other requests are in flight `tools/call`s also run on a
+    /// second thread of the session's own, with a current-thread runtime, so that a client with
+    /// many calls in flight is served from two cores; a call made alone still runs on the
+    /// loop's thread, with nothing handed over. [`CallThread::Always`] sends every call
+    /// there. Either way a call longer than 64 KiB stays on the loop's thread, whose heap holds
+    /// what earlier large messages left free, rather than growing the second thread's. Ids, cancellations, the in-flight bound and questions to the client work across
+    /// both threads as on one. Sessions opened without `initialize` (2026-07-28) keep their
+    /// calls on the loop.
+    ///
+    /// By default `serve_stdio` picks `WhenBusy` when it runs on a current-thread tokio runtime
+    /// (a multi-threaded one spreads the calls already) on a machine with more than one core,
+    /// and `Off` otherwise; `serve_io`, which a server may run for many connections at once,
+    /// picks `Off`.
+    pub fn call_thread(mut self, call_thread: CallThread) -> Self {
+        self.call_thread = Some(call_thread);
+        self
+    }
+
     /// The runtime being served.
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
@@ -202,7 +232,8 @@ impl McpServer {
     /// tokio runtime with IO enabled.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
         let transport = LineTransport::stdio().max_line_bytes(self.max_line_bytes);
-        self.serve_transport(transport).await
+        let call_thread = self.call_thread.unwrap_or_else(default_stdio_call_thread);
+        self.serve_transport(transport, call_thread).await
     }
 
     /// Serves one client on a byte stream (a Unix socket, a TCP connection, a pipe pair) until
@@ -213,24 +244,51 @@ impl McpServer {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let transport = LineTransport::new(read, write).max_line_bytes(self.max_line_bytes);
-        self.serve_transport(transport).await
+        let call_thread = self.call_thread.unwrap_or(CallThread::Off);
+        self.serve_transport(transport, call_thread).await
     }
 
-    async fn serve_transport<R, W>(self, transport: LineTransport<R, W>) -> Result<(), ServeError>
+    async fn serve_transport<R, W>(
+        self,
+        transport: LineTransport<R, W>,
+        call_thread: CallThread,
+    ) -> Result<(), ServeError>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let transport = transport.sharing_page(Arc::clone(&self.page));
-        let running = match self.for_session().serve(transport).await {
+        let mut transport = transport.sharing_page(Arc::clone(&self.page));
+        let starter = transport.call_thread(call_thread);
+        let session = self.for_session();
+        let running = match session.clone().serve(transport).await {
             Ok(running) => running,
             // The client went away before starting a session (a probe, a health check): that
             // is an end of input, not a failure.
             Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
             Err(error) => return Err(ServeError::Start(Box::new(error))),
         };
+        if let Some(starter) = starter {
+            // The same session (its log level, its subscriptions) on a second service, which
+            // knows the client from its `initialize`.
+            let peer_info = running.peer().peer_info().map(|info| (*info).clone());
+            starter.start(session, peer_info);
+        }
         running.waiting().await.map_err(ServeError::Task)?;
         Ok(())
+    }
+}
+
+/// `serve_stdio`'s call thread unless one was chosen: on when the runtime it runs on has one
+/// thread and the machine more than one core.
+fn default_stdio_call_thread() -> CallThread {
+    let one_thread = tokio::runtime::Handle::try_current().is_ok_and(|handle| {
+        handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
+    });
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if one_thread && cores > 1 {
+        CallThread::WhenBusy
+    } else {
+        CallThread::Off
     }
 }
 

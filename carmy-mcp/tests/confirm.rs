@@ -7,7 +7,7 @@ use std::sync::{
 };
 
 use carmy_core::{AgentError, Carmy, Context, Effect, Invocation, Runtime, Tool, ToolSpec};
-use carmy_mcp::{CONFIRM_INPUT_KEY, McpServer};
+use carmy_mcp::{CONFIRM_INPUT_KEY, CallThread, McpServer};
 use rmcp::{
     ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, RoleClient, ServiceExt,
     model::{
@@ -26,8 +26,8 @@ struct Target {
     order_id: String,
 }
 
-/// Destructive, so it needs `confirm:drop_order`; counts its runs.
-struct DropOrder(Arc<AtomicU64>);
+/// Destructive, so it needs `confirm:drop_order`; counts its runs and notes their threads.
+struct DropOrder(Arc<AtomicU64>, Arc<std::sync::Mutex<Vec<String>>>);
 
 impl Tool for DropOrder {
     type Input = Target;
@@ -36,6 +36,8 @@ impl Tool for DropOrder {
         ToolSpec::new("drop_order", Effect::Destructive).description("Drops an order.");
     async fn run(&self, input: Target, _: Invocation) -> Result<Value, AgentError> {
         self.0.fetch_add(1, Ordering::SeqCst);
+        let thread = std::thread::current().name().unwrap_or("").to_owned();
+        self.1.lock().unwrap().push(thread);
         Ok(json!({ "dropped": input.order_id }))
     }
 }
@@ -94,20 +96,34 @@ struct Setup {
     client: RunningService<RoleClient, Human>,
     runtime: Runtime,
     runs: Arc<AtomicU64>,
+    /// The threads the runs ran on.
+    threads: Arc<std::sync::Mutex<Vec<String>>>,
     asked: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 async fn setup(modern: bool, answer: Answer, context: Context, confirm: bool) -> Setup {
+    setup_on(modern, answer, context, confirm, CallThread::Off).await
+}
+
+async fn setup_on(
+    modern: bool,
+    answer: Answer,
+    context: Context,
+    confirm: bool,
+    call_thread: CallThread,
+) -> Setup {
     let runs = Arc::new(AtomicU64::new(0));
+    let threads = Arc::default();
     let runtime: Runtime = Carmy::new()
-        .tool(DropOrder(Arc::clone(&runs)))
+        .tool(DropOrder(Arc::clone(&runs), Arc::clone(&threads)))
         .build()
         .expect("catalog");
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(server_io);
     let server = McpServer::new(runtime.clone())
         .context(context)
-        .confirm_via_client(confirm);
+        .confirm_via_client(confirm)
+        .call_thread(call_thread);
     tokio::spawn(server.serve_io(read, write));
     let asked = Arc::default();
     let human = Human {
@@ -131,6 +147,7 @@ async fn setup(modern: bool, answer: Answer, context: Context, confirm: bool) ->
         client,
         runtime,
         runs,
+        threads,
         asked,
     }
 }
@@ -194,6 +211,34 @@ async fn legacy_approve_runs_the_call_once() {
         asked,
         [r#"Allow `drop_order` (destructive) with {order_id: "ord-1"}?"#]
     );
+}
+
+/// The questions of calls on the call thread go out under ids of their own, and the client's
+/// answers find their way back to them.
+#[tokio::test]
+async fn legacy_approvals_reach_calls_on_the_call_thread() {
+    let setup = setup_on(
+        false,
+        Answer::Approve,
+        Context::new(),
+        true,
+        CallThread::Always,
+    )
+    .await;
+    let (first, second) = tokio::join!(
+        setup.client.call_tool(params("ord-1", None)),
+        setup.client.call_tool(params("ord-2", None)),
+    );
+    for result in [first, second] {
+        let result = result.expect("call");
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+    }
+    assert_eq!(setup.runs.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        *setup.threads.lock().unwrap(),
+        ["carmy-calls", "carmy-calls"]
+    );
+    assert_eq!(setup.asked.lock().unwrap().len(), 2);
 }
 
 #[tokio::test]

@@ -6,5 +6,6 @@ mod line;
 
 pub(crate) use line::ToolsPage;
 pub use line::{
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_OUTBOX_BYTES, LineTransport,
+    CallThread, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_OUTBOX_BYTES,
+    LineTransport,
 };

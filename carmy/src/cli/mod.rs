@@ -135,15 +135,17 @@ impl Cli {
     ///
     /// - `mcp`, `serve` on stdio, `config`, `tools`, `schema` and `call` run on a
     ///   current-thread runtime. A stdio server has one connection whose messages pass through
-    ///   one serve loop; one thread runs it and the executions with no hand-over between threads
-    ///   (measured in `bench/README.md`: more calls per second and a lower latency than two
-    ///   worker threads, or than a second thread for the calls that pile up).
+    ///   one serve loop; one thread runs it and the calls, with no hand-over between threads,
+    ///   and while calls pile up every other one runs on a second thread of the session's own
+    ///   ([`McpServer::call_thread`](carmy_mcp::McpServer::call_thread); measured in
+    ///   `bench/README.md`: more calls per second than two worker threads, and a lone call's
+    ///   latency unchanged).
     /// - `http` and `unix` serve many connections at once, on a multi-threaded runtime with a
     ///   worker per core; so does `serve` when its configuration picks one of them.
     ///
     /// `server.worker_threads` (`CARMY_SERVER__WORKER_THREADS`) sets the number of threads
-    /// that serve instead: `1` is the current-thread runtime, more is a multi-threaded one
-    /// with that many workers, on any transport.
+    /// that serve instead: `1` is the current-thread runtime without a call thread, more is a
+    /// multi-threaded one with that many workers, on any transport.
     ///
     /// A tool that blocks its thread (`std::thread::sleep`, heavy CPU) also holds up the serve
     /// loop on stdio: move such work to `tokio::task::spawn_blocking`, or call
@@ -277,7 +279,12 @@ impl Cli {
             );
         match settings.server.transport {
             Transport::Stdio => {
-                commands::mcp(server.confirm_via_client(settings.security.confirm_via_client)).await
+                let mut server = server.confirm_via_client(settings.security.confirm_via_client);
+                if settings.server.worker_threads == 1 {
+                    // One thread, the calls included.
+                    server = server.call_thread(carmy_mcp::CallThread::Off);
+                }
+                commands::mcp(server).await
             }
             #[cfg(feature = "http")]
             Transport::Http | Transport::Sse => network::http(server, &settings).await,

@@ -17,8 +17,9 @@ pub(super) enum Threads {
 impl Threads {
     /// For `transport` (none: a subcommand that does not serve) and `server.worker_threads`.
     /// Many connections share a multi-threaded runtime. One stdio connection is served from one
-    /// thread: its messages pass through one serve loop, and handing calls between threads
-    /// costs more than a second core gives (bench/README.md, "Using the second core").
+    /// thread: its messages pass through one serve loop, and spreading its tasks over worker
+    /// threads costs more than a second core gives; the session's own call thread takes the
+    /// calls that pile up instead (bench/README.md, "Using the second core").
     pub(super) fn for_serving(transport: Option<Transport>, worker_threads: usize) -> Self {
         match (transport, worker_threads) {
             (_, 1) | (None | Some(Transport::Stdio), 0) => Self::One,

@@ -47,9 +47,9 @@ impl<'de> Deserialize<'de> for Present {
     }
 }
 
-/// `line` as the `tools/call` request rmcp would parse it into, with its id as written, or
-/// `None` when the line is anything else or anything less, for rmcp's own parse to handle.
-pub(crate) fn tools_call(line: &[u8]) -> Option<(ClientJsonRpcMessage, ClientId)> {
+/// The id and params of `line` when it is a `tools/call` request as this path takes them (an
+/// object, `jsonrpc` `"2.0"`, an id, params that are an object, neither `result` nor `error`).
+fn call_envelope(line: &[u8]) -> Option<(&RawValue, &RawValue)> {
     // Objects only, here and for `params` below: serde also reads a struct from an array
     // (`["2.0", 1, "tools/call", {...}]`), which rmcp's parse refuses.
     if line.first() != Some(&b'{') {
@@ -67,11 +67,33 @@ pub(crate) fn tools_call(line: &[u8]) -> Option<(ClientJsonRpcMessage, ClientId)
     else {
         return None;
     };
-    if !params.get().starts_with('{') {
-        return None;
-    }
+    params.get().starts_with('{').then_some((id, params))
+}
+
+/// The id of `line` as written, when it is a `tools/call` this path takes, without parsing its
+/// params: how the reader picks the calls it hands to the call thread, which parses them.
+pub(super) fn call_id(line: &[u8]) -> Option<ClientId> {
+    let (id, _) = call_envelope(line)?;
+    ClientId::new(id)
+}
+
+/// `line` as the `tools/call` request rmcp would parse it into, with its id as written, or
+/// `None` when the line is anything else or anything less, for rmcp's own parse to handle.
+pub(crate) fn tools_call(line: &[u8]) -> Option<(ClientJsonRpcMessage, ClientId)> {
+    let (id, params) = call_envelope(line)?;
     let client_id = ClientId::new(id)?;
     let id: RequestId = serde_json::from_str(id.get()).ok()?;
+    Some((call(params, id)?, client_id))
+}
+
+/// The `tools/call` in `line`, whose id the reader already read ([`call_id`]), under the id
+/// `ours`; `None` when its params do not parse, for `parse_line` to answer as on the loop.
+pub(super) fn tools_call_as(line: &[u8], ours: i64) -> Option<ClientJsonRpcMessage> {
+    let (_, params) = call_envelope(line)?;
+    call(params, RequestId::Number(ours))
+}
+
+fn call(params: &RawValue, id: RequestId) -> Option<ClientJsonRpcMessage> {
     let mut params: CallToolRequestParams = serde_json::from_str(params.get()).ok()?;
     // rmcp moves `params._meta` into the request's extensions, where handlers read it.
     let meta = params.meta.take();
@@ -79,9 +101,9 @@ pub(crate) fn tools_call(line: &[u8]) -> Option<(ClientJsonRpcMessage, ClientId)
     if let Some(meta) = meta {
         request.extensions.insert(meta);
     }
-    Some((
-        ClientJsonRpcMessage::request(ClientRequest::CallToolRequest(request), id),
-        client_id,
+    Some(ClientJsonRpcMessage::request(
+        ClientRequest::CallToolRequest(request),
+        id,
     ))
 }
 
@@ -96,12 +118,20 @@ mod tests {
             .unwrap_or_else(|| panic!("the fast path does not take {line}"));
         let ids = super::super::ids::line_ids(line.as_bytes(), false).expect("ids");
         assert_eq!(ids.id.as_ref().map(ClientId::key), Some(id.key()), "{line}");
+        let call_id = call_id(line.as_bytes()).expect("a call's id");
+        assert_eq!(call_id.raw().get(), id.raw().get(), "{line}");
         let slow: ClientJsonRpcMessage = serde_json::from_str(line).expect("rmcp parses it");
         assert_eq!(
             serde_json::to_value(&fast).unwrap(),
             serde_json::to_value(&slow).unwrap(),
             "{line}"
         );
+        // The call thread's parse is the same call under our id.
+        let ours = tools_call_as(line.as_bytes(), 42).expect("the call thread's parse");
+        let mut ours = serde_json::to_value(&ours).unwrap();
+        assert_eq!(ours["id"], 42, "{line}");
+        ours["id"] = serde_json::to_value(&slow).unwrap()["id"].clone();
+        assert_eq!(ours, serde_json::to_value(&slow).unwrap(), "{line}");
         let meta = |message: &ClientJsonRpcMessage| match message {
             ClientJsonRpcMessage::Request(request) => match &request.request {
                 ClientRequest::CallToolRequest(call) => call

@@ -19,6 +19,9 @@
 //! get the old call's answer while the new call is stopped. The transport hands rmcp requests
 //! under ids of its own, used once, and writes each answer with the client's id as written.
 //!
+//! One stdio session may run its calls on two threads: `call_thread.rs` serves some of them on a
+//! second rmcp service, on a thread of its own, while others are in flight.
+//!
 //! One file per concern: `framing.rs` reads bounded lines, `classify.rs` decides what a line is
 //! (with `scan.rs` for lines that do not parse, `call_parse.rs`, a fast path for `tools/call`,
 //! and `ids.rs`, the ids as written), `flow.rs` tracks the requests in flight and waiting,
@@ -26,6 +29,7 @@
 //! thread's (`scratch.rs`).
 
 mod call_parse;
+mod call_thread;
 mod classify;
 mod flow;
 mod framing;
@@ -35,18 +39,26 @@ mod page;
 mod scan;
 mod scratch;
 
-use std::{borrow::Cow, future::Future, io, sync::Arc};
+use std::{
+    borrow::Cow,
+    future::Future,
+    io,
+    sync::{Arc, Mutex},
+};
 
 use rmcp::{
     RoleServer,
-    model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage},
+    model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage},
     transport::{StdioReader, StdioWriter, Transport},
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 
+pub use call_thread::CallThread;
+pub(crate) use call_thread::Starter as CallThreadStarter;
+use call_thread::{Shared, lock};
 use classify::{INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, Parsed, parse_line};
-use flow::{Admission, Flow, Lifecycle};
+use flow::{Admission, Flow, Lifecycle, Service};
 use framing::{LineRead, Lines};
 use ids::ClientId;
 use outbox::{Outbox, Writer};
@@ -73,6 +85,19 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 /// run, and the client's next requests arrive meanwhile (`bench/README.md`, "Using the second
 /// core").
 const BURST: usize = 8;
+
+/// While calls pile up, the call thread takes a call unless it already has more than this many
+/// times as many requests in flight as the loop: the loop also reads and writes for both, and
+/// a call thread with more than its share queued leaves the rest to the loop, so that neither
+/// thread idles while the other has a queue. Measured against shares of 1, 2 and 3 and fixed
+/// splits in `bench/README.md` ("Using the second core").
+const CALL_THREAD_SHARE: usize = 3;
+
+/// A call whose line is longer stays on the loop. Each thread allocates from a heap of its own
+/// (glibc's arenas), and memory one frees the other does not reuse: a large call run on the
+/// call thread would grow a second heap beside the loop's, which holds what earlier large
+/// messages left free. Its parse dwarfs what the hand-over saves anyway.
+const MAX_HANDED_LINE_BYTES: usize = 64 * 1024;
 
 /// Bytes of lines of the requests that wait while [`DEFAULT_MAX_IN_FLIGHT`] are unanswered after
 /// which reading stops (at least one request waits, whatever its size).
@@ -112,7 +137,9 @@ const MAX_WAITING_BYTES: usize = 4 * 1024 * 1024;
 /// - hands a client's pipelined requests to rmcp a few at a time, so that the first answers are
 ///   written while the next requests run, rather than all answers once all have run;
 /// - writes `tools/list` results whose tools are the ones it wrote last from their kept JSON
-///   (`page.rs`): the same bytes, without serializing the catalog per request.
+///   (`page.rs`): the same bytes, without serializing the catalog per request;
+/// - served by [`McpServer`](crate::McpServer), runs calls on a second thread as its
+///   [`CallThread`] setting says, under all of the above.
 ///
 /// ```no_run
 /// # async fn demo(server: carmy_mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
@@ -131,24 +158,29 @@ pub struct LineTransport<R, W> {
     /// The client's input ended; the requests still waiting are handed over before rmcp hears
     /// of it.
     ended: bool,
-    flow: Flow,
+    /// Shared with the call thread, when the session has one.
+    flow: Arc<Mutex<Flow>>,
     max_outbox_bytes: usize,
     outbox: Arc<Outbox>,
     writer: Writer<W>,
     page: Arc<ToolsPage>,
     /// Messages handed to rmcp since the serve loop last let the rest of the server run.
     burst: usize,
+    call_thread: CallThread,
+    shared: Arc<Shared>,
 }
 
 impl<R, W> std::fmt::Debug for LineTransport<R, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let flow = lock(&self.flow);
         f.debug_struct("LineTransport")
             .field("max_line_bytes", &self.lines.max_line_bytes)
             .field("buffered", &self.lines.buffered())
-            .field("in_flight", &self.flow.in_flight())
-            .field("waiting", &self.flow.waiting())
-            .field("max_in_flight", &self.flow.max_in_flight)
+            .field("in_flight", &flow.in_flight())
+            .field("waiting", &flow.waiting())
+            .field("max_in_flight", &flow.max_in_flight)
             .field("max_outbox_bytes", &self.max_outbox_bytes)
+            .field("call_thread", &self.call_thread)
             .finish_non_exhaustive()
     }
 }
@@ -177,13 +209,30 @@ where
         Self {
             lines: Lines::new(read, DEFAULT_MAX_LINE_BYTES),
             ended: false,
-            flow: Flow::new(DEFAULT_MAX_IN_FLIGHT, MAX_WAITING_BYTES),
+            flow: Arc::new(Mutex::new(Flow::new(
+                DEFAULT_MAX_IN_FLIGHT,
+                MAX_WAITING_BYTES,
+            ))),
             max_outbox_bytes: DEFAULT_MAX_OUTBOX_BYTES,
             outbox: Arc::new(Outbox::new()),
             writer: Writer::Idle(write),
             page: Arc::default(),
             burst: 0,
+            call_thread: CallThread::Off,
+            shared: Arc::default(),
         }
+    }
+
+    /// Runs calls on a second thread as `mode` says, once the returned starter has started it
+    /// (with the session's service, when the session is open); `None` when `mode` is off.
+    pub(crate) fn call_thread(&mut self, mode: CallThread) -> Option<CallThreadStarter> {
+        self.call_thread = mode;
+        (mode != CallThread::Off).then(|| CallThreadStarter {
+            flow: Arc::clone(&self.flow),
+            outbox: Arc::clone(&self.outbox),
+            page: Arc::clone(&self.page),
+            shared: Arc::clone(&self.shared),
+        })
     }
 
     /// Shares the kept `tools/list` page with the other transports of one server, so that a
@@ -212,8 +261,8 @@ where
     /// Replaces the number of unanswered requests after which requests wait
     /// ([`DEFAULT_MAX_IN_FLIGHT`] by default; at least 1); reading stops once as many wait.
     #[must_use]
-    pub fn max_in_flight(mut self, max_in_flight: usize) -> Self {
-        self.flow.max_in_flight = max_in_flight.max(1);
+    pub fn max_in_flight(self, max_in_flight: usize) -> Self {
+        lock(&self.flow).max_in_flight = max_in_flight.max(1);
         self
     }
 
@@ -226,14 +275,20 @@ where
             if !self.outbox.wait_for_room(self.max_outbox_bytes).await {
                 return None;
             }
-            if let Some(waited) = self.flow.next_waiting() {
-                return Some(waited);
-            }
-            if self.flow.is_full() || (self.ended && self.flow.waiting() > 0) {
+            let stuck = {
+                let mut flow = lock(&self.flow);
+                if let Some(waited) = flow.next_waiting() {
+                    return Some(waited);
+                }
+                flow.is_full() || (self.ended && flow.waiting() > 0)
+            };
+            if stuck {
                 // As many requests wait as may be in flight (or the input ended behind them):
-                // wait until rmcp sends an answer, which drops this future and calls `receive`
-                // again. Reading stops meanwhile, so the client's writes block.
-                std::future::pending::<()>().await;
+                // wait until an answer makes room, from the call thread (which wakes this) or
+                // from rmcp (which drops this future to send it, and calls `receive` again).
+                // Reading stops meanwhile, so the client's writes block.
+                self.shared.answered.notified().await;
+                continue;
             }
             if self.ended {
                 return None;
@@ -265,12 +320,65 @@ where
                     return None;
                 }
             }
+            if self.hand_to_call_thread() {
+                self.lines.clear();
+                // Counted as handed over: a client's pipelined calls still let answers out.
+                self.burst += 1;
+                if self.burst >= BURST {
+                    // Cancellation-safe: the line went to the call thread.
+                    tokio::task::yield_now().await;
+                    self.burst = 0;
+                }
+                continue;
+            }
             let parsed = parse_line(self.lines.line());
             self.lines.clear();
             if let Some(message) = self.take(parsed) {
                 return Some(message);
             }
         }
+    }
+
+    /// Hands the line just read to the call thread, when it is a `tools/call` that runs there
+    /// (every one, or while requests are in flight its share of them, as `call_thread` says, and
+    /// none longer than [`MAX_HANDED_LINE_BYTES`]) and the loop would hand it over now;
+    /// otherwise it takes the loop's way.
+    fn hand_to_call_thread(&mut self) -> bool {
+        match self.call_thread {
+            CallThread::Off => return false,
+            CallThread::WhenBusy => {
+                if !self.shared.is_running() {
+                    return false;
+                }
+                let flow = lock(&self.flow);
+                let on_call_thread = flow.on_call_thread();
+                let on_loop = flow.in_flight() - on_call_thread;
+                // Alone, or behind calls of the call thread's only: the loop's own.
+                if on_loop == 0 || on_call_thread > CALL_THREAD_SHARE * on_loop {
+                    return false;
+                }
+            }
+            CallThread::Always => {
+                if !self.shared.is_running() {
+                    return false;
+                }
+            }
+        }
+        if self.lines.line().len() > MAX_HANDED_LINE_BYTES {
+            return false;
+        }
+        let Some(id) = call_parse::call_id(self.lines.line()) else {
+            return false;
+        };
+        let Ok(ours) = lock(&self.flow).hand_to_call_thread(id) else {
+            return false;
+        };
+        if self.shared.call(self.lines.line(), ours) {
+            return true;
+        }
+        // The call thread failed: the loop serves the call instead.
+        lock(&self.flow).release(ours);
+        false
     }
 
     /// The next message for rmcp, answering on the way every line that is not one.
@@ -289,7 +397,7 @@ where
                 return None;
             }
         };
-        let lifecycle = self.flow.lifecycle();
+        let lifecycle = lock(&self.flow).lifecycle();
         match &incoming.message {
             JsonRpcMessage::Request(request) => {
                 if matches!(request.request, ClientRequest::InitializeRequest(_))
@@ -298,7 +406,8 @@ where
                     self.refuse_initialize(&incoming, lifecycle);
                     return None;
                 }
-                match self.flow.request(incoming) {
+                let admission = lock(&self.flow).request(incoming);
+                match admission {
                     Admission::Now(message) => Some(message),
                     Admission::Waits => None,
                     Admission::Duplicate(incoming) => {
@@ -325,19 +434,41 @@ where
                 let Incoming {
                     message, cancels, ..
                 } = *incoming;
-                self.flow.cancel(message, cancels.as_ref())
+                let cancel = lock(&self.flow).cancel(message, cancels.as_ref());
+                self.route(cancel)
             }
             JsonRpcMessage::Notification(_) => Some(incoming.message),
             JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
-                if self.flow.client_answers(incoming.id.as_ref()) {
-                    Some(incoming.message)
-                } else {
+                let asker = lock(&self.flow).client_answers(incoming.id.as_ref());
+                let Some((service, id)) = asker else {
                     tracing::debug!(
                         id = ?incoming.id.as_ref().map(ClientId::for_log),
                         "ignoring an answer to no request of the server's"
                     );
-                    None
+                    return None;
+                };
+                let mut message = incoming.message;
+                match &mut message {
+                    JsonRpcMessage::Response(response) => response.id = RequestId::Number(id),
+                    JsonRpcMessage::Error(error) => error.id = Some(RequestId::Number(id)),
+                    _ => unreachable!("matched above"),
                 }
+                self.route(Some((message, service)))
+            }
+        }
+    }
+
+    /// `message` for rmcp when it is for the loop's service; passed to the call thread when it
+    /// is for its service.
+    fn route(
+        &self,
+        message: Option<(ClientJsonRpcMessage, Service)>,
+    ) -> Option<ClientJsonRpcMessage> {
+        match message? {
+            (message, Service::Loop) => Some(message),
+            (message, Service::CallThread) => {
+                self.shared.message(message);
+                None
             }
         }
     }
@@ -374,10 +505,10 @@ where
 
     fn send(
         &mut self,
-        item: ServerJsonRpcMessage,
+        mut item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         self.writer.start(&self.outbox);
-        let id = self.flow.sending(&item);
+        let id = lock(&self.flow).sending(&mut item, Service::Loop);
         let outbox = Arc::clone(&self.outbox);
         let page = Arc::clone(&self.page);
         async move {
@@ -402,10 +533,16 @@ where
         // notification to send): only a message handed over counts.
         let message = self.next_message().await;
         self.burst += 1;
+        if message.is_none() {
+            // The input ended (or failed): the call thread answers what it has meanwhile.
+            self.shared.stop();
+        }
         message
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
+        // Its answers go through the outbox, which closes after them.
+        self.shared.finish().await;
         self.outbox.close();
         self.writer.stop().await;
         Ok(())
@@ -415,7 +552,8 @@ where
 impl<R, W> Drop for LineTransport<R, W> {
     fn drop(&mut self) {
         // Without `close` (the session was torn down abruptly), the writer still drains what is
-        // queued and then exits instead of waiting forever.
+        // queued and then exits instead of waiting forever; so does the call thread.
+        self.shared.stop();
         self.outbox.close();
     }
 }
