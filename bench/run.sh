@@ -62,8 +62,11 @@ if [ "$pipes" = 1 ]; then
 fi
 # The in-memory idempotency store, as shop-tuned has: these figures compare serving, not stores
 # (the shop's default, a SQLite file, syncs each finished write to disk).
+# The one-thread shop keeps every call on the serve loop (no call thread): what the second core
+# adds.
 contenders+=(
   --contender "carmy-shop=$bin/shop mcp --store memory"
+  --contender "carmy-shop-one-thread=env CARMY_SERVER__WORKER_THREADS=1 $bin/shop mcp --store memory"
   --contender "carmy-shop-tuned=$bin/shop-tuned mcp"
   --contender "carmy-defaults=$bin/bench-carmy-defaults mcp"
 )
