@@ -145,11 +145,7 @@ impl Shared {
             return;
         };
         running.stop.cancel();
-        let done = running
-            .done
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
+        let done = lock(&running.done).take();
         if let Some(done) = done
             && tokio::time::timeout(FINISH_GRACE, done).await.is_err()
         {

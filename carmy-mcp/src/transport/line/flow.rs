@@ -241,11 +241,11 @@ impl Flow {
     }
 
     /// Hands a request (a `tools/call` whose line the call thread parses) to the call thread
-    /// under a new id of ours, when the loop would hand it over now. Otherwise the id is given
-    /// back, and the line takes the loop's way: to wait for room, or be refused as a duplicate.
+    /// under a new id of ours, when the loop would hand it over now (the call thread runs only
+    /// in a session opened with `initialize`). Otherwise the id is given back, and the line
+    /// takes the loop's way: to wait for room, or be refused as a duplicate.
     pub(super) fn hand_to_call_thread(&mut self, id: ClientId) -> Result<i64, ClientId> {
-        if self.lifecycle == Lifecycle::NotStarted
-            || self.by_client.contains_key(id.key())
+        if self.by_client.contains_key(id.key())
             || self.in_flight.len() >= self.max_in_flight
             || !self.waiting.is_empty()
         {

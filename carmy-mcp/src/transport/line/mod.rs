@@ -344,28 +344,18 @@ where
     /// none longer than [`MAX_HANDED_LINE_BYTES`]) and the loop would hand it over now;
     /// otherwise it takes the loop's way.
     fn hand_to_call_thread(&mut self) -> bool {
-        match self.call_thread {
-            CallThread::Off => return false,
-            CallThread::WhenBusy => {
-                if !self.shared.is_running() {
-                    return false;
-                }
-                let flow = lock(&self.flow);
-                let on_call_thread = flow.on_call_thread();
-                let on_loop = flow.in_flight() - on_call_thread;
-                // Alone, or behind calls of the call thread's only: the loop's own.
-                if on_loop == 0 || on_call_thread > CALL_THREAD_SHARE * on_loop {
-                    return false;
-                }
-            }
-            CallThread::Always => {
-                if !self.shared.is_running() {
-                    return false;
-                }
-            }
-        }
-        if self.lines.line().len() > MAX_HANDED_LINE_BYTES {
+        // Running only once a session with a call thread is open.
+        if !self.shared.is_running() || self.lines.line().len() > MAX_HANDED_LINE_BYTES {
             return false;
+        }
+        if self.call_thread == CallThread::WhenBusy {
+            let flow = lock(&self.flow);
+            let on_call_thread = flow.on_call_thread();
+            let on_loop = flow.in_flight() - on_call_thread;
+            // Alone, or behind calls of the call thread's only: the loop's own.
+            if on_loop == 0 || on_call_thread > CALL_THREAD_SHARE * on_loop {
+                return false;
+            }
         }
         let Some(id) = call_parse::call_id(self.lines.line()) else {
             return false;
