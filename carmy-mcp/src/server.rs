@@ -199,17 +199,18 @@ impl McpServer {
     }
 
     /// Where a session on [`serve_stdio`](Self::serve_stdio) or [`serve_io`](Self::serve_io)
-    /// runs its tool calls.
+    /// runs its tool calls and resource reads.
     ///
     /// One session's messages pass through one serve loop, on one thread. With
-    /// [`CallThread::WhenBusy`], while other requests are in flight `tools/call`s also run on a
-    /// second thread of the session's own, with a current-thread runtime, so that a client with
-    /// many calls in flight is served from two cores; a call made alone still runs on the
-    /// loop's thread, with nothing handed over. [`CallThread::Always`] sends every call
-    /// there. Either way a call longer than 64 KiB stays on the loop's thread, whose heap holds
-    /// what earlier large messages left free, rather than growing the second thread's. Ids, cancellations, the in-flight bound and questions to the client work across
-    /// both threads as on one. Sessions opened without `initialize` (2026-07-28) keep their
-    /// calls on the loop.
+    /// [`CallThread::WhenBusy`], while other requests are in flight `tools/call` and
+    /// `resources/read` requests also run on a second thread of the session's own, with a
+    /// current-thread runtime, so that a client with many of them in flight is served from two
+    /// cores; one made alone still runs on the loop's thread, with nothing handed over.
+    /// [`CallThread::Always`] sends every one there. Either way a request longer than 64 KiB
+    /// stays on the loop's thread, whose heap holds what earlier large messages left free,
+    /// rather than growing the second thread's. Ids, cancellations, the in-flight bound and
+    /// questions to the client work across both threads as on one. Sessions opened without
+    /// `initialize` (2026-07-28) keep them all on the loop.
     ///
     /// By default `serve_stdio` picks `WhenBusy` when it runs on a current-thread tokio runtime
     /// (a multi-threaded one spreads the calls already) on a machine with more than one core,

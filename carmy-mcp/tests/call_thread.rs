@@ -1,5 +1,5 @@
-//! The call thread (`McpServer::call_thread`): calls run on a second thread of the session's own
-//! with every promise of the line transport kept across the two threads. Ids stay exact, a
+//! The call thread (`McpServer::call_thread`): calls and resource reads run on a second thread
+//! of the session's own with every promise of the line transport kept across the two threads. Ids stay exact, a
 //! duplicate is refused whichever thread has the first, a cancel stops the call where it runs
 //! and frees its id, every call is answered when the input ends, a line that is not a call
 //! after all is answered as on one thread, and a lone call stays on the serve loop. In process,
@@ -13,7 +13,9 @@ use std::{
     time::Duration,
 };
 
-use carmy_core::{AgentError, Carmy, Effect, Invocation, Tool, ToolSpec};
+use carmy_core::{
+    AgentError, Carmy, Effect, Invocation, NoInput, Resource, ResourceSpec, Tool, ToolSpec,
+};
 use carmy_mcp::{CallThread, McpServer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -69,6 +71,18 @@ impl Tool for Nap {
     }
 }
 
+/// Says which thread read it.
+struct Here;
+
+impl Resource for Here {
+    type Input = NoInput;
+    type Output = String;
+    const SPEC: ResourceSpec = ResourceSpec::new("here", "test://here");
+    async fn read(&self, _: NoInput, _: Invocation) -> Result<String, AgentError> {
+        Ok(std::thread::current().name().unwrap_or("").to_owned())
+    }
+}
+
 /// A session served by `serve_io` with `call_thread`, seen one line at a time.
 struct Session {
     write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
@@ -85,6 +99,7 @@ impl Session {
             .tool(Nap {
                 stopped: Arc::clone(&stopped),
             })
+            .resource(Here)
             .build()
             .expect("catalog");
         let server = McpServer::new(runtime).call_thread(call_thread);
@@ -163,6 +178,19 @@ fn nap(id: &str, ms: u64) -> String {
     )
 }
 
+fn read_here(id: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"test://here"}}}}"#
+    )
+}
+
+/// The thread that read `test://here`, from the read's answer.
+fn reader(answer: &Value) -> &str {
+    answer["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a thread in {answer}"))
+}
+
 fn thread(answer: &Value) -> &str {
     answer["result"]["structuredContent"]["thread"]
         .as_str()
@@ -195,6 +223,29 @@ async fn calls_run_on_the_call_thread_and_keep_their_ids_as_written() {
     }
     ids.sort();
     assert_eq!(ids, [r#""7""#, "7", "7.0"]);
+    assert!(session.finish().await.is_empty());
+}
+
+#[tokio::test]
+async fn resource_reads_run_on_the_call_thread_behind_a_call() {
+    let mut session = Session::start(CallThread::WhenBusy).await;
+    // Alone, a read stays on the loop.
+    session.write_line(&read_here("1")).await;
+    let answer = session.receive().await;
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_ne!(reader(&answer), CALL_THREAD, "{answer}");
+    // Behind a call the loop runs, it goes across, and is answered first.
+    session.write_line(&nap("2", 300)).await;
+    session.write_line(&read_here("3.0")).await;
+    let line = session.receive_line().await;
+    assert!(line.contains(r#""id":3.0"#), "{line}");
+    assert_eq!(
+        reader(&serde_json::from_str(&line).expect("JSON")),
+        CALL_THREAD
+    );
+    let answer = session.receive().await;
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_ne!(thread(&answer), CALL_THREAD, "{answer}");
     assert!(session.finish().await.is_empty());
 }
 

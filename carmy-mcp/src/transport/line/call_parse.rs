@@ -1,17 +1,18 @@
-//! `tools/call` requests parsed straight into rmcp's types.
+//! The requests that do the work, `tools/call` and `resources/read`, parsed straight into
+//! rmcp's types.
 //!
 //! rmcp parses a message as an untagged enum: the line is buffered into serde's `Content`, then
 //! tried against each message kind and, for a request, against each of the twenty-odd request
 //! types in turn, `tools/call` among the last. That search was an eighth of the server's time
-//! per call. A `tools/call` line is read here in one pass over the bytes, into the very value
-//! rmcp's parse builds; any line this path does not accept in full (another method, a missing
-//! or malformed field, a `result` or `error` beside the `method`) goes to rmcp's parse as
-//! before, so errors and rare messages behave exactly as they did. The request's `id` is also
+//! per call. A call's or a read's line is read here in one pass over the bytes, into the very
+//! value rmcp's parse builds; any line this path does not accept in full (another method, a
+//! missing or malformed field, a `result` or `error` beside the `method`) goes to rmcp's parse
+//! as before, so errors and rare messages behave exactly as they did. The request's `id` is also
 //! kept as written (`ids.rs`), in the same pass.
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, JsonRpcVersion2_0,
-    RequestId,
+    ReadResourceRequest, ReadResourceRequestParams, RequestId,
 };
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -47,9 +48,18 @@ impl<'de> Deserialize<'de> for Present {
     }
 }
 
-/// The id and params of `line` when it is a `tools/call` request as this path takes them (an
-/// object, `jsonrpc` `"2.0"`, an id, params that are an object, neither `result` nor `error`).
-fn call_envelope(line: &[u8]) -> Option<(&RawValue, &RawValue)> {
+/// The requests this path reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    /// `tools/call`.
+    Call,
+    /// `resources/read`.
+    Read,
+}
+
+/// The id, the kind and the params of `line` when it is a request this path takes (an object,
+/// `jsonrpc` `"2.0"`, an id, params that are an object, neither `result` nor `error`).
+fn work_envelope(line: &[u8]) -> Option<(&RawValue, Work, &RawValue)> {
     // Objects only, here and for `params` below: serde also reads a struct from an array
     // (`["2.0", 1, "tools/call", {...}]`), which rmcp's parse refuses.
     if line.first() != Some(&b'{') {
@@ -59,7 +69,7 @@ fn call_envelope(line: &[u8]) -> Option<(&RawValue, &RawValue)> {
     let Envelope {
         _version: _,
         id: Some(id),
-        method: Some("tools/call"),
+        method: Some(method),
         params: Some(params),
         result: Present(false),
         error: Present(false),
@@ -67,44 +77,61 @@ fn call_envelope(line: &[u8]) -> Option<(&RawValue, &RawValue)> {
     else {
         return None;
     };
-    params.get().starts_with('{').then_some((id, params))
+    let work = match method {
+        "tools/call" => Work::Call,
+        "resources/read" => Work::Read,
+        _ => return None,
+    };
+    params.get().starts_with('{').then_some((id, work, params))
 }
 
-/// The id of `line` as written, when it is a `tools/call` this path takes, without parsing its
-/// params: how the reader picks the calls it hands to the call thread, which parses them.
-pub(super) fn call_id(line: &[u8]) -> Option<ClientId> {
-    let (id, _) = call_envelope(line)?;
+/// The id of `line` as written, when it is a call or a read this path takes, without parsing
+/// its params: how the reader picks the requests it hands to the call thread, which parses them.
+pub(super) fn work_id(line: &[u8]) -> Option<ClientId> {
+    let (id, _, _) = work_envelope(line)?;
     ClientId::new(id)
 }
 
-/// `line` as the `tools/call` request rmcp would parse it into, with its id as written, or
-/// `None` when the line is anything else or anything less, for rmcp's own parse to handle.
-pub(crate) fn tools_call(line: &[u8]) -> Option<(ClientJsonRpcMessage, ClientId)> {
-    let (id, params) = call_envelope(line)?;
+/// `line` as the `tools/call` or `resources/read` request rmcp would parse it into, with its id
+/// as written, or `None` when the line is anything else or anything less, for rmcp's own parse
+/// to handle.
+pub(crate) fn work_request(line: &[u8]) -> Option<(ClientJsonRpcMessage, ClientId)> {
+    let (id, work, params) = work_envelope(line)?;
     let client_id = ClientId::new(id)?;
     let id: RequestId = serde_json::from_str(id.get()).ok()?;
-    Some((call(params, id)?, client_id))
+    Some((request(work, params, id)?, client_id))
 }
 
-/// The `tools/call` in `line`, whose id the reader already read ([`call_id`]), under the id
+/// The call or read in `line`, whose id the reader already read ([`work_id`]), under the id
 /// `ours`; `None` when its params do not parse, for `parse_line` to answer as on the loop.
-pub(super) fn tools_call_as(line: &[u8], ours: i64) -> Option<ClientJsonRpcMessage> {
-    let (_, params) = call_envelope(line)?;
-    call(params, RequestId::Number(ours))
+pub(super) fn work_request_as(line: &[u8], ours: i64) -> Option<ClientJsonRpcMessage> {
+    let (_, work, params) = work_envelope(line)?;
+    request(work, params, RequestId::Number(ours))
 }
 
-fn call(params: &RawValue, id: RequestId) -> Option<ClientJsonRpcMessage> {
-    let mut params: CallToolRequestParams = serde_json::from_str(params.get()).ok()?;
+fn request(work: Work, params: &RawValue, id: RequestId) -> Option<ClientJsonRpcMessage> {
     // rmcp moves `params._meta` into the request's extensions, where handlers read it.
-    let meta = params.meta.take();
-    let mut request = CallToolRequest::new(params);
-    if let Some(meta) = meta {
-        request.extensions.insert(meta);
-    }
-    Some(ClientJsonRpcMessage::request(
-        ClientRequest::CallToolRequest(request),
-        id,
-    ))
+    let request = match work {
+        Work::Call => {
+            let mut params: CallToolRequestParams = serde_json::from_str(params.get()).ok()?;
+            let meta = params.meta.take();
+            let mut request = CallToolRequest::new(params);
+            if let Some(meta) = meta {
+                request.extensions.insert(meta);
+            }
+            ClientRequest::CallToolRequest(request)
+        }
+        Work::Read => {
+            let mut params: ReadResourceRequestParams = serde_json::from_str(params.get()).ok()?;
+            let meta = params.meta.take();
+            let mut request = ReadResourceRequest::new(params);
+            if let Some(meta) = meta {
+                request.extensions.insert(meta);
+            }
+            ClientRequest::ReadResourceRequest(request)
+        }
+    };
+    Some(ClientJsonRpcMessage::request(request, id))
 }
 
 #[cfg(test)]
@@ -114,20 +141,20 @@ mod tests {
     /// Both parses, compared as the JSON they serialize back to (rmcp's types have no
     /// `PartialEq`), with the `_meta` rmcp keeps in the extensions.
     fn agree(line: &str) {
-        let (fast, id) = tools_call(line.as_bytes())
+        let (fast, id) = work_request(line.as_bytes())
             .unwrap_or_else(|| panic!("the fast path does not take {line}"));
         let ids = super::super::ids::line_ids(line.as_bytes(), false).expect("ids");
         assert_eq!(ids.id.as_ref().map(ClientId::key), Some(id.key()), "{line}");
-        let call_id = call_id(line.as_bytes()).expect("a call's id");
-        assert_eq!(call_id.raw().get(), id.raw().get(), "{line}");
+        let work_id = work_id(line.as_bytes()).expect("the request's id");
+        assert_eq!(work_id.raw().get(), id.raw().get(), "{line}");
         let slow: ClientJsonRpcMessage = serde_json::from_str(line).expect("rmcp parses it");
         assert_eq!(
             serde_json::to_value(&fast).unwrap(),
             serde_json::to_value(&slow).unwrap(),
             "{line}"
         );
-        // The call thread's parse is the same call under our id.
-        let ours = tools_call_as(line.as_bytes(), 42).expect("the call thread's parse");
+        // The call thread's parse is the same request under our id.
+        let ours = work_request_as(line.as_bytes(), 42).expect("the call thread's parse");
         let mut ours = serde_json::to_value(&ours).unwrap();
         assert_eq!(ours["id"], 42, "{line}");
         ours["id"] = serde_json::to_value(&slow).unwrap()["id"].clone();
@@ -138,7 +165,11 @@ mod tests {
                     .extensions
                     .get::<rmcp::model::RequestMetaObject>()
                     .cloned(),
-                other => panic!("not a tools/call: {other:?}"),
+                ClientRequest::ReadResourceRequest(read) => read
+                    .extensions
+                    .get::<rmcp::model::RequestMetaObject>()
+                    .cloned(),
+                other => panic!("not a call or a read: {other:?}"),
             },
             other => panic!("not a request: {other:?}"),
         };
@@ -160,6 +191,28 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"a\nb\u2028","method":"tools/call","params":{"name":"t"}}"#,
         ] {
             agree(line);
+        }
+    }
+
+    #[test]
+    fn parses_reads_as_rmcp_does() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"shop://products/sku-001"}}"#,
+            r#"{"params":{"uri":"file:///a%20b/c.md"},"id":"r-1","method":"resources/read","jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"x://y","_meta":{"progressToken":3}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"x://\u00e9","_meta":null,"extra":[1]},"unknown":{}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"x://y","requestState":"s","inputResponses":{}}}"#,
+        ] {
+            agree(line);
+        }
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":7}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read"}"#,
+            r#"{"jsonrpc":"2.0","method":"resources/read","params":{"uri":"x://y"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/templates/list","params":{}}"#,
+        ] {
+            assert!(work_request(line.as_bytes()).is_none(), "{line}");
         }
     }
 
@@ -193,7 +246,7 @@ mod tests {
             // A struct read from an array, positionally: not a JSON-RPC message.
             r#"["2.0",1,"tools/call",{"name":"t"}]"#,
         ] {
-            assert!(tools_call(line.as_bytes()).is_none(), "{line}");
+            assert!(work_request(line.as_bytes()).is_none(), "{line}");
         }
     }
 }

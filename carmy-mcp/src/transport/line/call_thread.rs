@@ -1,5 +1,6 @@
 //! The call thread: a second rmcp service for the session, on a thread and a current-thread
-//! runtime of its own, that runs some of the session's `tools/call` requests.
+//! runtime of its own, that runs some of the session's `tools/call` and `resources/read`
+//! requests (both "calls" below: the requests that do a tool's or a resource's work).
 //!
 //! One stdio session is served by one serve loop, from one thread, so a second core would sit
 //! idle however many calls the client has in flight. The reader hands the call thread a call's
@@ -47,8 +48,8 @@ const MAX_SPARE_LINES: usize = 64;
 /// A line buffer larger than this is freed rather than kept.
 const MAX_SPARE_LINE_BYTES: usize = 16 * 1024;
 
-/// Where a session served on stdio or a byte stream runs its `tools/call` requests
-/// ([`McpServer::call_thread`](crate::McpServer::call_thread)).
+/// Where a session served on stdio or a byte stream runs its `tools/call` and `resources/read`
+/// requests ([`McpServer::call_thread`](crate::McpServer::call_thread)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CallThread {
@@ -309,7 +310,7 @@ impl CallTransport {
     /// The request in the line of call `ours`, under that id; `None` when the line was not a
     /// call after all (its params do not parse), which is then answered as the loop would.
     fn request(&self, line: &[u8], ours: i64) -> Option<ClientJsonRpcMessage> {
-        if let Some(request) = call_parse::tools_call_as(line, ours) {
+        if let Some(request) = call_parse::work_request_as(line, ours) {
             return Some(request);
         }
         match parse_line(line) {

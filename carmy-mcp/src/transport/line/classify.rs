@@ -54,7 +54,7 @@ pub(super) fn parse_line(line: &[u8]) -> Parsed {
     if line.is_empty() {
         return Parsed::Skip;
     }
-    if let Some((message, id)) = call_parse::tools_call(line) {
+    if let Some((message, id)) = call_parse::work_request(line) {
         return Parsed::Message(Box::new(Incoming {
             message,
             id: Some(id),

@@ -19,11 +19,13 @@
 //! get the old call's answer while the new call is stopped. The transport hands rmcp requests
 //! under ids of its own, used once, and writes each answer with the client's id as written.
 //!
-//! One stdio session may run its calls on two threads: `call_thread.rs` serves some of them on a
-//! second rmcp service, on a thread of its own, while others are in flight.
+//! One stdio session may run its tool calls and resource reads on two threads: `call_thread.rs`
+//! serves some of them on a second rmcp service, on a thread of its own, while others are in
+//! flight.
 //!
 //! One file per concern: `framing.rs` reads bounded lines, `classify.rs` decides what a line is
-//! (with `scan.rs` for lines that do not parse, `call_parse.rs`, a fast path for `tools/call`,
+//! (with `scan.rs` for lines that do not parse, `call_parse.rs`, a fast path for
+//! `tools/call` and `resources/read`,
 //! and `ids.rs`, the ids as written), `flow.rs` tracks the requests in flight and waiting,
 //! `outbox.rs` writes, `page.rs` writes answers and `tools/list` pages, in a buffer of the
 //! thread's (`scratch.rs`).
@@ -339,7 +341,7 @@ where
         }
     }
 
-    /// Hands the line just read to the call thread, when it is a `tools/call` that runs there
+    /// Hands the line just read to the call thread, when it is a `tools/call` or a `resources/read` that runs there
     /// (every one, or while requests are in flight its share of them, as `call_thread` says, and
     /// none longer than [`MAX_HANDED_LINE_BYTES`]) and the loop would hand it over now;
     /// otherwise it takes the loop's way.
@@ -357,7 +359,7 @@ where
                 return false;
             }
         }
-        let Some(id) = call_parse::call_id(self.lines.line()) else {
+        let Some(id) = call_parse::work_id(self.lines.line()) else {
             return false;
         };
         let Ok(ours) = lock(&self.flow).hand_to_call_thread(id) else {
