@@ -11,8 +11,7 @@
 //! kept as written (`ids.rs`), in the same pass.
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, JsonRpcVersion2_0,
-    ReadResourceRequest, ReadResourceRequestParams, RequestId,
+    ClientJsonRpcMessage, ClientRequest, JsonRpcVersion2_0, Request, RequestId, RequestParamsMeta,
 };
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -110,28 +109,26 @@ pub(super) fn work_request_as(line: &[u8], ours: i64) -> Option<ClientJsonRpcMes
 }
 
 fn request(work: Work, params: &RawValue, id: RequestId) -> Option<ClientJsonRpcMessage> {
-    // rmcp moves `params._meta` into the request's extensions, where handlers read it.
     let request = match work {
-        Work::Call => {
-            let mut params: CallToolRequestParams = serde_json::from_str(params.get()).ok()?;
-            let meta = params.meta.take();
-            let mut request = CallToolRequest::new(params);
-            if let Some(meta) = meta {
-                request.extensions.insert(meta);
-            }
-            ClientRequest::CallToolRequest(request)
-        }
-        Work::Read => {
-            let mut params: ReadResourceRequestParams = serde_json::from_str(params.get()).ok()?;
-            let meta = params.meta.take();
-            let mut request = ReadResourceRequest::new(params);
-            if let Some(meta) = meta {
-                request.extensions.insert(meta);
-            }
-            ClientRequest::ReadResourceRequest(request)
-        }
+        Work::Call => ClientRequest::CallToolRequest(parsed(params)?),
+        Work::Read => ClientRequest::ReadResourceRequest(parsed(params)?),
     };
     Some(ClientJsonRpcMessage::request(request, id))
+}
+
+/// `params` as rmcp's request of their type, with their `_meta` moved into the request's
+/// extensions, where rmcp's parse puts it and handlers read it.
+fn parsed<'a, M: Default, P>(params: &'a RawValue) -> Option<Request<M, P>>
+where
+    P: Deserialize<'a> + RequestParamsMeta,
+{
+    let mut params: P = serde_json::from_str(params.get()).ok()?;
+    let meta = params.meta_mut().take();
+    let mut request = Request::new(params);
+    if let Some(meta) = meta {
+        request.extensions.insert(meta);
+    }
+    Some(request)
 }
 
 #[cfg(test)]
