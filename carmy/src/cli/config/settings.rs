@@ -397,7 +397,7 @@ pub(in crate::cli) const KEYS: &[Key] = &[
     key(
         "server.worker_threads",
         "",
-        "Threads that serve: `0` is one on stdio (and a second for calls while others are in flight) and one per core over HTTP and Unix sockets; `1` serves everything from one thread; more is that many workers",
+        "Threads that serve: `0` is one on stdio (and a second for calls and reads while others are in flight) and one per core over HTTP and Unix sockets; `1` serves everything from one thread; more is that many workers",
     ),
     key(
         "security.token_file",
