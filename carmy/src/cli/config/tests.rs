@@ -1,9 +1,6 @@
 //! Each precedence rule and each error, on the real command line's flags.
 
-use std::{
-    path::PathBuf,
-    sync::atomic::{AtomicUsize, Ordering},
-};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clap::ArgMatches;
 
@@ -105,6 +102,8 @@ fn flags_beat_the_environment_which_beats_the_file_which_beats_the_defaults() {
     assert_eq!(flag_wins.settings.server.port, 4000);
 }
 
+// The `http` subcommand exists with the `http` feature only.
+#[cfg(feature = "http")]
 #[test]
 fn a_shortcut_names_its_transport_over_the_file() {
     let path = file(
@@ -144,6 +143,8 @@ fn a_shortcut_names_its_transport_over_the_file() {
     );
 }
 
+// The `http` subcommand exists with the `http` feature only.
+#[cfg(feature = "http")]
 #[test]
 fn flags_in_seconds_and_addresses_set_their_keys() {
     let loaded = loaded(
@@ -201,6 +202,8 @@ fn lists_replace_each_other_by_layer() {
     );
 }
 
+// The `http` subcommand exists with the `http` feature only.
+#[cfg(feature = "http")]
 #[test]
 fn older_variables_count_when_the_new_ones_are_unset() {
     let old = loaded(
@@ -209,7 +212,7 @@ fn older_variables_count_when_the_new_ones_are_unset() {
     );
     assert_eq!(
         old.settings.security.token_file,
-        Some(PathBuf::from("/old"))
+        Some(std::path::PathBuf::from("/old"))
     );
     assert_eq!(old.settings.logging.level, "debug");
     assert_eq!(old.origin("logging.level"), "RUST_LOG");
@@ -223,7 +226,7 @@ fn older_variables_count_when_the_new_ones_are_unset() {
     let new = loaded(&["http"], &env);
     assert_eq!(
         new.settings.security.token_file,
-        Some(PathBuf::from("/new"))
+        Some(std::path::PathBuf::from("/new"))
     );
     assert_eq!(new.settings.logging.level, "info");
     assert_eq!(
