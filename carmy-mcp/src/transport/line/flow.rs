@@ -240,7 +240,7 @@ impl Flow {
         Some(handed)
     }
 
-    /// Hands a request (a `tools/call` whose line the call thread parses) to the call thread
+    /// Hands a request (a call or a read whose line the call thread parses) to the call thread
     /// under a new id of ours, when the loop would hand it over now (the call thread runs only
     /// in a session opened with `initialize`). Otherwise the id is given back, and the line
     /// takes the loop's way: to wait for room, or be refused as a duplicate.

@@ -24,11 +24,10 @@
 //! flight.
 //!
 //! One file per concern: `framing.rs` reads bounded lines, `classify.rs` decides what a line is
-//! (with `scan.rs` for lines that do not parse, `call_parse.rs`, a fast path for
-//! `tools/call` and `resources/read`,
-//! and `ids.rs`, the ids as written), `flow.rs` tracks the requests in flight and waiting,
-//! `outbox.rs` writes, `page.rs` writes answers and `tools/list` pages, in a buffer of the
-//! thread's (`scratch.rs`).
+//! (with `scan.rs` for lines that do not parse, `call_parse.rs`, a fast path for `tools/call`
+//! and `resources/read`, and `ids.rs`, the ids as written), `flow.rs` tracks the requests in
+//! flight and waiting, `outbox.rs` writes, `page.rs` writes answers and `tools/list` pages, in
+//! a buffer of the thread's (`scratch.rs`).
 
 mod call_parse;
 mod call_thread;
@@ -341,10 +340,10 @@ where
         }
     }
 
-    /// Hands the line just read to the call thread, when it is a `tools/call` or a `resources/read` that runs there
-    /// (every one, or while requests are in flight its share of them, as `call_thread` says, and
-    /// none longer than [`MAX_HANDED_LINE_BYTES`]) and the loop would hand it over now;
-    /// otherwise it takes the loop's way.
+    /// Hands the line just read to the call thread, when it is a `tools/call` or a
+    /// `resources/read` that runs there (every one, or while requests are in flight its share of
+    /// them, as `call_thread` says, and none longer than [`MAX_HANDED_LINE_BYTES`]) and the loop
+    /// would hand it over now; otherwise it takes the loop's way.
     fn hand_to_call_thread(&mut self) -> bool {
         // Running only once a session with a call thread is open.
         if !self.shared.is_running() || self.lines.line().len() > MAX_HANDED_LINE_BYTES {
