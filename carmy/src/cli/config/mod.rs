@@ -164,7 +164,7 @@ fn describe(merged: &Merged, file: Option<&File>, key: &str, problem: &str) -> S
         _ => origin.to_owned(),
     };
     match value {
-        Some(value) => format!("{place}: {key} = {}: {problem}", shown(key, value)),
+        Some(value) => format!("{place}: {key} = {}: {problem}", shown(value)),
         // Unset: there is no place to name.
         None => format!("{key}: {problem}"),
     }
@@ -179,21 +179,14 @@ fn origin_of(value: &Value) -> Option<&str> {
     })
 }
 
-/// A value as written, quoted when it is text; a store URL's password hidden.
-fn shown(key: &str, value: &Value) -> String {
+/// A value as written, quoted when it is text; any password in it hidden.
+fn shown(value: &Value) -> String {
     match &value.kind {
-        config::ValueKind::String(text) if key == "store" => {
-            format!("{:?}", super::redact::redacted(text))
-        }
-        config::ValueKind::String(text) => format!("{text:?}"),
+        config::ValueKind::String(text) => format!("{:?}", super::redact::redacted(text)),
         config::ValueKind::Table(_) => "a table".to_owned(),
         config::ValueKind::Array(items) => format!(
             "[{}]",
-            items
-                .iter()
-                .map(|item| shown("", item))
-                .collect::<Vec<_>>()
-                .join(", ")
+            items.iter().map(shown).collect::<Vec<_>>().join(", ")
         ),
         other => other.to_string(),
     }

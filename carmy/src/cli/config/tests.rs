@@ -616,3 +616,36 @@ fn worker_threads_come_from_the_file_or_the_environment_and_default_to_automatic
             .starts_with("CARMY_SERVER__WORKER_THREADS: server.worker_threads = \"many\"")
     );
 }
+
+#[test]
+fn config_and_its_errors_hide_every_shape_of_password() {
+    for (store, password) in [
+        ("postgres://shop:pa/ss@db/shop", "pa/ss"),
+        ("postgres://shop:pa#ss@db/shop", "pa#ss"),
+        ("postgres://shop:pa?ss@db/shop", "pa?ss"),
+        ("postgres://shop@db/shop?password=s3cret", "s3cret"),
+        ("redis+unix:///run/redis.sock?pass=s3cret", "s3cret"),
+        ("host=db user=shop password=s3cret", "s3cret"),
+    ] {
+        let loaded = loaded(&["serve"], &[("CARMY_STORE", store)]);
+        for text in [print(&loaded, false), print(&loaded, true)] {
+            assert!(!text.contains(password), "{text}");
+            assert!(text.contains("***"), "{text}");
+        }
+    }
+    // A URL in any value is shown without its password, an unknown key's too.
+    let message = error(
+        &["serve"],
+        &[(
+            "CARMY_SECURITY__OAUTH__ISSUR",
+            "https://client:s3cret@auth.example",
+        )],
+    );
+    assert!(
+        message.starts_with(
+            "CARMY_SECURITY__OAUTH__ISSUR: security.oauth.issur = \
+             \"https://client:***@auth.example\": unknown key"
+        ),
+        "{message}"
+    );
+}
