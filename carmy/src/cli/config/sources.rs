@@ -68,7 +68,8 @@ impl Layer {
 
     /// The `CARMY_<SECTION>__<KEY>` variables among `vars` (`CARMY_STORE` for the store), with
     /// lists comma-separated, and the older names [`TOKEN_FILE_ENV`] and `RUST_LOG`, as
-    /// [`read_environment`] keeps them. An empty one is unset.
+    /// [`read_environment`] keeps them. An empty one is unset. Variables that name no section
+    /// (`CARMY_CONFIG`, a test suite's own) are not configuration.
     pub(super) fn environment(vars: Vec<(String, String)>) -> Self {
         let mut layer = Self::default();
         let mut aliases = Vec::new();
