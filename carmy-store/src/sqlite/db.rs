@@ -41,6 +41,8 @@ pub(super) enum Failure {
     Task(#[from] TaskFormError),
     #[error("{0}")]
     Invalid(String),
+    #[error("creating the file: {0}")]
+    File(std::io::Error),
 }
 
 impl From<Failure> for StoreError {
@@ -95,6 +97,7 @@ impl Db {
         holders: Arc<TaskHolders>,
     ) -> Result<Self, StoreError> {
         let open = || -> Result<(Connection, TaskPoll)> {
+            super::file::create_private(path).map_err(Failure::File)?;
             let mut connection = Connection::open_with_flags(
                 path,
                 OpenFlags::SQLITE_OPEN_READ_WRITE

@@ -2,6 +2,7 @@
 //! SQLite file.
 
 mod db;
+mod file;
 mod records;
 mod schema;
 mod task_holders;
@@ -246,6 +247,11 @@ impl SqliteStore {
     /// if another process is writing: call it before serving, or from `spawn_blocking`.
     /// Fails with [`StoreError::Unavailable`] if the file cannot be opened, is not a store, or
     /// was written by a newer layout.
+    ///
+    /// A file it creates is readable and writable by its owner alone (mode `0600` on Unix,
+    /// whatever the umask), and so are the files SQLite keeps beside it (`-wal`, `-shm`,
+    /// `-journal`): they hold every call's arguments and outcomes. A file that exists keeps
+    /// its permissions.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         Self::open_with(path, SqliteStoreOptions::default())
     }

@@ -118,7 +118,7 @@ pub(super) async fn apply(
             if dir.is_some_and(|dir| !dir.is_dir()) {
                 eprintln!(
                     "error: --store {}: its directory is not there",
-                    path.display()
+                    shown(&path)
                 );
                 return Err(ExitCode::from(2));
             }
@@ -147,18 +147,24 @@ pub(super) async fn apply(
     let opened = tokio::task::spawn_blocking(move || SqliteStore::open(opening)).await;
     match opened {
         Ok(Ok(store)) => {
-            tracing::info!(path = %path.display(), "idempotency store");
+            tracing::info!(path = %shown(&path), "idempotency store");
             Ok(with_store(carmy, store))
         }
         Ok(Err(error)) => {
-            eprintln!("error: --store {}: {error}", path.display());
+            eprintln!("error: --store {}: {error}", shown(&path));
             Err(ExitCode::FAILURE)
         }
         Err(error) => {
-            eprintln!("error: --store {}: {error}", path.display());
+            eprintln!("error: --store {}: {error}", shown(&path));
             Err(ExitCode::FAILURE)
         }
     }
+}
+
+/// A file's path as messages and logs show it: a value meant as a server's address (with a
+/// password) and taken for a file is shown without the password.
+fn shown(path: &Path) -> String {
+    redacted(&path.to_string_lossy())
 }
 
 /// A store on the PostgreSQL database at `url`, its layout created or migrated first. A

@@ -368,3 +368,132 @@ fn a_bad_access_rule_is_refused_where_it_is_written() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_section_written_twice_is_refused_not_served_without_its_tokens() {
+    let dir = temp_dir("twice");
+    let tokens = token_file(&dir);
+    let config = dir.join("shop.json");
+    // The second `security` used to replace the first: no token file, the grants for everyone.
+    std::fs::write(
+        &config,
+        format!(
+            "{{\n  \"store\": \"memory\",\n  \"security\": {{\"token_file\": {:?}}},\n  \
+             \"security\": {{\"grants\": [\"confirm:cancel_order\"]}}\n}}\n",
+            tokens.display().to_string()
+        ),
+    )
+    .expect("the configuration");
+    let output = shop(&["serve", "--config", config.to_str().unwrap()])
+        .output()
+        .expect("shop serve runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "error: {}:4: security: written twice; each key may appear once\n",
+            config.display()
+        )
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_variable_that_cannot_be_read_stops_the_server() {
+    use std::os::unix::ffi::OsStringExt;
+    // Skipped, it used to leave the server without its token file.
+    let output = shop(&["serve"])
+        .env("CARMY_STORE", "memory")
+        .env(
+            "CARMY_SECURITY__TOKEN_FILE",
+            std::ffi::OsString::from_vec(b"/etc/shop/tok\xffens".to_vec()),
+        )
+        .output()
+        .expect("shop serve runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "error: CARMY_SECURITY__TOKEN_FILE: not UTF-8, so it cannot be read; configuration \
+         values are text\n"
+    );
+}
+
+#[test]
+fn an_alias_bomb_is_refused_within_bounded_memory() {
+    let dir = temp_dir("bomb");
+    let config = dir.join("shop.yaml");
+    // 272 bytes that mean nine to the seventh strings.
+    let mut text = String::from(
+        "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
+    for (name, previous) in [
+        ("b", "a"),
+        ("c", "b"),
+        ("d", "c"),
+        ("e", "d"),
+        ("f", "e"),
+        ("g", "f"),
+    ] {
+        let items = vec![format!("*{previous}"); 9].join(",");
+        text.push_str(&format!("{name}: &{name} [{items}]\n"));
+    }
+    std::fs::write(&config, text).expect("the configuration");
+    // The shell caps the address space of the shop it becomes: 2 GiB.
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 2097152 && exec \"$0\" config --config \"$1\"")
+        .arg(shop_bin())
+        .arg(&config)
+        .env_remove("CARMY_CONFIG")
+        .env_remove("CARMY_STORE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("shop config runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "error: {}:6: its aliases expand the file past 262144 bytes, the most a \
+             configuration file may hold (CARMY_CONFIG_MAX_BYTES)\n",
+            config.display()
+        )
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn store_passwords_are_hidden_by_config_and_by_the_start_up_error() {
+    for (store, password) in [
+        ("postgres://shop:pa/ss@db.internal/shop", "pa/ss"),
+        ("postgres://shop:pa#ss@db.internal/shop", "pa#ss"),
+        ("postgres://shop:pa?ss@db.internal/shop", "pa?ss"),
+        ("postgres://shop@db.internal/shop?password=s3cret", "s3cret"),
+        ("redis://:pa/ss@cache.internal:6379/0", "pa/ss"),
+    ] {
+        for args in [&["config", "--store", store][..], &["config", "--json"][..]] {
+            let output = shop(args)
+                .env("CARMY_STORE", store)
+                .output()
+                .expect("shop config runs");
+            assert!(output.status.success(), "{output:?}");
+            let text = String::from_utf8_lossy(&output.stdout);
+            assert!(!text.contains(password), "{text}");
+            assert!(text.contains("***"), "{text}");
+        }
+    }
+    // Nothing listens on port 1: the store cannot be opened, and the error names it.
+    for (store, password) in [
+        ("postgres://shop:pa/ss@127.0.0.1:1/shop", "pa/ss"),
+        ("postgres://shop@127.0.0.1:1/shop?password=s3cret", "s3cret"),
+        ("redis://:pa#ss@127.0.0.1:1/0", "pa#ss"),
+    ] {
+        let output = shop(&["mcp", "--store", store])
+            .output()
+            .expect("shop mcp runs");
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.starts_with("error: --store "), "{stderr}");
+        assert!(!stderr.contains(password), "{stderr}");
+        assert!(stderr.contains("***"), "{stderr}");
+    }
+}

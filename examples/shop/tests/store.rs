@@ -45,17 +45,20 @@ struct Shop {
 impl Shop {
     fn start(args: &[&str], data: &Path, store_env: Option<&str>) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_shop"));
-        command
-            .arg("mcp")
-            .args(args)
-            .env("XDG_DATA_HOME", data)
-            .env_remove("CARMY_STORE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+        command.arg("mcp").args(args).env_remove("CARMY_STORE");
         if let Some(store) = store_env {
             command.env("CARMY_STORE", store);
         }
+        Self::spawn(command, data)
+    }
+
+    /// `command`, which runs `shop mcp`, with its data directory in `data`.
+    fn spawn(mut command: Command, data: &Path) -> Self {
+        command
+            .env("XDG_DATA_HOME", data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
         let mut child = command.spawn().expect("the shop binary starts");
         let stdin = child.stdin.take().expect("piped");
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
@@ -208,4 +211,39 @@ fn a_store_whose_directory_is_not_there_is_a_usage_error() {
         .output()
         .expect("the shop binary starts");
     assert_eq!(output.status.code(), Some(1));
+}
+
+#[cfg(unix)]
+#[test]
+fn the_store_s_files_are_the_user_s_alone_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let data = Scratch::new("private");
+    let file = data.0.join("orders.sqlite");
+    // Under this umask a file is created readable and writable by everyone, unless its creator
+    // says otherwise.
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("umask 000 && exec \"$0\" mcp --store \"$1\"")
+        .arg(env!("CARGO_BIN_EXE_shop"))
+        .arg(&file);
+    let mut shop = Shop::spawn(command, &data.0);
+    // A write: the file's write-ahead log and its shared memory are there while it serves.
+    let placed = shop.place_order("checkout-1");
+    assert_eq!(status(&placed), "succeeded", "{placed}");
+    for suffix in ["", "-wal", "-shm"] {
+        let path = PathBuf::from(format!("{}{suffix}", file.display()));
+        let mode = std::fs::metadata(&path)
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+            .permissions()
+            .mode();
+        assert_eq!(
+            mode & 0o777,
+            0o600,
+            "{}: {:o}",
+            path.display(),
+            mode & 0o777
+        );
+    }
+    shop.kill_9();
 }

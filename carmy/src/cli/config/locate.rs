@@ -4,7 +4,7 @@
 
 use config::FileFormat;
 use yaml_rust2::{
-    parser::{Event, MarkedEventReceiver, Parser},
+    parser::{Event, Parser},
     scanner::Marker,
 };
 
@@ -39,24 +39,22 @@ fn line_of(text: &str, offset: usize) -> usize {
     }) + 1
 }
 
-/// Every event of the document with where it starts.
-#[derive(Default)]
-struct Events(Vec<(Event, Marker)>);
-
-impl MarkedEventReceiver for Events {
-    fn on_event(&mut self, event: Event, mark: Marker) {
-        self.0.push((event, mark));
-    }
-}
-
 fn yaml_line(text: &str, path: &[&str]) -> Option<usize> {
-    let mut events = Events::default();
-    Parser::new_from_str(text).load(&mut events, false).ok()?;
+    // Every event with where it starts, pulled one at a time: the parser's own `load` recurses
+    // as deep as the text nests.
+    let mut parser = Parser::new_from_str(text);
+    let mut events = Vec::new();
+    loop {
+        let (event, mark) = parser.next_token().ok()?;
+        if event == Event::StreamEnd {
+            break;
+        }
+        events.push((event, mark));
+    }
     let start = events
-        .0
         .iter()
         .position(|(event, _)| matches!(event, Event::MappingStart(..)))?;
-    find_in_mapping(&events.0, start, path)
+    find_in_mapping(&events, start, path)
 }
 
 /// In the mapping starting at `events[start]`, the line of the key at `path`.

@@ -4,16 +4,17 @@
 //! converts the values; an unknown key or a bad value is an error naming the key, the value and
 //! where it was written (the file and line, the variable, the flag), before anything starts.
 
+mod file;
 mod locate;
 mod oauth;
 mod settings;
 mod show;
 mod sources;
 
-use std::{fmt, path::Path};
+use std::fmt;
 
 use clap::ArgMatches;
-use config::{Config, FileFormat, Value};
+use config::{Config, Value};
 
 #[cfg(test)]
 pub(super) use settings::Rate;
@@ -21,7 +22,8 @@ pub(super) use settings::{LogFormat, Logging, Settings, ToolSettings, Transport}
 pub(super) use show::{print, reference};
 pub(super) use sources::CONFIG_ENV;
 
-use sources::Layer;
+use file::{File, Problem, Refused, Unread};
+use sources::{CONFIG_MAX_BYTES_ENV, Layer};
 
 /// A configuration that cannot be used: the message says what, and where.
 #[derive(Debug, PartialEq, Eq)]
@@ -31,15 +33,6 @@ impl fmt::Display for ConfigError {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str(&self.0)
     }
-}
-
-/// The configuration file, as read.
-#[derive(Debug)]
-struct File {
-    /// Its path as given: the origin of its values.
-    path: String,
-    format: FileFormat,
-    text: String,
 }
 
 /// An effective configuration, with the merged values it was read from (for `config`).
@@ -75,30 +68,44 @@ pub(super) fn load(
     transport: Option<Transport>,
     vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
 ) -> Result<Loaded, ConfigError> {
-    let vars: Vec<_> = vars.into_iter().collect();
+    let vars = sources::read_environment(vars)?;
+    let var = |name: &str| {
+        vars.iter()
+            .find(|(variable, _)| variable == name)
+            .map(|(_, value)| value.as_str())
+            .filter(|value| !value.is_empty())
+    };
+    let max_bytes = match var(CONFIG_MAX_BYTES_ENV) {
+        None => file::DEFAULT_MAX_BYTES,
+        Some(text) => text
+            .parse::<u64>()
+            .ok()
+            .filter(|bytes| *bytes > 0)
+            .ok_or_else(|| {
+                ConfigError(format!(
+                    "{CONFIG_MAX_BYTES_ENV}: {text:?}: expected a number of bytes, at least 1"
+                ))
+            })?,
+    };
     let named = matches
         .try_get_raw("config")
         .ok()
         .flatten()
         .and_then(|mut raw| raw.next())
         .map(|path| path.to_string_lossy().into_owned())
-        .or_else(|| {
-            vars.iter()
-                .find(|(name, _)| name == CONFIG_ENV)
-                .map(|(_, value)| value.to_string_lossy().into_owned())
-                .filter(|path| !path.is_empty())
-        });
-    let file = named.map(|path| read(&path)).transpose()?;
+        .or_else(|| var(CONFIG_ENV).map(str::to_owned));
+    let file = named.map(|path| read(&path, max_bytes)).transpose()?;
 
     let mut builder = Config::builder().add_source(Layer::defaults());
     if let Some(file) = &file {
-        let layer = Layer::file(&file.text, file.format, &file.path)
-            .map_err(|error| ConfigError(format!("{}: {}", file.path, parse_error(&error))))?;
-        builder = builder.add_source(layer);
+        let values = file
+            .values(max_bytes)
+            .map_err(|refused| refusal(file, refused, max_bytes))?;
+        builder = builder.add_source(Layer::file(values, &file.path));
     }
     let merged = builder
         .add_source(Layer::environment(vars))
-        .add_source(Layer::flags(matches, transport))
+        .add_source(Layer::flags(matches, transport)?)
         .build()
         .map_err(|error| ConfigError(error.to_string()))?;
 
@@ -118,38 +125,48 @@ pub(super) fn load(
     Ok(Loaded { settings, merged })
 }
 
-/// Reads the file at `path`, its format chosen by its extension.
-fn read(path: &str) -> Result<File, ConfigError> {
-    let extension = Path::new(path)
-        .extension()
-        .and_then(|extension| extension.to_str())
-        .map(str::to_ascii_lowercase);
-    let format = match extension.as_deref() {
-        Some("toml") => FileFormat::Toml,
-        Some("yaml" | "yml") => FileFormat::Yaml,
-        Some("json") => FileFormat::Json,
-        _ => {
-            return Err(ConfigError(format!(
+/// Reads the file at `path`, at most `max_bytes` of it.
+fn read(path: &str, max_bytes: u64) -> Result<File, ConfigError> {
+    File::read(path, max_bytes).map_err(|unread| {
+        ConfigError(match unread {
+            Unread::Format => format!(
                 "{path}: a configuration file is TOML, YAML or JSON, named by its extension \
                  (.toml, .yaml, .yml, .json)"
-            )));
-        }
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| ConfigError(format!("{path}: cannot read the configuration: {error}")))?;
-    Ok(File {
-        path: path.to_owned(),
-        format,
-        text,
+            ),
+            Unread::TooLarge => format!(
+                "{path}: larger than {max_bytes} bytes, the most a configuration file may hold \
+                 ({CONFIG_MAX_BYTES_ENV})"
+            ),
+            Unread::Io(error) => format!("{path}: cannot read the configuration: {error}"),
+            Unread::NotText => {
+                format!("{path}: cannot read the configuration: it is not UTF-8 text")
+            }
+        })
     })
 }
 
-/// A parse error without config-rs's wrapping.
-fn parse_error(error: &config::ConfigError) -> String {
-    match error {
-        config::ConfigError::FileParse { cause, .. } => cause.to_string().trim_end().to_owned(),
-        other => other.to_string(),
-    }
+/// `WHERE: PROBLEM` for a file whose values cannot be read.
+fn refusal(file: &File, refused: Refused, max_bytes: u64) -> ConfigError {
+    let line = refused.line.or_else(|| match &refused.problem {
+        Problem::Repeated(key) | Problem::NotAKey(key) => {
+            locate::line(&file.text, file.format, key)
+        }
+        _ => None,
+    });
+    let problem = match refused.problem {
+        Problem::Repeated(key) => format!("{key}: written twice; each key may appear once"),
+        Problem::Expanded => format!(
+            "its aliases expand the file past {max_bytes} bytes, the most a configuration file \
+             may hold ({CONFIG_MAX_BYTES_ENV})"
+        ),
+        Problem::TooDeep => format!("nested deeper than {} levels", file::MAX_DEPTH),
+        Problem::NotAKey(key) => format!("{key}: {}", unknown_key(&key)),
+        Problem::Other(problem) => problem,
+    };
+    ConfigError(match line {
+        Some(line) => format!("{}:{line}: {problem}", file.path),
+        None => format!("{}: {problem}", file.path),
+    })
 }
 
 /// `WHERE: KEY = VALUE: PROBLEM`, where is the file and line, the variable or the flag.
@@ -164,7 +181,7 @@ fn describe(merged: &Merged, file: Option<&File>, key: &str, problem: &str) -> S
         _ => origin.to_owned(),
     };
     match value {
-        Some(value) => format!("{place}: {key} = {}: {problem}", shown(key, value)),
+        Some(value) => format!("{place}: {key} = {}: {problem}", shown(value)),
         // Unset: there is no place to name.
         None => format!("{key}: {problem}"),
     }
@@ -179,21 +196,14 @@ fn origin_of(value: &Value) -> Option<&str> {
     })
 }
 
-/// A value as written, quoted when it is text; a store URL's password hidden.
-fn shown(key: &str, value: &Value) -> String {
+/// A value as written, quoted when it is text; any password in it hidden.
+fn shown(value: &Value) -> String {
     match &value.kind {
-        config::ValueKind::String(text) if key == "store" => {
-            format!("{:?}", super::redact::redacted(text))
-        }
-        config::ValueKind::String(text) => format!("{text:?}"),
+        config::ValueKind::String(text) => format!("{:?}", super::redact::redacted(text)),
         config::ValueKind::Table(_) => "a table".to_owned(),
         config::ValueKind::Array(items) => format!(
             "[{}]",
-            items
-                .iter()
-                .map(|item| shown("", item))
-                .collect::<Vec<_>>()
-                .join(", ")
+            items.iter().map(shown).collect::<Vec<_>>().join(", ")
         ),
         other => other.to_string(),
     }

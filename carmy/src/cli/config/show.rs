@@ -16,7 +16,7 @@ pub(in crate::cli) fn print(loaded: &Loaded, as_json: bool) -> String {
                 .split('.')
                 .try_fold(&tree, |node, segment| node.get(segment))
                 .filter(|value| !value.is_null())
-                .map(|value| shown(key.path, value));
+                .map(shown);
             (key.path, value, loaded.origin(key.path))
         })
         .collect();
@@ -77,11 +77,12 @@ pub(in crate::cli) fn reference() -> String {
     text
 }
 
-/// A value as TOML writes it (JSON's scalars and arrays are valid TOML), a store URL's password
+/// A value as TOML writes it (JSON's scalars and arrays are valid TOML), any password in it
 /// hidden.
-fn shown(key: &str, value: &Json) -> Json {
+fn shown(value: &Json) -> Json {
     match value {
-        Json::String(text) if key == "store" => Json::String(crate::cli::redact::redacted(text)),
+        Json::String(text) => Json::String(crate::cli::redact::redacted(text)),
+        Json::Array(items) => Json::Array(items.iter().map(shown).collect()),
         other => other.clone(),
     }
 }

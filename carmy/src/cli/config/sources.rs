@@ -5,15 +5,21 @@
 use std::ffi::OsString;
 
 use clap::{ArgMatches, parser::ValueSource};
-use config::{FileFormat, Map, Source, Value, ValueKind};
+use config::{Map, Source, Value, ValueKind};
 
-use super::settings::{self, Settings, Shape};
+use super::{
+    ConfigError,
+    settings::{self, Settings, Shape},
+};
 
 /// The origin of the defaults.
 pub(super) const DEFAULT: &str = "default";
 
 /// Where the file is named when `--config` is not given.
 pub(in crate::cli) const CONFIG_ENV: &str = "CARMY_CONFIG";
+
+/// The most the file may hold, in bytes (`file::DEFAULT_MAX_BYTES` unset).
+pub(super) const CONFIG_MAX_BYTES_ENV: &str = "CARMY_CONFIG_MAX_BYTES";
 
 /// Read as `security.token_file` when `CARMY_SECURITY__TOKEN_FILE` is unset (its older name).
 const TOKEN_FILE_ENV: &str = "CARMY_HTTP_TOKEN_FILE";
@@ -49,42 +55,34 @@ impl Layer {
         layer
     }
 
-    /// The file's values, parsed as `format`, tagged with `origin` (its path).
-    pub(super) fn file(
-        text: &str,
-        format: FileFormat,
-        origin: &str,
-    ) -> Result<Self, config::ConfigError> {
-        let parsed = config::File::from_str(text, format).collect()?;
+    /// The file's values, tagged with `origin` (its path).
+    pub(super) fn file(values: Map<String, Value>, origin: &str) -> Self {
         let origin = origin.to_owned();
-        Ok(Self(
-            parsed
+        Self(
+            values
                 .into_iter()
                 .map(|(key, value)| (key, tagged(value, &origin)))
                 .collect(),
-        ))
+        )
     }
 
     /// The `CARMY_<SECTION>__<KEY>` variables among `vars` (`CARMY_STORE` for the store), with
-    /// lists comma-separated, and the older names [`TOKEN_FILE_ENV`] and `RUST_LOG`. Variables
-    /// that name no section (`CARMY_CONFIG`, a test suite's own) are not configuration.
-    pub(super) fn environment(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Self {
+    /// lists comma-separated, and the older names [`TOKEN_FILE_ENV`] and `RUST_LOG`, as
+    /// [`read_environment`] keeps them. An empty one is unset. Variables that name no section
+    /// (`CARMY_CONFIG`, a test suite's own) are not configuration.
+    pub(super) fn environment(vars: Vec<(String, String)>) -> Self {
         let mut layer = Self::default();
         let mut aliases = Vec::new();
         for (name, value) in vars {
-            let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
-                continue;
-            };
-            let name = name.to_owned();
             if value.is_empty() {
                 continue;
             }
             match name.as_str() {
-                TOKEN_FILE_ENV => aliases.push(("security.token_file", name, value.to_owned())),
-                RUST_LOG => aliases.push(("logging.level", name, value.to_owned())),
+                TOKEN_FILE_ENV => aliases.push(("security.token_file", name, value)),
+                RUST_LOG => aliases.push(("logging.level", name, value)),
                 _ => {
                     if let Some(key) = env_key(&name) {
-                        layer.set(&key, &name, env_value(&key, value));
+                        layer.set(&key, &name, env_value(&key, &value));
                     }
                 }
             }
@@ -99,7 +97,10 @@ impl Layer {
 
     /// The flags given on the command line (not their defaults), each under its key. A serving
     /// shortcut (`http`, `unix`, `mcp`) names its transport, unless `-t` is there.
-    pub(super) fn flags(matches: &ArgMatches, transport: Option<settings::Transport>) -> Self {
+    pub(super) fn flags(
+        matches: &ArgMatches,
+        transport: Option<settings::Transport>,
+    ) -> Result<Self, ConfigError> {
         let mut layer = Self::default();
         if let Some(transport) = transport {
             layer.set(
@@ -109,7 +110,7 @@ impl Layer {
             );
         }
         for flag in FLAGS {
-            let Some(values) = given(matches, flag.id) else {
+            let Some(values) = given(matches, flag.id)? else {
                 continue;
             };
             let origin = format!("--{}", flag.id);
@@ -127,8 +128,40 @@ impl Layer {
                 }
             }
         }
-        layer
+        Ok(layer)
     }
+}
+
+/// The variables among `vars` that the configuration reads (those [`Layer::environment`]
+/// takes, [`CONFIG_ENV`] and [`CONFIG_MAX_BYTES_ENV`]), as text. One that is not UTF-8, its
+/// name or its value, is an error rather than skipped: a token file's path left out would
+/// leave a server without its tokens.
+pub(super) fn read_environment(
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let mut read = Vec::new();
+    for (name, value) in vars {
+        let shown = name.to_string_lossy();
+        let ours = matches!(
+            shown.as_ref(),
+            CONFIG_ENV | CONFIG_MAX_BYTES_ENV | TOKEN_FILE_ENV | RUST_LOG
+        ) || env_key(&shown).is_some();
+        if !ours {
+            continue;
+        }
+        match (name.to_str(), value.into_string()) {
+            (Some(name), Ok(value)) => read.push((name.to_owned(), value)),
+            _ => return Err(not_text(&shown)),
+        }
+    }
+    Ok(read)
+}
+
+/// A variable or a flag whose value is not UTF-8.
+fn not_text(name: &str) -> ConfigError {
+    ConfigError(format!(
+        "{name}: not UTF-8, so it cannot be read; configuration values are text"
+    ))
 }
 
 /// Where a flag's value goes.
@@ -191,16 +224,23 @@ const FLAGS: &[Flag] = &[
     flag("store", To::Key("store")),
 ];
 
-/// The raw values of flag `id` when the command line gave it (this subcommand may not have it).
-fn given(matches: &ArgMatches, id: &str) -> Option<Vec<String>> {
-    let raw = matches.try_get_raw(id).ok()??;
+/// The raw values of flag `id` when the command line gave it (this subcommand may not have it);
+/// one that is not UTF-8 is an error.
+fn given(matches: &ArgMatches, id: &str) -> Result<Option<Vec<String>>, ConfigError> {
+    let Some(raw) = matches.try_get_raw(id).ok().flatten() else {
+        return Ok(None);
+    };
     if matches.value_source(id) != Some(ValueSource::CommandLine) {
-        return None;
+        return Ok(None);
     }
-    Some(
-        raw.map(|value| value.to_string_lossy().into_owned())
-            .collect(),
-    )
+    raw.map(|value| {
+        value
+            .to_str()
+            .map(str::to_owned)
+            .ok_or_else(|| not_text(&format!("--{id}")))
+    })
+    .collect::<Result<_, _>>()
+    .map(Some)
 }
 
 /// A flag's values as the value of `key`: a list for a list key; `--legacy-sse` names the

@@ -616,3 +616,250 @@ fn worker_threads_come_from_the_file_or_the_environment_and_default_to_automatic
             .starts_with("CARMY_SERVER__WORKER_THREADS: server.worker_threads = \"many\"")
     );
 }
+
+#[test]
+fn a_key_written_twice_is_refused_where_it_is_repeated_in_every_format() {
+    // serde_json keeps the last of two keys: the token file of the first section was dropped.
+    let json = file(
+        "twice.json",
+        "{\n  \"security\": {\"token_file\": \"/etc/shop/tokens\"},\n  \
+         \"security\": {\"grants\": [\"confirm:cancel_order\"]}\n}\n",
+    );
+    assert_eq!(
+        error(&["serve", "--config", &json], &[]),
+        format!("{json}:3: security: written twice; each key may appear once")
+    );
+    let nested = file(
+        "nested.json",
+        "{\"server\": {\"port\": 1,\n  \"port\": 2}}\n",
+    );
+    assert_eq!(
+        error(&["serve", "--config", &nested], &[]),
+        format!("{nested}:2: server.port: written twice; each key may appear once")
+    );
+
+    let yaml = file(
+        "twice.yaml",
+        "security:\n  token_file: /etc/shop/tokens\nsecurity:\n  grants: [confirm:a]\n",
+    );
+    assert_eq!(
+        error(&["serve", "--config", &yaml], &[]),
+        format!("{yaml}:3: security: written twice; each key may appear once")
+    );
+    // YAML's `1` and `"1"` differ, but both are the key `1` here.
+    let spelled = file("spelled.yaml", "server:\n  port: 1\n  \"port\": 2\n");
+    assert_eq!(
+        error(&["serve", "--config", &spelled], &[]),
+        format!("{spelled}:3: server.port: written twice; each key may appear once")
+    );
+
+    let toml = file(
+        "twice.toml",
+        "[security]\ntoken_file = \"/etc/shop/tokens\"\n[security]\ngrants = []\n",
+    );
+    let message = error(&["serve", "--config", &toml], &[]);
+    assert!(message.starts_with(&format!("{toml}: ")), "{message}");
+    assert!(message.contains("line 3"), "{message}");
+    assert!(message.contains("duplicate key"), "{message}");
+
+    // A dotted key and its table name one key: writing both is writing it twice.
+    for (name, text) in [
+        (
+            "dotted.toml",
+            "\"security.token_file\" = \"/a\"\n[security]\ntoken_file = \"/b\"\n",
+        ),
+        (
+            "dotted.yaml",
+            "security.token_file: /a\nsecurity:\n  token_file: /b\n",
+        ),
+        (
+            "dotted.json",
+            "{\"security\": {\"token_file\": \"/b\"}, \"security.token_file\": \"/a\"}",
+        ),
+    ] {
+        let path = file(name, text);
+        let message = error(&["serve", "--config", &path], &[]);
+        assert!(
+            message.starts_with(&path)
+                && message
+                    .ends_with("security.token_file: written twice; each key may appear once"),
+            "{message}"
+        );
+    }
+    // Dotted keys that do not meet are read as they always were.
+    let apart = file("apart.yaml", "server.port: 1\nserver:\n  host: 0.0.0.0\n");
+    let server = loaded(&["serve", "--config", &apart], &[]).settings.server;
+    assert_eq!((server.host.as_str(), server.port), ("0.0.0.0", 1));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_variable_that_is_not_utf8_is_refused_not_skipped() {
+    use std::{ffi::OsString, os::unix::ffi::OsStringExt};
+    let not_utf8 = || OsString::from_vec(b"/etc/shop/tok\xffens".to_vec());
+    let (_, sub) = parse(&["serve"]);
+    for name in [
+        "CARMY_SECURITY__TOKEN_FILE",
+        "CARMY_HTTP_TOKEN_FILE",
+        "CARMY_STORE",
+        "CARMY_CONFIG",
+        "RUST_LOG",
+    ] {
+        let refused = load(&sub, None, [(OsString::from(name), not_utf8())])
+            .expect_err("refused")
+            .0;
+        assert_eq!(
+            refused,
+            format!("{name}: not UTF-8, so it cannot be read; configuration values are text"),
+        );
+    }
+    // A configuration variable's name that is not UTF-8 is refused too.
+    let name = OsString::from_vec(b"CARMY_SECURITY__TOKEN_FIL\xff".to_vec());
+    let refused = load(&sub, None, [(name, OsString::from("/x"))])
+        .expect_err("refused")
+        .0;
+    assert!(
+        refused.starts_with("CARMY_SECURITY__TOKEN_FIL\u{fffd}: not UTF-8"),
+        "{refused}"
+    );
+    // Other programs' variables are none of the configuration's business.
+    assert!(load(&sub, None, [(OsString::from("LANG"), not_utf8())]).is_ok());
+
+    // Nor is a flag's value changed to read it: `--store` is the only one that may not be text.
+    #[cfg(feature = "store")]
+    {
+        let all = Cli::build(carmy_core::Carmy::new())
+            .name("shop")
+            .command()
+            .try_get_matches_from([
+                OsString::from("shop"),
+                "serve".into(),
+                "--store".into(),
+                not_utf8(),
+            ])
+            .expect("the command line parses");
+        let (_, sub) = all.subcommand().expect("a subcommand");
+        assert_eq!(
+            load(sub, None, Vec::new()).expect_err("refused").0,
+            "--store: not UTF-8, so it cannot be read; configuration values are text"
+        );
+    }
+}
+
+#[test]
+fn a_file_past_its_size_bound_is_refused_without_reading_it_all() {
+    let limit = [("CARMY_CONFIG_MAX_BYTES", "64")];
+    let text = format!("[server]\nname = \"{}\"\n", "x".repeat(64 - 19));
+    assert_eq!(text.len(), 64);
+    let fits = file("fits.toml", &text);
+    assert_eq!(
+        loaded(&["serve", "--config", &fits], &limit)
+            .settings
+            .server
+            .name
+            .map(|name| name.len()),
+        Some(45)
+    );
+    let over = file("over.toml", &format!("{text}\n"));
+    assert_eq!(
+        error(&["serve", "--config", &over], &limit),
+        format!(
+            "{over}: larger than 64 bytes, the most a configuration file may hold \
+             (CARMY_CONFIG_MAX_BYTES)"
+        )
+    );
+    // An endless file, by a name that says YAML: refused at the default bound.
+    #[cfg(unix)]
+    {
+        let zero = std::path::Path::new(&file("zero.txt", "")).with_file_name("zero.yaml");
+        std::os::unix::fs::symlink("/dev/zero", &zero).expect("a link");
+        let zero = zero.to_string_lossy().into_owned();
+        assert_eq!(
+            error(&["serve", "--config", &zero], &[]),
+            format!(
+                "{zero}: larger than 262144 bytes, the most a configuration file may hold \
+                 (CARMY_CONFIG_MAX_BYTES)"
+            )
+        );
+    }
+    assert!(
+        error(&["serve"], &[("CARMY_CONFIG_MAX_BYTES", "lots")])
+            .starts_with("CARMY_CONFIG_MAX_BYTES: \"lots\": expected a number of bytes"),
+    );
+}
+
+#[test]
+fn yaml_aliases_may_not_expand_a_file_past_its_size_bound() {
+    // An anchor shared by two keys is read as written.
+    let shared = file(
+        "shared.yaml",
+        "tool_settings:\n  allowed_tools: &orders [place_order, cancel_order]\n  \
+         require_confirmation: *orders\n",
+    );
+    let tools = loaded(&["serve", "--config", &shared], &[])
+        .settings
+        .tool_settings;
+    let orders = ["place_order".to_owned(), "cancel_order".to_owned()];
+    assert_eq!(tools.allowed_tools.as_deref(), Some(&orders[..]));
+    assert_eq!(tools.require_confirmation.as_deref(), Some(&orders[..]));
+
+    // Each level repeats the one before nine times: 9^4 strings from a few lines.
+    let mut text = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for (name, previous) in [("b", "a"), ("c", "b"), ("d", "c"), ("e", "d")] {
+        let items = vec![format!("*{previous}"); 9].join(", ");
+        text.push_str(&format!("{name}: &{name} [{items}]\n"));
+    }
+    let bomb = file("bomb.yaml", &text);
+    assert_eq!(
+        error(
+            &["serve", "--config", &bomb],
+            &[("CARMY_CONFIG_MAX_BYTES", "4096")]
+        ),
+        format!(
+            "{bomb}:4: its aliases expand the file past 4096 bytes, the most a configuration \
+             file may hold (CARMY_CONFIG_MAX_BYTES)"
+        )
+    );
+}
+
+#[test]
+fn nesting_past_the_parsers_depth_is_refused_not_a_crash() {
+    let deep = file("deep.yaml", &format!("{}x\n", "- ".repeat(100_000)));
+    assert_eq!(
+        error(&["serve", "--config", &deep], &[]),
+        format!("{deep}:1: nested deeper than 128 levels")
+    );
+}
+
+#[test]
+fn config_and_its_errors_hide_every_shape_of_password() {
+    for (store, password) in [
+        ("postgres://shop:pa/ss@db/shop", "pa/ss"),
+        ("postgres://shop:pa#ss@db/shop", "pa#ss"),
+        ("postgres://shop:pa?ss@db/shop", "pa?ss"),
+        ("postgres://shop@db/shop?password=s3cret", "s3cret"),
+        ("redis+unix:///run/redis.sock?pass=s3cret", "s3cret"),
+        ("host=db user=shop password=s3cret", "s3cret"),
+    ] {
+        let loaded = loaded(&["serve"], &[("CARMY_STORE", store)]);
+        for text in [print(&loaded, false), print(&loaded, true)] {
+            assert!(!text.contains(password), "{text}");
+            assert!(text.contains("***"), "{text}");
+        }
+    }
+    // A URL in any value is shown without its password, an unknown key's too.
+    let message = error(
+        &["serve"],
+        &[(
+            "CARMY_SECURITY__OAUTH__ISSUR",
+            "https://client:s3cret@auth.example",
+        )],
+    );
+    assert!(
+        message.starts_with(
+            "CARMY_SECURITY__OAUTH__ISSUR: security.oauth.issur = \
+             \"https://client:***@auth.example\": unknown key"
+        ),
+        "{message}"
+    );
+}
