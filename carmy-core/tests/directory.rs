@@ -543,3 +543,30 @@ fn an_unwatched_directory_reports_nothing() {
         .unwrap();
     assert!(!runtime.catalog().reports_resource_changes());
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_link_leading_outside_answers_alike_whether_anything_is_there() {
+    let (_base, root) = tree();
+    let (runtime, directory) = serve(&root);
+    let root = directory.root().to_str().unwrap().to_owned();
+    std::os::unix::fs::symlink("/nonexistent-carmy", format!("{root}/nowhere")).unwrap();
+    let never = CancellationToken::new();
+    // `up` is a link to the directory holding the root and the secret.
+    for uri in [
+        format!("file://{root}/up/secret.txt"),
+        format!("file://{root}/up/missing.txt"),
+        format!("file://{root}/up/missing/deeper.txt"),
+        format!("file://{root}/nowhere/file.txt"),
+    ] {
+        let read = runtime.read(ReadRequest::new(uri.clone())).await;
+        let error = read.result.as_ref().unwrap_err();
+        assert_eq!(error.code(), codes::OUTSIDE_ROOT, "{uri}");
+        assert_eq!(
+            error.message(),
+            format!("`{uri}` leads outside the served directory (through a symbolic link)"),
+        );
+        let checked = runtime.check_resource(&uri, &never).await.unwrap_err();
+        assert_eq!(checked, *error, "{uri}");
+    }
+}

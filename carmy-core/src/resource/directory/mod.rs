@@ -1,7 +1,11 @@
 //! [`Directory`]: the files under a directory as resources, watched for changes.
 
 mod file;
+mod handle;
 mod mime;
+mod open;
+#[cfg(test)]
+mod races;
 mod uri;
 mod walk;
 mod watcher;
@@ -14,7 +18,7 @@ use std::{
 };
 
 use super::{Contents, ProvidedResource, ResourceChanges, ResourceProvider, Watching};
-use crate::{error::AgentError, excerpt::excerpt, tool::Invocation};
+use crate::{error::AgentError, tool::Invocation};
 
 /// The largest file read by default: 4 MiB (a blob travels base64-encoded, a third larger).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -34,7 +38,8 @@ pub mod codes {
     /// found": such a URI names no resource here, and it is answered as any other that names
     /// none (MCP's "resource not found"), telling nothing of what is on disk.
     pub const INVALID_FILE_URI: &str = "INVALID_FILE_URI";
-    /// The path is outside the served directory, or a symbolic link inside it leads outside.
+    /// The path is outside the served directory, or a symbolic link inside it leads outside
+    /// (whether or not anything is there: nothing outside is looked at).
     pub const OUTSIDE_ROOT: &str = "OUTSIDE_ROOT";
     /// The file is larger than [`Directory::max_file_bytes`](super::Directory::max_file_bytes).
     pub const FILE_TOO_LARGE: &str = "FILE_TOO_LARGE";
@@ -225,13 +230,10 @@ impl ResourceProvider for Directory {
     }
 
     async fn check(&self, uri: &str) -> Result<(), AgentError> {
-        // The same walls as a read, without opening the file.
+        // The same walls as a read, without reading the file.
         let segments = uri::locate(&self.settings.root_text, uri, self.settings.hidden)?;
-        let (settings, echo) = (Arc::clone(&self.settings), uri.to_owned());
-        blocking(move || {
-            file::find(&settings, &excerpt(&echo, file::MAX_ECHO), &segments).map(|_| ())
-        })
-        .await
+        let (settings, uri) = (Arc::clone(&self.settings), uri.to_owned());
+        blocking(move || file::check(&settings, &uri, &segments)).await
     }
 
     fn reports_changes(&self) -> bool {

@@ -1,11 +1,16 @@
 //! Listing the files under the root: depth first, each directory's entries by name, so the
-//! order is the same on every run and every machine. Symbolic links are neither listed nor
-//! followed (one could lead outside the root, or round in a circle); hidden names are skipped
-//! unless served; the walk stops at a depth and a count.
+//! order is the same on every run and every machine. Each directory is read through the one
+//! above it, held open (`handle.rs`), so a directory swapped for a link is not walked into.
+//! Symbolic links are neither listed nor followed (one could lead outside the root, or round in
+//! a circle); hidden names are skipped unless served; the walk stops at a depth and a count.
 
-use std::{fs, path::Path};
+use std::io;
 
-use super::{Settings, mime, uri};
+use super::{
+    Settings,
+    handle::{DirHandle, Found, Kind},
+    mime, uri,
+};
 use crate::{error::AgentError, resource::ProvidedResource};
 
 /// How deep the walk goes below the root.
@@ -19,12 +24,14 @@ pub(super) fn list(settings: &Settings) -> Result<Vec<ProvidedResource>, AgentEr
         files: &mut files,
         truncated: false,
     };
-    walk.directory(&settings.root, "", 0).map_err(|error| {
-        AgentError::unavailable(
-            super::codes::FILE_UNREADABLE,
-            format!("the served directory cannot be listed: {error}"),
-        )
-    })?;
+    DirHandle::root(&settings.root)
+        .and_then(|root| walk.directory(&root, "", 0))
+        .map_err(|error| {
+            AgentError::unavailable(
+                super::codes::FILE_UNREADABLE,
+                format!("the served directory cannot be listed: {error}"),
+            )
+        })?;
     if walk.truncated {
         tracing::warn!(
             root = %settings.root.display(),
@@ -42,24 +49,18 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Lists `path` (the root, or `relative` below it). Only the root's own failure is an
+    /// Lists `directory` (the root, or `relative` below it). Only the root's own failure is an
     /// error; a subdirectory that cannot be read is left out.
-    fn directory(&mut self, path: &Path, relative: &str, depth: usize) -> std::io::Result<()> {
-        let mut entries = fs::read_dir(path)?
-            .filter_map(Result::ok)
-            .filter_map(|entry| {
-                // A name that is not UTF-8 has no URI or name to give; left out.
-                let name = entry.file_name().into_string().ok()?;
-                let kind = entry.file_type().ok()?;
-                Some((name, kind, entry))
-            })
-            .collect::<Vec<_>>();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        for (name, kind, entry) in entries {
+    fn directory(&mut self, directory: &DirHandle, relative: &str, depth: usize) -> io::Result<()> {
+        let Some(mut entries) = directory.entries(usize::MAX)? else {
+            return Ok(());
+        };
+        entries.names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (name, kind) in entries.names {
             if self.truncated {
                 return Ok(());
             }
-            if (!self.settings.hidden && name.starts_with('.')) || kind.is_symlink() {
+            if !self.settings.hidden && name.starts_with('.') {
                 continue;
             }
             let child = if relative.is_empty() {
@@ -67,28 +68,35 @@ impl Walk<'_> {
             } else {
                 format!("{relative}/{name}")
             };
-            if kind.is_dir() {
-                if depth + 1 < MAX_DEPTH
-                    && let Err(error) = self.directory(&entry.path(), &child, depth + 1)
-                {
-                    tracing::debug!(%error, directory = %child, "a directory cannot be listed");
+            match kind {
+                Kind::Directory if depth + 1 < MAX_DEPTH => match directory.directory(&name) {
+                    Ok(Found::Opened(below)) => {
+                        if let Err(error) = self.directory(&below, &child, depth + 1) {
+                            tracing::debug!(%error, directory = %child, "a directory cannot be listed");
+                        }
+                    }
+                    // Swapped for a link since it was read: not followed.
+                    Ok(Found::Link(_)) => {}
+                    Err(error) => {
+                        tracing::debug!(%error, directory = %child, "a directory cannot be listed");
+                    }
+                },
+                Kind::File => {
+                    if self.files.len() == self.settings.max_files {
+                        self.truncated = true;
+                        return Ok(());
+                    }
+                    let path = format!("{}/{child}", self.settings.root_text);
+                    let mut file = ProvidedResource::new(uri::uri_of(&path), child);
+                    if let Some(mime) = mime::of(&name) {
+                        file = file.mime_type(mime);
+                    }
+                    if let Some(size) = directory.size(&name) {
+                        file = file.size(size);
+                    }
+                    self.files.push(file);
                 }
-            } else if kind.is_file() {
-                if self.files.len() == self.settings.max_files {
-                    self.truncated = true;
-                    return Ok(());
-                }
-                let Some(path) = entry.path().to_str().map(str::to_owned) else {
-                    continue;
-                };
-                let mut file = ProvidedResource::new(uri::uri_of(&path), child);
-                if let Some(mime) = mime::of(&name) {
-                    file = file.mime_type(mime);
-                }
-                if let Ok(metadata) = entry.metadata() {
-                    file = file.size(metadata.len());
-                }
-                self.files.push(file);
+                Kind::Directory | Kind::Link | Kind::Other => {}
             }
         }
         Ok(())

@@ -17,7 +17,7 @@ use notify_debouncer_full::{
     },
 };
 
-use super::{Settings, file::is_hidden, uri};
+use super::{Settings, open::is_hidden, uri};
 use crate::{
     error::AgentError,
     resource::{ResourceChanges, Watching},
