@@ -5,8 +5,10 @@ use std::io::{self, Read};
 use super::{
     Settings, codes, mime,
     open::{self, Reached, Unreached},
+    uri,
 };
 use crate::{
+    context::Context,
     error::AgentError,
     excerpt::excerpt,
     resource::{Content, Contents},
@@ -15,18 +17,20 @@ use crate::{
 /// How much of a URI an error message quotes.
 const MAX_ECHO: usize = 256;
 
-/// The contents of the file that `segments` (checked by `uri::locate`) name under the root.
+/// The contents of the file that `segments` (checked by `uri::locate`) name under the root,
+/// read for the caller of `context`.
 pub(super) fn read(
     settings: &Settings,
     uri: &str,
     segments: &[String],
+    context: &Context,
 ) -> Result<Contents, AgentError> {
     let echo = excerpt(uri, MAX_ECHO);
     let Reached {
         file,
         metadata,
         relative,
-    } = reach(settings, &echo, segments)?;
+    } = reach(settings, &echo, segments, context)?;
     let too_large = |size: u64| {
         AgentError::validation(
             codes::FILE_TOO_LARGE,
@@ -59,15 +63,30 @@ pub(super) fn read(
 
 /// Whether the file that `segments` name could be read: `Ok`, or the error a read would give
 /// (its size aside). The file is opened, not read.
-pub(super) fn check(settings: &Settings, uri: &str, segments: &[String]) -> Result<(), AgentError> {
-    reach(settings, &excerpt(uri, MAX_ECHO), segments).map(drop)
+pub(super) fn check(
+    settings: &Settings,
+    uri: &str,
+    segments: &[String],
+    context: &Context,
+) -> Result<(), AgentError> {
+    reach(settings, &excerpt(uri, MAX_ECHO), segments, context).map(drop)
 }
 
 /// The file that `segments` name, open; or why it cannot be served (a symbolic link leading
-/// outside, a hidden name, no such file, not a plain file).
-fn reach(settings: &Settings, echo: &str, segments: &[String]) -> Result<Reached, AgentError> {
-    open::open(settings, segments).map_err(|unreached| match unreached {
+/// outside or where the caller may not read, a hidden name, no such file, not a plain file).
+fn reach(
+    settings: &Settings,
+    echo: &str,
+    segments: &[String],
+    context: &Context,
+) -> Result<Reached, AgentError> {
+    // The rules are written on the URIs the listing gives: the path reached, in that form.
+    let allowed = |relative: &str| {
+        context.allows_resource(&uri::uri_of(&format!("{}/{relative}", settings.root_text)))
+    };
+    open::open(settings, segments, allowed).map_err(|unreached| match unreached {
         Unreached::NotFound => AgentError::resource_not_found(echo),
+        Unreached::NotAllowed => AgentError::resource_not_allowed(echo),
         Unreached::Outside => AgentError::not_found(
             codes::OUTSIDE_ROOT,
             format!("`{echo}` leads outside the served directory (through a symbolic link)"),

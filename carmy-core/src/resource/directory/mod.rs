@@ -18,7 +18,7 @@ use std::{
 };
 
 use super::{Contents, ProvidedResource, ResourceChanges, ResourceProvider, Watching};
-use crate::{error::AgentError, tool::Invocation};
+use crate::{context::Context, error::AgentError, tool::Invocation};
 
 /// The largest file read by default: 4 MiB (a blob travels base64-encoded, a third larger).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -222,18 +222,20 @@ impl ResourceProvider for Directory {
         blocking(move || walk::list(&settings)).await
     }
 
-    async fn read(&self, uri: &str, _: Invocation) -> Result<Contents, AgentError> {
+    async fn read(&self, uri: &str, invocation: Invocation) -> Result<Contents, AgentError> {
         // The first wall: the URI alone, before the disk is asked.
         let segments = uri::locate(&self.settings.root_text, uri, self.settings.hidden)?;
         let (settings, uri) = (Arc::clone(&self.settings), uri.to_owned());
-        blocking(move || file::read(&settings, &uri, &segments)).await
+        let context = invocation.context_owned();
+        blocking(move || file::read(&settings, &uri, &segments, &context)).await
     }
 
-    async fn check(&self, uri: &str) -> Result<(), AgentError> {
+    async fn check(&self, uri: &str, context: &Context) -> Result<(), AgentError> {
         // The same walls as a read, without reading the file.
         let segments = uri::locate(&self.settings.root_text, uri, self.settings.hidden)?;
         let (settings, uri) = (Arc::clone(&self.settings), uri.to_owned());
-        blocking(move || file::check(&settings, &uri, &segments)).await
+        let context = context.clone();
+        blocking(move || file::check(&settings, &uri, &segments, &context)).await
     }
 
     fn reports_changes(&self) -> bool {

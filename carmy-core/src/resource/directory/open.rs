@@ -6,7 +6,8 @@
 //! to the directory held before (never above the root), an absolute target only below the
 //! root's own path. Where a link leads outside, nothing there is opened or asked about, so the
 //! answer is the same whether anything is there. What is opened last is checked for what it
-//! is, a regular file, and the path it was reached at decides the hidden rule.
+//! is, a regular file, and the path it was reached at decides the hidden rule and, where links
+//! led there, the caller's access rules.
 
 use std::{
     collections::VecDeque,
@@ -40,12 +41,19 @@ pub(super) enum Unreached {
     NotFound,
     /// A symbolic link on the way leads outside the root.
     Outside,
+    /// Links led to a path the caller's rules leave out.
+    NotAllowed,
     /// The file or a directory on the way cannot be read.
     Unreadable(io::Error),
 }
 
-/// The file that `segments` (checked by `uri::locate`) name below the root.
-pub(super) fn open(settings: &Settings, segments: &[String]) -> Result<Reached, Unreached> {
+/// The file that `segments` (checked by `uri::locate`) name below the root. `allowed` says
+/// whether the caller may read a path below the root (`a/b.md`) that links led to.
+pub(super) fn open(
+    settings: &Settings,
+    segments: &[String],
+    allowed: impl Fn(&str) -> bool,
+) -> Result<Reached, Unreached> {
     let root = DirHandle::root(&settings.root).map_err(Unreached::Unreadable)?;
     // The directories held below the root, each with its name: where the walk stands.
     let mut held: Vec<(DirHandle, String)> = Vec::new();
@@ -65,8 +73,14 @@ pub(super) fn open(settings: &Settings, segments: &[String]) -> Result<Reached, 
         let target = if ahead.is_empty() {
             match parent.file(&name) {
                 Ok(Found::Link(target)) => target,
-                Ok(Found::Opened(file)) => return reached(settings, &held, &name, file),
-                Err(error) => return Err(unreached(error)),
+                Ok(Found::Opened(file)) => {
+                    ruled(links, &held, [name.as_str()], &allowed)?;
+                    return reached(settings, &held, &name, file);
+                }
+                Err(error) => {
+                    ruled(links, &held, [name.as_str()], &allowed)?;
+                    return Err(unreached(error));
+                }
             }
         } else {
             match parent.directory(&name) {
@@ -75,7 +89,13 @@ pub(super) fn open(settings: &Settings, segments: &[String]) -> Result<Reached, 
                     held.push((directory, name));
                     continue;
                 }
-                Err(error) => return Err(unreached(error)),
+                Err(error) => {
+                    let rest = [name.as_str()]
+                        .into_iter()
+                        .chain(ahead.iter().map(String::as_str));
+                    ruled(links, &held, rest, &allowed)?;
+                    return Err(unreached(error));
+                }
             }
         };
         links += 1;
@@ -90,7 +110,36 @@ pub(super) fn open(settings: &Settings, segments: &[String]) -> Result<Reached, 
         }
     }
     // The names ran out at a directory (a link to one, or `..`): no file.
+    ruled(links, &held, [], &allowed)?;
     Err(Unreached::NotFound)
+}
+
+/// Where links led, the caller's rules decide on the path reached below the root (or the one
+/// that would be, had everything on the way been there), whatever is there: they tell nothing
+/// of what exists where they may not read. Without a link, the path is the URI asked, which
+/// the runtime checked.
+fn ruled<'a>(
+    links: usize,
+    held: &'a [(DirHandle, String)],
+    rest: impl IntoIterator<Item = &'a str>,
+    allowed: impl Fn(&str) -> bool,
+) -> Result<(), Unreached> {
+    if links == 0 {
+        return Ok(());
+    }
+    let mut path: Vec<&str> = held.iter().map(|(_, name)| name.as_str()).collect();
+    for name in rest {
+        if name == ".." {
+            path.pop().ok_or(Unreached::Outside)?;
+        } else {
+            path.push(name);
+        }
+    }
+    if allowed(&path.join("/")) {
+        Ok(())
+    } else {
+        Err(Unreached::NotAllowed)
+    }
 }
 
 /// The names a link's `target` puts ahead. An absolute target starts again from the root,

@@ -15,6 +15,7 @@ use std::{
 };
 
 use super::{Directory, codes, file, open, uri};
+use crate::context::Context;
 
 const SECRET: &str = "TOP SECRET: outside the root";
 
@@ -54,7 +55,8 @@ fn read(directory: &Directory, relative: &str) -> Result<String, String> {
     let settings = &directory.settings;
     let uri = uri::uri_of(&format!("{}/{relative}", settings.root_text));
     let segments = uri::locate(&settings.root_text, &uri, settings.hidden).unwrap();
-    let contents = file::read(settings, &uri, &segments).map_err(|e| e.code().to_owned())?;
+    let contents =
+        file::read(settings, &uri, &segments, &Context::new()).map_err(|e| e.code().to_owned())?;
     let content = contents.iter().next().unwrap();
     match content.body() {
         crate::resource::Body::Text(text) => Ok(text.clone()),
