@@ -637,3 +637,43 @@ async fn a_link_inside_the_root_leads_no_reader_around_the_rules() {
         SECRET
     );
 }
+
+#[tokio::test]
+async fn the_walk_stops_at_its_budget_and_lists_what_came_before() {
+    let base = Temp::new();
+    let root = base.0.join("root");
+    for n in 0..30 {
+        std::fs::create_dir_all(root.join(format!("b/{n:02}"))).unwrap();
+    }
+    std::fs::write(root.join("a.md"), "a").unwrap();
+    std::fs::write(root.join("z.md"), "z").unwrap();
+    let listed = |directory: Directory| async move {
+        let runtime = Carmy::new().resource_provider(directory).build().unwrap();
+        let files = runtime
+            .list_provided(&CancellationToken::new())
+            .await
+            .unwrap();
+        files
+            .iter()
+            .map(|file| file.name().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        listed(Directory::new(&root).unwrap()).await,
+        ["a.md", "z.md"]
+    );
+    // The root's 3 entries, then `b`'s 30 are more than are left: the walk stops before them,
+    // and what is listed is what comes before in the full list.
+    assert_eq!(
+        listed(Directory::new(&root).unwrap().max_entries(10)).await,
+        ["a.md"]
+    );
+    assert_eq!(
+        listed(Directory::new(&root).unwrap().max_entries(2)).await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        listed(Directory::new(&root).unwrap().max_entries(33)).await,
+        ["a.md", "z.md"]
+    );
+}

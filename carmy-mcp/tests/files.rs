@@ -21,9 +21,9 @@ use common::{LIFECYCLES, Lifecycle, PATIENCE};
 use rmcp::{
     ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError, ServiceExt,
     model::{
-        ErrorCode, ErrorData, ProtocolVersion, ReadResourceRequestParams, ResourceContents,
-        ResourceUpdatedNotificationParam, ServerNotification, SubscribeRequestParams,
-        SubscriptionFilter, UnsubscribeRequestParams,
+        ErrorCode, ErrorData, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+        ResourceContents, ResourceUpdatedNotificationParam, ServerNotification,
+        SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RunningService},
 };
@@ -598,4 +598,33 @@ async fn a_caller_subscribes_only_to_what_it_may_read() {
         assert!(!read.message.contains("TOP SECRET"), "{relative}");
     }
     client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn a_long_listing_is_paged_in_order_each_file_once() {
+    let (_base, root) = tree();
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    for n in 0..250 {
+        std::fs::write(root.join(format!("notes/{n:03}.txt")), "note").unwrap();
+    }
+    let (runtime, _directory) = serve(&root);
+    let mut expected: Vec<String> = (0..250).map(|n| format!("notes/{n:03}.txt")).collect();
+    expected.extend(["logo.png", "policies/shipping.txt", "returns.md"].map(String::from));
+    expected.sort();
+    for lifecycle in LIFECYCLES {
+        let Session { client, .. } = session(lifecycle, &runtime).await;
+        let (mut names, mut cursor) = (Vec::new(), None);
+        loop {
+            let request =
+                cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
+            let page = client.list_resources(request).await.expect("a page");
+            names.extend(page.resources.into_iter().map(|resource| resource.name));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(names, expected, "{lifecycle:?}");
+        client.cancel().await.expect("close");
+    }
 }

@@ -34,10 +34,12 @@ pub(super) enum Kind {
     Other,
 }
 
-/// The entries of a directory: its names that are UTF-8 (others have no URI).
+/// The entries of a directory: its names that are UTF-8 (others have no URI), and how many
+/// entries were read, those included.
 #[derive(Debug)]
 pub(super) struct Entries {
     pub(super) names: Vec<(String, Kind)>,
+    pub(super) read: usize,
 }
 
 /// A directory held open (unix) or named by its path (elsewhere).
@@ -140,7 +142,7 @@ impl DirHandle {
             };
             names.push((name.to_owned(), kind));
         }
-        Ok(Some(Entries { names }))
+        Ok(Some(Entries { names, read }))
     }
 
     /// The size of the regular file `name` in this one, not following a link.
@@ -208,7 +210,7 @@ impl DirHandle {
             };
             names.push((name, kind));
         }
-        Ok(Some(Entries { names }))
+        Ok(Some(Entries { names, read }))
     }
 
     /// The size of the regular file `name` in this one, not following a link.

@@ -2,12 +2,13 @@
 //! order is the same on every run and every machine. Each directory is read through the one
 //! above it, held open (`handle.rs`), so a directory swapped for a link is not walked into.
 //! Symbolic links are neither listed nor followed (one could lead outside the root, or round in
-//! a circle); hidden names are skipped unless served; the walk stops at a depth and a count.
+//! a circle); hidden names are skipped unless served. The walk's work is bounded: it reads at
+//! most `max_entries` entries, goes at most `MAX_DEPTH` deep, and lists at most `max_files`.
 
 use std::io;
 
 use super::{
-    Settings,
+    Settings, codes,
     handle::{DirHandle, Found, Kind},
     mime, uri,
 };
@@ -16,48 +17,65 @@ use crate::{error::AgentError, resource::ProvidedResource};
 /// How deep the walk goes below the root.
 pub(super) const MAX_DEPTH: usize = 32;
 
-/// The files under the root, in order; at most `max_files` of them.
+/// Tests only: the roots walked, one for each walk.
+#[cfg(test)]
+pub(super) static WALKS: std::sync::Mutex<Vec<std::path::PathBuf>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The files under the root, in order, within the walk's bounds.
 pub(super) fn list(settings: &Settings) -> Result<Vec<ProvidedResource>, AgentError> {
-    let mut files = Vec::new();
+    #[cfg(test)]
+    WALKS.lock().unwrap().push(settings.root.clone());
     let mut walk = Walk {
         settings,
-        files: &mut files,
-        truncated: false,
+        files: Vec::new(),
+        left: settings.max_entries,
+        stopped: None,
+        too_deep: false,
     };
     DirHandle::root(&settings.root)
         .and_then(|root| walk.directory(&root, "", 0))
         .map_err(|error| {
             AgentError::unavailable(
-                super::codes::FILE_UNREADABLE,
+                codes::FILE_UNREADABLE,
                 format!("the served directory cannot be listed: {error}"),
             )
         })?;
-    if walk.truncated {
-        tracing::warn!(
-            root = %settings.root.display(),
-            max_files = settings.max_files,
-            "the served directory holds more files than are listed"
-        );
-    }
-    Ok(files)
+    walk.warn();
+    Ok(walk.files)
+}
+
+/// The bound a walk stopped at.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    Files,
+    Entries,
 }
 
 struct Walk<'a> {
     settings: &'a Settings,
-    files: &'a mut Vec<ProvidedResource>,
-    truncated: bool,
+    files: Vec<ProvidedResource>,
+    /// The entries it may still read.
+    left: usize,
+    stopped: Option<Stop>,
+    /// Directories below `MAX_DEPTH` were left out.
+    too_deep: bool,
 }
 
 impl Walk<'_> {
     /// Lists `directory` (the root, or `relative` below it). Only the root's own failure is an
     /// error; a subdirectory that cannot be read is left out.
     fn directory(&mut self, directory: &DirHandle, relative: &str, depth: usize) -> io::Result<()> {
-        let Some(mut entries) = directory.entries(usize::MAX)? else {
+        let Some(mut entries) = directory.entries(self.left)? else {
+            // Stopped before this directory rather than part way through it (its entries come
+            // unsorted): what is listed is what comes first in the full list.
+            self.stopped = Some(Stop::Entries);
             return Ok(());
         };
+        self.left -= entries.read;
         entries.names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         for (name, kind) in entries.names {
-            if self.truncated {
+            if self.stopped.is_some() {
                 return Ok(());
             }
             if !self.settings.hidden && name.starts_with('.') {
@@ -69,7 +87,8 @@ impl Walk<'_> {
                 format!("{relative}/{name}")
             };
             match kind {
-                Kind::Directory if depth + 1 < MAX_DEPTH => match directory.directory(&name) {
+                Kind::Directory if depth + 1 >= MAX_DEPTH => self.too_deep = true,
+                Kind::Directory => match directory.directory(&name) {
                     Ok(Found::Opened(below)) => {
                         if let Err(error) = self.directory(&below, &child, depth + 1) {
                             tracing::debug!(%error, directory = %child, "a directory cannot be listed");
@@ -83,7 +102,7 @@ impl Walk<'_> {
                 },
                 Kind::File => {
                     if self.files.len() == self.settings.max_files {
-                        self.truncated = true;
+                        self.stopped = Some(Stop::Files);
                         return Ok(());
                     }
                     let path = format!("{}/{child}", self.settings.root_text);
@@ -96,9 +115,37 @@ impl Walk<'_> {
                     }
                     self.files.push(file);
                 }
-                Kind::Directory | Kind::Link | Kind::Other => {}
+                Kind::Link | Kind::Other => {}
             }
         }
         Ok(())
+    }
+
+    /// Says in the log why the listing is shorter than the tree, if it is.
+    fn warn(&self) {
+        let root = self.settings.root.display();
+        match self.stopped {
+            Some(Stop::Files) => tracing::warn!(
+                code = codes::LISTING_TRUNCATED,
+                %root,
+                max_files = self.settings.max_files,
+                "the served directory holds more files than are listed"
+            ),
+            Some(Stop::Entries) => tracing::warn!(
+                code = codes::LISTING_TRUNCATED,
+                %root,
+                max_entries = self.settings.max_entries,
+                "the served directory holds more entries than a listing reads; the files after them are not listed"
+            ),
+            None => {}
+        }
+        if self.too_deep {
+            tracing::warn!(
+                code = codes::LISTING_TRUNCATED,
+                %root,
+                max_depth = MAX_DEPTH,
+                "the served directory is deeper than a listing goes; the files below are not listed"
+            );
+        }
     }
 }
