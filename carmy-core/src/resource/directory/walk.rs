@@ -135,7 +135,7 @@ impl Walk<'_> {
                 code = codes::LISTING_TRUNCATED,
                 %root,
                 max_entries = self.settings.max_entries,
-                "the served directory holds more entries than a listing reads; the files after them are not listed"
+                "the served directory holds more entries than a listing reads"
             ),
             None => {}
         }
@@ -144,7 +144,7 @@ impl Walk<'_> {
                 code = codes::LISTING_TRUNCATED,
                 %root,
                 max_depth = MAX_DEPTH,
-                "the served directory is deeper than a listing goes; the files below are not listed"
+                "the served directory is deeper than a listing goes"
             );
         }
     }
