@@ -677,3 +677,37 @@ async fn the_walk_stops_at_its_budget_and_lists_what_came_before() {
         ["a.md", "z.md"]
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn links_inside_the_root_are_followed_however_written_and_a_loop_is_refused() {
+    use std::os::unix::fs::symlink;
+    let (_base, root) = tree();
+    let (runtime, directory) = serve(&root);
+    let canonical = directory.root().to_owned();
+    symlink(canonical.join("returns.md"), root.join("absolute.md")).unwrap();
+    symlink("../returns.md", root.join("policies/up.md")).unwrap();
+    symlink("policies", root.join("rules")).unwrap();
+    symlink("./policies/../latest.md", root.join("twice.md")).unwrap();
+    symlink("loop", root.join("loop")).unwrap();
+    let read = |relative: &str| {
+        let (runtime, uri) = (runtime.clone(), directory.uri_of(relative).unwrap());
+        async move { runtime.read(ReadRequest::new(uri)).await }
+    };
+    for relative in ["absolute.md", "policies/up.md", "twice.md"] {
+        let contents = read(relative).await.result.unwrap();
+        assert_eq!(
+            body_text(contents.iter().next().unwrap().body()),
+            "# Returns\nWithin 30 days.",
+            "{relative}"
+        );
+    }
+    let data = read("rules/data.json").await.result.unwrap();
+    let content = data.iter().next().unwrap();
+    assert_eq!(content.mime_type_of(), Some("application/json"));
+    assert_eq!(
+        read("loop").await.unwrap_error_code(),
+        codes::FILE_UNREADABLE
+    );
+    assert_eq!(runtime.running_executions(), 0);
+}

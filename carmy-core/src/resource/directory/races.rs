@@ -1,7 +1,6 @@
 //! Races with the disk, made deterministic: a hook runs before each step of a read that opens
 //! something below the root, and the tests swap what is there at a chosen step. Whatever the
-//! step, what is served is the file inside the root, and nothing waits for a writer. And the
-//! listing: walked once while watched, again only after a change.
+//! step, what is served is the file inside the root, and nothing waits for a writer.
 #![cfg(unix)]
 
 use std::{
@@ -12,12 +11,11 @@ use std::{
         Arc,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-use super::{Directory, codes, file, open, uri, walk};
+use super::{Directory, codes, file, open, uri};
 use crate::context::Context;
-use crate::resource::{ResourceChanges, ResourceProvider};
 
 const SECRET: &str = "TOP SECRET: outside the root";
 
@@ -156,56 +154,4 @@ fn a_file_swapped_for_a_fifo_is_refused_without_waiting_for_a_writer() {
             Err(code) => assert_eq!(code, "RESOURCE_NOT_FOUND", "swapped at step {step}"),
         }
     }
-}
-
-/// How many times the tree under `root` was walked.
-fn walks(root: &Path) -> usize {
-    let walked = walk::WALKS.lock().unwrap();
-    walked.iter().filter(|walked| *walked == root).count()
-}
-
-#[tokio::test]
-async fn a_watched_listing_is_walked_again_only_after_a_change() {
-    let tree = Tree::new();
-    let directory = Directory::new(&tree.root)
-        .unwrap()
-        .debounce(Duration::from_millis(20));
-    let root = directory.root().to_owned();
-    let names = |files: &[crate::resource::ProvidedResource]| -> Vec<String> {
-        files.iter().map(|file| file.name().to_owned()).collect()
-    };
-    // Unwatched, nothing would tell a kept listing is stale: every list walks.
-    directory.list().await.unwrap();
-    directory.list().await.unwrap();
-    assert_eq!(walks(&root), 2);
-
-    let watching = ResourceProvider::watch(&directory, ResourceChanges::detached()).unwrap();
-    let first = directory.list().await.unwrap();
-    assert_eq!(names(&first), ["a/x.txt"]);
-    assert_eq!(directory.list().await.unwrap(), first);
-    assert_eq!(walks(&root), 3, "kept while watched");
-
-    // A change is walked again once the watcher tells it.
-    std::fs::write(tree.root.join("a/new.txt"), "new").unwrap();
-    let patience = Instant::now() + Duration::from_secs(20);
-    loop {
-        let files = directory.list().await.unwrap();
-        if names(&files) == ["a/new.txt", "a/x.txt"] {
-            break;
-        }
-        assert!(
-            Instant::now() < patience,
-            "never listed: {:?}",
-            names(&files)
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let after = walks(&root);
-    directory.list().await.unwrap();
-    assert_eq!(walks(&root), after, "kept again");
-
-    // Nobody watches any more: nothing is kept.
-    drop(watching);
-    directory.list().await.unwrap();
-    assert_eq!(walks(&root), after + 1);
 }
