@@ -12,8 +12,8 @@ use std::{
 };
 
 use carmy_core::{
-    Body, Carmy, ChangeSink, Directory, ErrorCategory, ExecutionStatus, ReadRequest, Runtime,
-    directory::codes,
+    Body, Carmy, ChangeSink, Context, Directory, ErrorCategory, ExecutionStatus, ReadRequest,
+    Runtime, directory::codes,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -371,14 +371,17 @@ async fn a_check_accepts_what_a_read_would_and_refuses_the_rest_as_not_found() {
     let never = CancellationToken::new();
     for relative in ["returns.md", "policies/data.json", "big.txt", "latest.md"] {
         let uri = directory.uri_of(relative).unwrap();
-        let checked = runtime.check_resource(&uri, &never).await;
+        let checked = runtime.check_resource(&uri, &Context::new(), &never).await;
         assert!(checked.is_ok(), "{uri}: {checked:?}");
     }
     for uri in crafted(&root).into_iter().chain([
         format!("file://{root}/missing.md"),
         "shop://nothing".to_owned(),
     ]) {
-        let error = runtime.check_resource(&uri, &never).await.unwrap_err();
+        let error = runtime
+            .check_resource(&uri, &Context::new(), &never)
+            .await
+            .unwrap_err();
         assert_eq!(
             error.category(),
             ErrorCategory::NotFound,
@@ -542,4 +545,169 @@ fn an_unwatched_directory_reports_nothing() {
         .build()
         .unwrap();
     assert!(!runtime.catalog().reports_resource_changes());
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_link_leading_outside_answers_alike_whether_anything_is_there() {
+    let (_base, root) = tree();
+    let (runtime, directory) = serve(&root);
+    let root = directory.root().to_str().unwrap().to_owned();
+    std::os::unix::fs::symlink("/nonexistent-carmy", format!("{root}/nowhere")).unwrap();
+    let never = CancellationToken::new();
+    // `up` is a link to the directory holding the root and the secret.
+    for uri in [
+        format!("file://{root}/up/secret.txt"),
+        format!("file://{root}/up/missing.txt"),
+        format!("file://{root}/up/missing/deeper.txt"),
+        format!("file://{root}/nowhere/file.txt"),
+    ] {
+        let read = runtime.read(ReadRequest::new(uri.clone())).await;
+        let error = read.result.as_ref().unwrap_err();
+        assert_eq!(error.code(), codes::OUTSIDE_ROOT, "{uri}");
+        assert_eq!(
+            error.message(),
+            format!("`{uri}` leads outside the served directory (through a symbolic link)"),
+        );
+        let checked = runtime
+            .check_resource(&uri, &Context::new(), &never)
+            .await
+            .unwrap_err();
+        assert_eq!(checked, *error, "{uri}");
+    }
+}
+
+/// In the root: `public/guide.md`, `private/plans.md`, and in `public` links into `private`:
+/// `plans.md` to the file, `private` to the directory.
+#[cfg(unix)]
+fn ruled_tree() -> (Temp, PathBuf) {
+    let base = Temp::new();
+    let root = base.0.join("root");
+    std::fs::create_dir_all(root.join("public")).unwrap();
+    std::fs::create_dir_all(root.join("private")).unwrap();
+    std::fs::write(root.join("public/guide.md"), "# Guide").unwrap();
+    std::fs::write(root.join("private/plans.md"), SECRET).unwrap();
+    std::os::unix::fs::symlink("../private/plans.md", root.join("public/plans.md")).unwrap();
+    std::os::unix::fs::symlink("../private", root.join("public/private")).unwrap();
+    (base, root)
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_link_inside_the_root_leads_no_reader_around_the_rules() {
+    use carmy_core::Access;
+    let (_base, root) = ruled_tree();
+    let (runtime, directory) = serve(&root);
+    let root = directory.root().to_str().unwrap().to_owned();
+    let access: Access = format!("resource:file://{root}/public/*").parse().unwrap();
+    let public_only = Context::new().with_access(access);
+    let read = |relative: &str, context: Context| {
+        let (runtime, uri) = (runtime.clone(), format!("file://{root}/{relative}"));
+        async move { runtime.read(ReadRequest::new(uri).context(context)).await }
+    };
+    let guide = read("public/guide.md", public_only.clone()).await;
+    assert_eq!(
+        body_text(guide.result.unwrap().iter().next().unwrap().body()),
+        "# Guide"
+    );
+    // The rules decide on the file reached, not only on the URI asked; and whether the file
+    // there exists is not told.
+    for relative in [
+        "private/plans.md",
+        "public/plans.md",
+        "public/private/plans.md",
+        "public/private/missing.md",
+    ] {
+        let refused = read(relative, public_only.clone()).await;
+        let error = refused.result.as_ref().unwrap_err();
+        assert_eq!(error.code(), "RESOURCE_NOT_ALLOWED", "{relative}");
+        assert_eq!(error.category(), ErrorCategory::Permission, "{relative}");
+        assert!(!error.message().contains("TOP SECRET"), "{relative}");
+        // Followed only as far as it could be read.
+        let uri = format!("file://{root}/{relative}");
+        let checked = runtime
+            .check_resource(&uri, &public_only, &CancellationToken::new())
+            .await;
+        assert_eq!(checked.as_ref(), Err(error), "{relative}");
+    }
+    // Unrestricted, a link inside the root is followed.
+    let plans = read("public/plans.md", Context::new()).await;
+    assert_eq!(
+        body_text(plans.result.unwrap().iter().next().unwrap().body()),
+        SECRET
+    );
+}
+
+#[tokio::test]
+async fn the_walk_stops_at_its_budget_and_lists_what_came_before() {
+    let base = Temp::new();
+    let root = base.0.join("root");
+    for n in 0..30 {
+        std::fs::create_dir_all(root.join(format!("b/{n:02}"))).unwrap();
+    }
+    std::fs::write(root.join("a.md"), "a").unwrap();
+    std::fs::write(root.join("z.md"), "z").unwrap();
+    let listed = |directory: Directory| async move {
+        let runtime = Carmy::new().resource_provider(directory).build().unwrap();
+        let files = runtime
+            .list_provided(&CancellationToken::new())
+            .await
+            .unwrap();
+        files
+            .iter()
+            .map(|file| file.name().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        listed(Directory::new(&root).unwrap()).await,
+        ["a.md", "z.md"]
+    );
+    // The root's 3 entries, then `b`'s 30 are more than are left: the walk stops before them,
+    // and what is listed is what comes before in the full list.
+    assert_eq!(
+        listed(Directory::new(&root).unwrap().max_entries(10)).await,
+        ["a.md"]
+    );
+    assert_eq!(
+        listed(Directory::new(&root).unwrap().max_entries(2)).await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        listed(Directory::new(&root).unwrap().max_entries(33)).await,
+        ["a.md", "z.md"]
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn links_inside_the_root_are_followed_however_written_and_a_loop_is_refused() {
+    use std::os::unix::fs::symlink;
+    let (_base, root) = tree();
+    let (runtime, directory) = serve(&root);
+    let canonical = directory.root().to_owned();
+    symlink(canonical.join("returns.md"), root.join("absolute.md")).unwrap();
+    symlink("../returns.md", root.join("policies/up.md")).unwrap();
+    symlink("policies", root.join("rules")).unwrap();
+    symlink("./policies/../latest.md", root.join("twice.md")).unwrap();
+    symlink("loop", root.join("loop")).unwrap();
+    let read = |relative: &str| {
+        let (runtime, uri) = (runtime.clone(), directory.uri_of(relative).unwrap());
+        async move { runtime.read(ReadRequest::new(uri)).await }
+    };
+    for relative in ["absolute.md", "policies/up.md", "twice.md"] {
+        let contents = read(relative).await.result.unwrap();
+        assert_eq!(
+            body_text(contents.iter().next().unwrap().body()),
+            "# Returns\nWithin 30 days.",
+            "{relative}"
+        );
+    }
+    let data = read("rules/data.json").await.result.unwrap();
+    let content = data.iter().next().unwrap();
+    assert_eq!(content.mime_type_of(), Some("application/json"));
+    assert_eq!(
+        read("loop").await.unwrap_error_code(),
+        codes::FILE_UNREADABLE
+    );
+    assert_eq!(runtime.running_executions(), 0);
 }

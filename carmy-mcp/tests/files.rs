@@ -15,15 +15,15 @@ use std::{
 };
 
 use base64::Engine as _;
-use carmy_core::{Carmy, Directory, Runtime};
+use carmy_core::{Access, Carmy, Context, Directory, Runtime};
 use carmy_mcp::McpServer;
 use common::{LIFECYCLES, Lifecycle, PATIENCE};
 use rmcp::{
     ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError, ServiceExt,
     model::{
-        ErrorCode, ErrorData, ProtocolVersion, ReadResourceRequestParams, ResourceContents,
-        ResourceUpdatedNotificationParam, ServerNotification, SubscribeRequestParams,
-        SubscriptionFilter, UnsubscribeRequestParams,
+        ErrorCode, ErrorData, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+        ResourceContents, ResourceUpdatedNotificationParam, ServerNotification,
+        SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RunningService},
 };
@@ -110,9 +110,18 @@ struct Session {
 }
 
 async fn session(lifecycle: Lifecycle, runtime: &Runtime) -> Session {
+    session_as(lifecycle, runtime, Context::new()).await
+}
+
+/// A session whose caller is held to `context` (its access rules).
+async fn session_as(lifecycle: Lifecycle, runtime: &Runtime, context: Context) -> Session {
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(server_io);
-    let server = tokio::spawn(McpServer::new(runtime.clone()).serve_io(read, write));
+    let server = tokio::spawn(
+        McpServer::new(runtime.clone())
+            .context(context)
+            .serve_io(read, write),
+    );
     let (sender, heard) = mpsc::unbounded_channel();
     let listener = Listener(sender);
     let client = match lifecycle {
@@ -533,4 +542,89 @@ async fn a_closed_session_leaves_nothing_behind() {
     let told = heard_within(&mut heard, Duration::from_millis(600)).await;
     assert!(!told.contains(&Heard::Updated(returns)), "{told:?}");
     client.cancel().await.expect("close");
+}
+
+/// In the root, beside the rest: `public/guide.md`, `private/plans.md`, and a link
+/// `public/plans.md` to the latter.
+fn ruled(root: &Path) {
+    std::fs::create_dir_all(root.join("public")).unwrap();
+    std::fs::create_dir_all(root.join("private")).unwrap();
+    std::fs::write(root.join("public/guide.md"), "# Guide").unwrap();
+    std::fs::write(root.join("private/plans.md"), SECRET).unwrap();
+    std::os::unix::fs::symlink("../private/plans.md", root.join("public/plans.md")).unwrap();
+}
+
+#[tokio::test]
+async fn a_caller_subscribes_only_to_what_it_may_read() {
+    let (_base, root) = tree();
+    ruled(&root);
+    let (runtime, directory) = serve(&root);
+    let public = format!("resource:file://{}/public/*", directory.root().display());
+    let access: Access = public.parse().unwrap();
+    let Session { client, .. } = session_as(
+        Lifecycle::Initialize,
+        &runtime,
+        Context::new().with_access(access),
+    )
+    .await;
+    let guide = directory.uri_of("public/guide.md").unwrap();
+    client
+        .subscribe(SubscribeRequestParams::new(&guide))
+        .await
+        .expect("a file it may read");
+    // Refused as a read is: the file's existence and changes are none of this caller's business,
+    // whether it is named or reached through a link.
+    for relative in ["private/plans.md", "public/plans.md", "private/missing.md"] {
+        let uri = format!("file://{}/{relative}", directory.root().display());
+        let read = mcp_error(
+            client
+                .read_resource(ReadResourceRequestParams::new(&uri))
+                .await
+                .expect_err(&uri),
+        );
+        let subscribed = mcp_error(
+            client
+                .subscribe(SubscribeRequestParams::new(&uri))
+                .await
+                .expect_err(&uri),
+        );
+        assert_eq!(subscribed, read, "{relative}");
+        assert_eq!(read.code, ErrorCode::INVALID_PARAMS, "{relative}");
+        assert_eq!(
+            read.data.as_ref().unwrap()["error"]["code"],
+            "RESOURCE_NOT_ALLOWED",
+            "{relative}"
+        );
+        assert!(!read.message.contains("TOP SECRET"), "{relative}");
+    }
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn a_long_listing_is_paged_in_order_each_file_once() {
+    let (_base, root) = tree();
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    for n in 0..250 {
+        std::fs::write(root.join(format!("notes/{n:03}.txt")), "note").unwrap();
+    }
+    let (runtime, _directory) = serve(&root);
+    let mut expected: Vec<String> = (0..250).map(|n| format!("notes/{n:03}.txt")).collect();
+    expected.extend(["logo.png", "policies/shipping.txt", "returns.md"].map(String::from));
+    expected.sort();
+    for lifecycle in LIFECYCLES {
+        let Session { client, .. } = session(lifecycle, &runtime).await;
+        let (mut names, mut cursor) = (Vec::new(), None);
+        loop {
+            let request =
+                cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
+            let page = client.list_resources(request).await.expect("a page");
+            names.extend(page.resources.into_iter().map(|resource| resource.name));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(names, expected, "{lifecycle:?}");
+        client.cancel().await.expect("close");
+    }
 }

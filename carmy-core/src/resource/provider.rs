@@ -11,7 +11,7 @@
 use std::{future::Future, pin::Pin, time::Duration};
 
 use super::{Contents, ResourceChanges, Watching};
-use crate::{error::AgentError, tool::Invocation};
+use crate::{context::Context, error::AgentError, tool::Invocation};
 
 /// One resource a provider serves, as its list shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,12 +165,18 @@ pub trait ResourceProvider: Send + Sync + 'static {
         invocation: Invocation,
     ) -> impl Future<Output = Result<Contents, AgentError>> + Send;
 
-    /// Whether `uri`, which [`claims`](Self::claims) accepted, names something it serves now,
-    /// found without reading it: `Ok`, or the error its read would give. Adapters ask before
-    /// following a URI (a subscription), so that a client follows only what could be read. By
-    /// default every claimed URI is accepted.
-    fn check(&self, uri: &str) -> impl Future<Output = Result<(), AgentError>> + Send {
-        let _ = uri;
+    /// Whether `uri`, which [`claims`](Self::claims) accepted, names something it serves now
+    /// that the caller of `context` may read, found without reading it: `Ok`, or the error its
+    /// read would give. Adapters ask before following a URI (a subscription), so that a client
+    /// follows only what it could read. The runtime has applied the context's access rules to
+    /// `uri`; a provider whose URIs can lead elsewhere (a link) applies them where they lead,
+    /// as its read does. By default every claimed URI is accepted.
+    fn check(
+        &self,
+        uri: &str,
+        context: &Context,
+    ) -> impl Future<Output = Result<(), AgentError>> + Send {
+        let _ = (uri, context);
         std::future::ready(Ok(()))
     }
 
@@ -205,7 +211,7 @@ pub(crate) trait ErasedProvider: Send + Sync + 'static {
     fn claims(&self, uri: &str) -> bool;
     fn list(&self) -> ProviderFuture<'_, Vec<ProvidedResource>>;
     fn read<'a>(&'a self, uri: &'a str, invocation: Invocation) -> ProviderFuture<'a, Contents>;
-    fn check<'a>(&'a self, uri: &'a str) -> ProviderFuture<'a, ()>;
+    fn check<'a>(&'a self, uri: &'a str, context: &'a Context) -> ProviderFuture<'a, ()>;
     fn timeout(&self) -> Option<Duration>;
     fn reports_changes(&self) -> bool;
     fn watch(&self, changes: ResourceChanges) -> Result<Watching, AgentError>;
@@ -228,8 +234,8 @@ impl<P: ResourceProvider> ErasedProvider for P {
         Box::pin(ResourceProvider::read(self, uri, invocation))
     }
 
-    fn check<'a>(&'a self, uri: &'a str) -> ProviderFuture<'a, ()> {
-        Box::pin(ResourceProvider::check(self, uri))
+    fn check<'a>(&'a self, uri: &'a str, context: &'a Context) -> ProviderFuture<'a, ()> {
+        Box::pin(ResourceProvider::check(self, uri, context))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -248,16 +248,25 @@ impl Runtime {
         Ok(all)
     }
 
-    /// Whether `uri` names a resource this runtime serves, found without reading it: one of the
-    /// catalog's (a fixed URI, or one a template matches), or one a provider claims and its
-    /// [`check`](crate::ResourceProvider::check) accepts, under the provider's deadline and
-    /// `cancellation`, its panics caught. Otherwise the error a read would give: not found for a
-    /// URI nobody claims. Not recorded: nobody's code runs on anyone's behalf.
+    /// Whether `uri` names a resource this runtime serves and the caller of `context` may read,
+    /// found without reading it: one of the catalog's (a fixed URI, or one a template matches),
+    /// or one a provider claims and its [`check`](crate::ResourceProvider::check) accepts, under
+    /// the provider's deadline and `cancellation`, its panics caught. Otherwise the error a read
+    /// would give: `RESOURCE_NOT_ALLOWED` for what the context's access rules leave out, not
+    /// found for a URI nobody claims. Not recorded: nobody's code runs on anyone's behalf.
     pub async fn check_resource(
         &self,
         uri: &str,
+        context: &Context,
         cancellation: &CancellationToken,
     ) -> Result<(), AgentError> {
+        // Refused as a read is, before anything is resolved.
+        if !context.allows_resource(uri) {
+            return Err(AgentError::resource_not_allowed(&excerpt(
+                uri,
+                MAX_URI_ECHO,
+            )));
+        }
         let catalog = self.catalog();
         if catalog.resolve_resource(uri).is_some() {
             return Ok(());
@@ -267,7 +276,7 @@ impl Runtime {
         };
         let _capacity = self.inner.capacity.try_admit()?;
         let (_, checked) = guarded(
-            provider.provider.check(uri),
+            provider.provider.check(uri, context),
             provider.timeout(),
             cancellation,
             "resource provider",

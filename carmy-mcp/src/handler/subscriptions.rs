@@ -191,8 +191,9 @@ fn claimed(server: &McpServer, uri: &str) -> bool {
     catalog.resolve_resource(uri).is_some() || catalog.resolve_provider(uri).is_some()
 }
 
-/// Whether `uri` names something this server serves now, as the runtime finds it without
-/// reading it; otherwise the error a read of it would give on this protocol version.
+/// Whether `uri` names something this server serves now and the caller may read, as the
+/// runtime finds it without reading it; otherwise the error a read of it would give on this
+/// protocol version.
 async fn checked(
     server: &McpServer,
     uri: &str,
@@ -200,9 +201,11 @@ async fn checked(
 ) -> Result<(), ErrorData> {
     let scope = CallScope::of(&server.context, context);
     scope
-        .run(pin!(
-            server.runtime.check_resource(uri, &scope.cancellation)
-        ))
+        .run(pin!(server.runtime.check_resource(
+            uri,
+            &scope.context,
+            &scope.cancellation
+        )))
         .await
         .map_err(|error| read_error(&error, false, context.protocol_version().as_ref()))
 }
@@ -259,9 +262,10 @@ async fn forward(interest: Arc<Interest>, peer: Peer<RoleServer>, stop: Cancella
     }
 }
 
-/// `resources/subscribe`: the URI must name a resource (else the error its read would give:
-/// `-32002` on the versions that have this method); the session must have room (else
-/// `-32602`, saying the bound).
+/// `resources/subscribe`: the URI must name a resource the caller may read (else the error its
+/// read would give: `-32002` on the versions that have this method, `-32602` with
+/// `RESOURCE_NOT_ALLOWED` for what the caller's access rules leave out); the session must have
+/// room (else `-32602`, saying the bound).
 pub(super) async fn subscribe(
     server: &McpServer,
     params: &SubscribeRequestParams,

@@ -131,3 +131,61 @@ fn a_resource_root_that_is_not_there_is_a_usage_error() {
     );
     assert!(output.stdout.is_empty());
 }
+
+#[test]
+fn a_restricted_caller_neither_reads_nor_follows_what_its_rules_leave_out() {
+    let dir = scratch("ruled");
+    std::fs::create_dir_all(dir.join("public")).unwrap();
+    std::fs::create_dir_all(dir.join("private")).unwrap();
+    std::fs::write(dir.join("public/faq.md"), "# FAQ\n").unwrap();
+    std::fs::write(dir.join("private/plans.md"), "# Plans\n").unwrap();
+    std::os::unix::fs::symlink("../private/plans.md", dir.join("public/plans.md")).unwrap();
+    let root = std::fs::canonicalize(&dir).unwrap();
+    let uri = |relative: &str| format!("file://{}/{relative}", root.display());
+    let rules = format!("resource:{}", uri("public/*"));
+    let mut shop = RawShop::start(
+        &["--resource-root", dir.to_str().unwrap()],
+        &[("CARMY_TOOL_SETTINGS__ALLOWED_TOOLS", &rules)],
+    );
+    shop.initialize(json!({}));
+    let listing = request(&mut shop, 1, "resources/list", json!({}));
+    // What its rules leave out is not listed; links never are.
+    assert_eq!(
+        files(&listing),
+        [("public/faq.md".to_owned(), uri("public/faq.md"))]
+    );
+    let faq = request(
+        &mut shop,
+        2,
+        "resources/subscribe",
+        json!({ "uri": uri("public/faq.md") }),
+    );
+    assert_eq!(faq["result"], json!({}), "{faq}");
+    let mut id = 3;
+    for relative in ["private/plans.md", "public/plans.md", "private/gone.md"] {
+        let read = request(
+            &mut shop,
+            id,
+            "resources/read",
+            json!({ "uri": uri(relative) }),
+        );
+        let subscribed = request(
+            &mut shop,
+            id + 1,
+            "resources/subscribe",
+            json!({ "uri": uri(relative) }),
+        );
+        id += 2;
+        assert_eq!(
+            read["error"]["data"]["error"]["code"], "RESOURCE_NOT_ALLOWED",
+            "{read}"
+        );
+        assert_eq!(
+            subscribed["error"], read["error"],
+            "{relative}: {subscribed}"
+        );
+        assert!(!read.to_string().contains("# Plans"), "{read}");
+    }
+    drop(shop);
+    std::fs::remove_dir_all(dir).unwrap();
+}

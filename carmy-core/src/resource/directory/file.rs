@@ -1,30 +1,36 @@
-//! Reading one file: the second wall (symbolic links resolved, and where they lead checked),
-//! the size limit, then text or bytes.
+//! Reading one file: reached below the root (`open.rs`), the size limit, then text or bytes.
 
-use std::{
-    fs::{self, File},
-    io::{self, Read},
-    path::{Component, Path, PathBuf},
+use std::io::{self, Read};
+
+use super::{
+    Settings, codes, mime,
+    open::{self, Reached, Unreached},
+    uri,
 };
-
-use super::{Settings, codes, mime};
 use crate::{
+    context::Context,
     error::AgentError,
     excerpt::excerpt,
     resource::{Content, Contents},
 };
 
 /// How much of a URI an error message quotes.
-pub(super) const MAX_ECHO: usize = 256;
+const MAX_ECHO: usize = 256;
 
-/// The contents of the file that `segments` (checked by `uri::locate`) name under the root.
+/// The contents of the file that `segments` (checked by `uri::locate`) name under the root,
+/// read for the caller of `context`.
 pub(super) fn read(
     settings: &Settings,
     uri: &str,
     segments: &[String],
+    context: &Context,
 ) -> Result<Contents, AgentError> {
     let echo = excerpt(uri, MAX_ECHO);
-    let (canonical, metadata) = find(settings, &echo, segments)?;
+    let Reached {
+        file,
+        metadata,
+        relative,
+    } = reach(settings, &echo, segments, context)?;
     let too_large = |size: u64| {
         AgentError::validation(
             codes::FILE_TOO_LARGE,
@@ -42,7 +48,6 @@ pub(super) fn read(
     if metadata.len() > settings.max_file_bytes {
         return Err(too_large(metadata.len()));
     }
-    let file = File::open(&canonical).map_err(|error| io_error(&echo, &error))?;
     // The file may have grown since: never read past the limit.
     let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
     file.take(settings.max_file_bytes + 1)
@@ -51,43 +56,44 @@ pub(super) fn read(
     if bytes.len() as u64 > settings.max_file_bytes {
         return Err(too_large(bytes.len() as u64));
     }
-    let name = canonical
-        .file_name()
-        .and_then(|name| name.to_str())
-        .unwrap_or_default();
+    // The type of the file reached: a link's own name says nothing of it.
+    let name = relative.rsplit('/').next().unwrap_or_default();
     Ok(content(mime::of(name), bytes).into())
 }
 
-/// The file that `segments` (checked by `uri::locate`) name under the root, resolved to its
-/// canonical path, with its metadata; or why it cannot be served (a symbolic link leading
-/// outside, a hidden name, no such file, not a plain file). Nothing is opened.
-pub(super) fn find(
+/// Whether the file that `segments` name could be read: `Ok`, or the error a read would give
+/// (its size aside). The file is opened, not read.
+pub(super) fn check(
+    settings: &Settings,
+    uri: &str,
+    segments: &[String],
+    context: &Context,
+) -> Result<(), AgentError> {
+    reach(settings, &excerpt(uri, MAX_ECHO), segments, context).map(drop)
+}
+
+/// The file that `segments` name, open; or why it cannot be served (a symbolic link leading
+/// outside or where the caller may not read, a hidden name, no such file, not a plain file).
+fn reach(
     settings: &Settings,
     echo: &str,
     segments: &[String],
-) -> Result<(PathBuf, fs::Metadata), AgentError> {
-    let not_found = || AgentError::resource_not_found(echo);
-    let candidate: PathBuf = segments
-        .iter()
-        .fold(settings.root.clone(), |path, segment| path.join(segment));
-    // Every symbolic link on the way resolved: what the path really is.
-    let canonical = fs::canonicalize(&candidate).map_err(|error| io_error(echo, &error))?;
-    let Ok(relative) = canonical.strip_prefix(&settings.root) else {
-        return Err(AgentError::not_found(
+    context: &Context,
+) -> Result<Reached, AgentError> {
+    // The rules are written on the URIs the listing gives: the path reached, in that form.
+    let allowed = |relative: &str| {
+        context.allows_resource(&uri::uri_of(&format!("{}/{relative}", settings.root_text)))
+    };
+    open::open(settings, segments, allowed).map_err(|unreached| match unreached {
+        Unreached::NotFound => AgentError::resource_not_found(echo),
+        Unreached::NotAllowed => AgentError::resource_not_allowed(echo),
+        Unreached::Outside => AgentError::not_found(
             codes::OUTSIDE_ROOT,
             format!("`{echo}` leads outside the served directory (through a symbolic link)"),
         )
-        .with_details(serde_json::json!({ "uri": echo })));
-    };
-    if !settings.hidden && is_hidden(relative) {
-        return Err(not_found());
-    }
-    // Checked before opening: opening a FIFO would wait for a writer.
-    let metadata = fs::metadata(&canonical).map_err(|error| io_error(echo, &error))?;
-    if !metadata.is_file() {
-        return Err(not_found());
-    }
-    Ok((canonical, metadata))
+        .with_details(serde_json::json!({ "uri": echo })),
+        Unreached::Unreadable(error) => io_error(echo, &error),
+    })
 }
 
 /// Text when the type is text (or unknown) and the bytes are UTF-8; bytes otherwise.
@@ -106,14 +112,6 @@ fn content(mime: Option<&'static str>, bytes: Vec<u8>) -> Content {
         },
         None => Content::blob(bytes).mime_type("application/octet-stream"),
     }
-}
-
-/// Whether a path below the root has a component whose name starts with `.`.
-pub(super) fn is_hidden(relative: &Path) -> bool {
-    relative.components().any(|component| match component {
-        Component::Normal(name) => name.as_encoded_bytes().starts_with(b"."),
-        _ => false,
-    })
 }
 
 fn io_error(echo: &str, error: &io::Error) -> AgentError {
@@ -158,7 +156,5 @@ mod tests {
             (binary.body(), binary.mime_type_of()),
             (&Body::Blob(vec![0, 1, 2]), Some("application/octet-stream"))
         );
-        assert!(is_hidden(Path::new("a/.git/config")));
-        assert!(!is_hidden(Path::new("a/b.md")));
     }
 }

@@ -1,7 +1,12 @@
 //! [`Directory`]: the files under a directory as resources, watched for changes.
 
 mod file;
+mod handle;
+mod listing;
 mod mime;
+mod open;
+#[cfg(test)]
+mod races;
 mod uri;
 mod walk;
 mod watcher;
@@ -14,13 +19,16 @@ use std::{
 };
 
 use super::{Contents, ProvidedResource, ResourceChanges, ResourceProvider, Watching};
-use crate::{error::AgentError, excerpt::excerpt, tool::Invocation};
+use crate::{context::Context, error::AgentError, tool::Invocation};
 
 /// The largest file read by default: 4 MiB (a blob travels base64-encoded, a third larger).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The most files listed by default.
 pub const DEFAULT_MAX_FILES: usize = 10_000;
+
+/// The most directory entries a listing reads by default: ten for each file it may list.
+pub const DEFAULT_MAX_ENTRIES: usize = 100_000;
 
 /// How long changes settle before they are reported, by default.
 const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(200);
@@ -34,7 +42,8 @@ pub mod codes {
     /// found": such a URI names no resource here, and it is answered as any other that names
     /// none (MCP's "resource not found"), telling nothing of what is on disk.
     pub const INVALID_FILE_URI: &str = "INVALID_FILE_URI";
-    /// The path is outside the served directory, or a symbolic link inside it leads outside.
+    /// The path is outside the served directory, or a symbolic link inside it leads outside
+    /// (whether or not anything is there: nothing outside is looked at).
     pub const OUTSIDE_ROOT: &str = "OUTSIDE_ROOT";
     /// The file is larger than [`Directory::max_file_bytes`](super::Directory::max_file_bytes).
     pub const FILE_TOO_LARGE: &str = "FILE_TOO_LARGE";
@@ -42,17 +51,27 @@ pub mod codes {
     pub const FILE_UNREADABLE: &str = "FILE_UNREADABLE";
     /// The directory could not be watched for changes (e.g. the system's watch limit).
     pub const WATCH_FAILED: &str = "WATCH_FAILED";
+    /// Not an answer to a client: the `code` of the warning logged when a listing stops short
+    /// of the tree, at [`max_files`](super::Directory::max_files),
+    /// [`max_entries`](super::Directory::max_entries) or the depth bound. The files past it
+    /// can still be read.
+    pub const LISTING_TRUNCATED: &str = "LISTING_TRUNCATED";
 }
 
 /// Serves the files under a directory: listed recursively (in a deterministic order), each at
 /// the `file://` URI of its absolute path with its relative path as name, a MIME type (by
 /// extension) and a size; read as text when they are text, as bytes otherwise; watched, so
-/// that subscribers hear of edits and lists of files appearing or disappearing.
+/// that subscribers hear of edits and lists of files appearing or disappearing. A listing is
+/// bounded by [`max_files`](Self::max_files) and [`max_entries`](Self::max_entries); while the
+/// directory is watched it is kept, and walked again only once a change has settled.
 ///
 /// Nothing outside the root is ever listed or read, whatever the URI says: URIs are accepted
 /// only in the form the list gives (no `..`, `.`, backslash, NUL, other host...; see
-/// [`codes::INVALID_FILE_URI`]), and a symbolic link inside the root is followed only to a file
-/// inside it. Links are never listed. Hidden files (a name starting with `.`, at any depth) are
+/// [`codes::INVALID_FILE_URI`]), the path is opened one name at a time from the root, and a
+/// symbolic link inside the root is followed only while it stays inside (one that leads out is
+/// [`codes::OUTSIDE_ROOT`], whatever is there); only regular files are read, and a caller's
+/// access rules apply to the file a link reaches as to the URI asked. Links are never listed.
+/// Hidden files (a name starting with `.`, at any depth) are
 /// neither listed nor read unless [`hidden`](Self::hidden) says so. Files larger than
 /// [`max_file_bytes`](Self::max_file_bytes) are refused with [`codes::FILE_TOO_LARGE`].
 ///
@@ -82,6 +101,7 @@ pub mod codes {
 #[derive(Clone, Debug)]
 pub struct Directory {
     settings: Arc<Settings>,
+    listing: Arc<listing::Listing>,
 }
 
 #[derive(Clone, Debug)]
@@ -93,6 +113,7 @@ struct Settings {
     name: &'static str,
     max_file_bytes: u64,
     max_files: usize,
+    max_entries: usize,
     hidden: bool,
     watch: bool,
     debounce: Duration,
@@ -136,14 +157,18 @@ impl Directory {
                 name: "files",
                 max_file_bytes: DEFAULT_MAX_FILE_BYTES,
                 max_files: DEFAULT_MAX_FILES,
+                max_entries: DEFAULT_MAX_ENTRIES,
                 hidden: false,
                 watch: true,
                 debounce: DEFAULT_DEBOUNCE,
             }),
+            listing: Arc::default(),
         })
     }
 
     fn settings(&mut self) -> &mut Settings {
+        // Another setting, another listing: not the one a clone of the old settings keeps.
+        self.listing = Arc::default();
         Arc::make_mut(&mut self.settings)
     }
 
@@ -161,9 +186,20 @@ impl Directory {
     }
 
     /// The most files listed ([`DEFAULT_MAX_FILES`] by default): past it the list stops, in
-    /// order, with a warning in the log. Files past it can still be read.
+    /// order, with a warning in the log ([`codes::LISTING_TRUNCATED`]). Files past it can still
+    /// be read.
     pub fn max_files(mut self, files: usize) -> Self {
         self.settings().max_files = files;
+        self
+    }
+
+    /// The most directory entries a listing reads ([`DEFAULT_MAX_ENTRIES`] by default): files,
+    /// directories, links and hidden names alike, at every depth, so that a tree of empty
+    /// directories costs no more than one of files. The walk stops before the first directory
+    /// that would take it past the bound: what is listed is what comes first in the full list,
+    /// and the log warns ([`codes::LISTING_TRUNCATED`]). Files past it can still be read.
+    pub fn max_entries(mut self, entries: usize) -> Self {
+        self.settings().max_entries = entries;
         self
     }
 
@@ -213,25 +249,33 @@ impl ResourceProvider for Directory {
     }
 
     async fn list(&self) -> Result<Vec<ProvidedResource>, AgentError> {
-        let settings = Arc::clone(&self.settings);
-        blocking(move || walk::list(&settings)).await
+        let generation = match self.listing.kept() {
+            Ok(files) => return Ok(files),
+            Err(generation) => generation,
+        };
+        let (settings, listing) = (Arc::clone(&self.settings), Arc::clone(&self.listing));
+        blocking(move || {
+            let files = walk::list(&settings)?;
+            listing.keep(generation, &files);
+            Ok(files)
+        })
+        .await
     }
 
-    async fn read(&self, uri: &str, _: Invocation) -> Result<Contents, AgentError> {
+    async fn read(&self, uri: &str, invocation: Invocation) -> Result<Contents, AgentError> {
         // The first wall: the URI alone, before the disk is asked.
         let segments = uri::locate(&self.settings.root_text, uri, self.settings.hidden)?;
         let (settings, uri) = (Arc::clone(&self.settings), uri.to_owned());
-        blocking(move || file::read(&settings, &uri, &segments)).await
+        let context = invocation.context_owned();
+        blocking(move || file::read(&settings, &uri, &segments, &context)).await
     }
 
-    async fn check(&self, uri: &str) -> Result<(), AgentError> {
-        // The same walls as a read, without opening the file.
+    async fn check(&self, uri: &str, context: &Context) -> Result<(), AgentError> {
+        // The same walls as a read, without reading the file.
         let segments = uri::locate(&self.settings.root_text, uri, self.settings.hidden)?;
-        let (settings, echo) = (Arc::clone(&self.settings), uri.to_owned());
-        blocking(move || {
-            file::find(&settings, &excerpt(&echo, file::MAX_ECHO), &segments).map(|_| ())
-        })
-        .await
+        let (settings, uri) = (Arc::clone(&self.settings), uri.to_owned());
+        let context = context.clone();
+        blocking(move || file::check(&settings, &uri, &segments, &context)).await
     }
 
     fn reports_changes(&self) -> bool {
@@ -242,7 +286,11 @@ impl ResourceProvider for Directory {
         if !self.settings.watch {
             return Ok(Watching::none());
         }
-        watcher::watch(Arc::clone(&self.settings), changes)
+        watcher::watch(
+            Arc::clone(&self.settings),
+            Arc::clone(&self.listing),
+            changes,
+        )
     }
 }
 

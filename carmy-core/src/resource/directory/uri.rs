@@ -1,7 +1,7 @@
 //! `file://` URIs and the paths they name, checked without touching the disk.
 //!
 //! This is the first of the two walls between a client's URI and the files outside the root
-//! (the second, in `file.rs`, resolves symbolic links and checks where they lead). A URI is
+//! (the second, in `open.rs`, walks the path from the root and decides where links lead). A URI is
 //! accepted only in the form the listing writes: `file://` (no host, or `localhost`), the
 //! canonical root, then one or more non-empty segments, decoded once. Everything that could
 //! mean a different path to some other reader is refused rather than normalized: `.` and `..`

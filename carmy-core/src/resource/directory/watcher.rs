@@ -1,5 +1,6 @@
 //! Watching the root: the operating system's file events (inotify, FSEvents, ...), debounced,
-//! turned into the URIs that changed and whether the list did.
+//! turned into the URIs that changed and whether the list did. The listing kept while watched
+//! is dropped first, so that whoever is told and lists again sees the change.
 //!
 //! `notify-debouncer-full` rather than the mini debouncer: it keeps each event's kind, so a
 //! file written (an update) is told from one created, removed or renamed (a list change too),
@@ -17,7 +18,7 @@ use notify_debouncer_full::{
     },
 };
 
-use super::{Settings, file::is_hidden, uri};
+use super::{Settings, listing::Listing, open::is_hidden, uri};
 use crate::{
     error::AgentError,
     resource::{ResourceChanges, Watching},
@@ -26,17 +27,19 @@ use crate::{
 /// Starts watching the root; reports reach `changes` until the result is dropped.
 pub(super) fn watch(
     settings: Arc<Settings>,
+    listing: Arc<Listing>,
     changes: ResourceChanges,
 ) -> Result<Watching, AgentError> {
     let handler = {
-        let settings = Arc::clone(&settings);
+        let (settings, listing) = (Arc::clone(&settings), Arc::clone(&listing));
         move |result: DebounceEventResult| match result {
-            Ok(events) => report(&settings, &changes, &events),
+            Ok(events) => report(&settings, &listing, &changes, &events),
             Err(errors) => {
                 for error in errors {
                     tracing::warn!(%error, "watching the served directory");
                 }
                 // Events may have been lost: lists may be stale.
+                listing.changed();
                 changes.list_changed();
             }
         }
@@ -59,18 +62,25 @@ pub(super) fn watch(
     debouncer
         .watch(&settings.root, RecursiveMode::Recursive)
         .map_err(unavailable)?;
-    // Dropping the debouncer stops its thread and closes the watch.
-    Ok(Watching::new(debouncer))
+    // Listings are kept from now on: the watcher is in place to tell when they go stale.
+    // Dropping both stops the debouncer's thread, closes the watch, and drops what was kept.
+    Ok(Watching::new((debouncer, listing.watched())))
 }
 
 /// One debounced batch: each changed file's URI once, and the list once if it changed.
-fn report(settings: &Settings, changes: &ResourceChanges, events: &[DebouncedEvent]) {
+fn report(
+    settings: &Settings,
+    listing: &Listing,
+    changes: &ResourceChanges,
+    events: &[DebouncedEvent],
+) {
+    let mut stale = false;
     let mut list_changed = false;
     let mut updated = BTreeSet::new();
     for event in events {
         if event.need_rescan() {
             // The system dropped events: anything may have changed.
-            list_changed = true;
+            (stale, list_changed) = (true, true);
             continue;
         }
         let structural = matches!(
@@ -86,12 +96,17 @@ fn report(settings: &Settings, changes: &ResourceChanges, events: &[DebouncedEve
         if !structural && !written {
             continue;
         }
+        // Whatever it touched, the listing may show it (a name, a size).
+        stale = true;
         for path in &event.paths {
             if let Some(uri) = uri_of(settings, path) {
                 list_changed |= structural;
                 updated.insert(uri);
             }
         }
+    }
+    if stale {
+        listing.changed();
     }
     if list_changed {
         changes.list_changed();
