@@ -31,7 +31,7 @@ use crate::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MemoryStoreLimits {
-    /// Keys one principal may hold at once (default 10,000).
+    /// Request ids (of writes) one principal may hold at once (default 10,000).
     pub max_entries_per_principal: usize,
     /// Bytes one principal's keys and outcomes may take (default 16 MiB).
     pub max_bytes_per_principal: usize,
@@ -294,11 +294,11 @@ impl Entries {
         if held >= limits.max_entries_per_principal
             || weight + bytes > limits.max_bytes_per_principal
         {
-            return Err(StoreError::Full(format!(
-                "this principal already holds {held} request ids ({weight} bytes) from the last \
-                 {} s; retry once older ones expire",
-                limits.ttl.as_secs()
-            )));
+            return Err(StoreError::share_full(
+                held as u64,
+                weight as u64,
+                limits.ttl,
+            ));
         }
         if self.entries >= limits.max_entries || self.bytes + bytes > limits.max_bytes {
             let principals: Vec<Arc<str>> = self.shares.keys().cloned().collect();
@@ -307,9 +307,7 @@ impl Entries {
             }
         }
         if self.entries >= limits.max_entries || self.bytes + bytes > limits.max_bytes {
-            return Err(StoreError::Full(
-                "too many requests with a request id are kept; retry later".into(),
-            ));
+            return Err(StoreError::totals_full());
         }
         Ok(())
     }

@@ -374,11 +374,7 @@ impl IdempotencyStore for PostgresStore {
                     settled,
                 )))
             }
-            Seen::Crowded => {
-                return Err(StoreError::Full(
-                    "too many requests with a request id are kept; retry later".into(),
-                ));
-            }
+            Seen::Crowded => return Err(StoreError::totals_full()),
         })
     }
 

@@ -386,18 +386,8 @@ impl IdempotencyStore for RedisStore {
                 total: false,
                 entries,
                 bytes,
-            } => {
-                return Err(StoreError::Full(format!(
-                    "this principal already holds {entries} request ids ({bytes} bytes) from the \
-                     last {} s; retry once older ones expire",
-                    self.options.ttl.as_secs()
-                )));
-            }
-            Claimed::Full { total: true, .. } => {
-                return Err(StoreError::Full(
-                    "too many requests with a request id are kept; retry later".into(),
-                ));
-            }
+            } => return Err(StoreError::share_full(entries, bytes, self.options.ttl)),
+            Claimed::Full { total: true, .. } => return Err(StoreError::totals_full()),
         })
     }
 

@@ -374,11 +374,12 @@ fn make_room(
         mine = share(transaction)?;
         if full_share(mine) {
             let (held, weight) = mine;
-            return Err(StoreError::Full(format!(
-                "this principal already holds {held} request ids ({weight} bytes) from the last \
-                 {} s; retry once older ones expire",
-                options.ttl.as_secs()
-            ))
+            let (held, weight) = (u64::try_from(held), u64::try_from(weight));
+            return Err(StoreError::share_full(
+                held.unwrap_or_default(),
+                weight.unwrap_or_default(),
+                options.ttl,
+            )
             .into());
         }
     }
@@ -394,10 +395,7 @@ fn make_room(
     if full_totals(totals(transaction)?) {
         settle_due(transaction, Scope::All, now, ttl)?;
         if full_totals(totals(transaction)?) {
-            return Err(StoreError::Full(
-                "too many requests with a request id are kept; retry later".into(),
-            )
-            .into());
+            return Err(StoreError::totals_full().into());
         }
     }
     Ok(())
