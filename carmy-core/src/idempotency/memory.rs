@@ -6,7 +6,8 @@
 //! run its retry a second time. So the bounds are shares: each principal may hold so many keys
 //! and bytes; one who fills its share gets `CAPACITY` (retryable) for new claims until its own
 //! oldest keys expire, and nobody else notices. The totals across principals are bounded too,
-//! and fail closed the same way.
+//! and fail closed the same way. Only writes claim keys, and the default bounds are sized for a
+//! process's memory; stores on a disk or a server hold far more.
 
 use std::{
     collections::{BTreeMap, HashMap},

@@ -66,8 +66,9 @@ use crate::outcome;
 ///   a claim to forget if lost, its lease (after that there is nothing to keep); a settled
 ///   key, the retention from its settling; a share, as long as its last member. (Records,
 ///   the application's data, have none: see below.)
-/// - **Bounded, exactly.** `MemoryStore`'s bounds: a share of keys and bytes per principal
-///   and totals across principals, failing closed with [`StoreError::Full`]; nobody's kept
+/// - **Bounded, exactly.** A share of keys and bytes per principal and totals across
+///   principals, as `MemoryStore`'s but sized for a Redis server ([`RedisStoreOptions`]),
+///   failing closed with [`StoreError::Full`]; nobody's kept
 ///   key is forgotten to make room. The counts stay true although Redis expires keys
 ///   silently: each principal's keys are a sorted set scored by the instant each key is
 ///   forgotten, the very instant its TTL ends, so what is counted at any moment is what
