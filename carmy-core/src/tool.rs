@@ -165,7 +165,8 @@ impl ToolSpec {
         self
     }
 
-    /// Calling twice with the same arguments has the same effect as calling once.
+    /// Calling twice with the same arguments has the same effect as calling once: a retry under
+    /// the same request id runs the tool again, and the id is not kept.
     pub const fn idempotent(mut self, idempotent: bool) -> Self {
         self.idempotent = idempotent;
         self

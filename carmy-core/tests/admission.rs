@@ -144,14 +144,12 @@ async fn a_refused_call_leaves_its_request_id_free() {
     let shop = Shop::new();
     let runtime = shop.carmy().admission(OnlyAlice).build().unwrap();
     let as_ = |principal: &str| Context::new().with_principal(principal);
-    let refused = runtime
-        .execute(get("ord-1").request_id("r-1").context(as_("mallory")))
-        .await;
+    // A write: the call that claims its request id.
+    let place = || Request::new("place_order", json!({ "order_id": "ord-1" })).request_id("r-1");
+    let refused = runtime.execute(place().context(as_("mallory"))).await;
     assert_eq!(refused.unwrap_error_code(), "NOT_ALICE");
     // Mallory's key is hers; what matters is that her refused claim was released, not kept.
-    let again = runtime
-        .execute(get("ord-1").request_id("r-1").context(as_("mallory")))
-        .await;
+    let again = runtime.execute(place().context(as_("mallory"))).await;
     assert_eq!(again.unwrap_error_code(), "NOT_ALICE");
     assert_ne!(again.execution_id, refused.execution_id, "not a replay");
 }

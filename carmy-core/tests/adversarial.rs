@@ -251,7 +251,7 @@ async fn retries_waiting_on_a_write_that_gets_cancelled_are_all_uncertain() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_flood_of_request_ids_is_refused_past_the_bound_and_forgets_nothing() {
+async fn a_flood_of_write_ids_is_refused_past_the_bound_and_forgets_nothing() {
     let f = fixture(
         MemoryStoreLimits::default()
             .with_max_entries(500)
@@ -265,7 +265,7 @@ async fn a_flood_of_request_ids_is_refused_past_the_bound_and_forgets_nothing() 
                 tokio::spawn(async move {
                     runtime
                         .execute(
-                            Request::new("lookup", json!({ "n": i }))
+                            Request::new("transfer", json!({ "n": i }))
                                 .request_id(format!("flood-{wave}-{i}")),
                         )
                         .await
@@ -287,12 +287,31 @@ async fn a_flood_of_request_ids_is_refused_past_the_bound_and_forgets_nothing() 
         assert!(f.store.len() <= 500, "{} keys held", f.store.len());
     }
     assert_eq!(refused, 500);
-    assert_eq!(f.lookups.load(Ordering::SeqCst), 500);
+    assert_eq!(f.transfers.load(Ordering::SeqCst), 500);
     // The first keys are still replayed: exactly-once is not an eviction policy.
     let outcome = f
         .runtime
-        .execute(Request::new("lookup", json!({ "n": 0 })).request_id("flood-0-0"))
+        .execute(Request::new("transfer", json!({ "n": 0 })).request_id("flood-0-0"))
         .await;
     assert_eq!(outcome.status, ExecutionStatus::Replayed);
     let _: Value = outcome.result.expect("replayed output");
+    // A full store refuses nothing that claims nothing: reads under fresh ids still run.
+    let reads: Vec<_> = (0..250)
+        .map(|i| {
+            let runtime = f.runtime.clone();
+            tokio::spawn(async move {
+                runtime
+                    .execute(
+                        Request::new("lookup", json!({ "n": i })).request_id(format!("read-{i}")),
+                    )
+                    .await
+            })
+        })
+        .collect();
+    for read in reads {
+        let outcome = read.await.expect("join");
+        assert_eq!(outcome.status, ExecutionStatus::Succeeded, "{outcome:?}");
+    }
+    assert_eq!(f.lookups.load(Ordering::SeqCst), 250);
+    assert_eq!(f.store.len(), 500);
 }

@@ -10,8 +10,9 @@ use std::{
 };
 
 use carmy_core::{
-    AgentError, BuildProblem, Carmy, Context, Effect, ExecutionStatus, Invocation, Limits, NoInput,
-    Request, Requirements, Runtime, State, Tool, ToolSpec, testing::TestHost,
+    AgentError, BuildProblem, Carmy, Context, Effect, ErrorCategory, ExecutionStatus, Invocation,
+    Limits, MemoryStore, MemoryStoreLimits, NoInput, Request, Requirements, Runtime, State, Tool,
+    ToolSpec, testing::TestHost,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -198,8 +199,13 @@ struct Fixture {
 }
 
 fn fixture_with(limits: Limits) -> Fixture {
+    fixture_on(limits, None)
+}
+
+/// The fixture's tools, keeping request ids in `store` when one is given.
+fn fixture_on(limits: Limits, store: Option<Arc<MemoryStore>>) -> Fixture {
     let probes: Vec<Arc<Probe>> = (0..6).map(|_| Arc::default()).collect();
-    let runtime = Carmy::new()
+    let mut carmy = Carmy::new()
         .tool(Work::<0> {
             probe: probes[0].clone(),
         })
@@ -224,9 +230,11 @@ fn fixture_with(limits: Limits) -> Fixture {
         .tool(WhoAmI)
         .tool(Cooperative)
         .state(Inventory(12))
-        .limits(limits)
-        .build()
-        .expect("valid catalog");
+        .limits(limits);
+    if let Some(store) = store {
+        carmy = carmy.idempotency_store(store);
+    }
+    let runtime = carmy.build().expect("valid catalog");
     Fixture {
         runtime,
         read: probes[0].clone(),
@@ -536,6 +544,125 @@ async fn retry_after_an_interrupted_idempotent_write_runs_again() {
     // Nothing could have committed twice: the retry is a fresh run.
     assert_eq!(retry.status, ExecutionStatus::Succeeded);
     assert_eq!(f.idempotent_write.runs(), 2);
+}
+
+/// A store holding two request ids per principal: the bound a write meets.
+fn store_of_two() -> Arc<MemoryStore> {
+    Arc::new(MemoryStore::new(
+        MemoryStoreLimits::default().with_max_entries_per_principal(2),
+    ))
+}
+
+#[tokio::test]
+async fn reads_and_idempotent_tools_take_no_claim_so_no_bound_refuses_them() {
+    let store = store_of_two();
+    let f = fixture_on(Limits::default(), Some(Arc::clone(&store)));
+    // `read` is read-only and idempotent, `stock` read-only, `whoami` pure, `idempotent_write`
+    // a write declared idempotent: each with a fresh request id per call, past the bound.
+    for n in 0..10 {
+        for tool in ["read", "stock", "whoami", "idempotent_write"] {
+            let outcome = f
+                .runtime
+                .execute(Request::new(tool, json!({})).request_id(format!("{tool}-{n}")))
+                .await;
+            assert_eq!(
+                outcome.status,
+                ExecutionStatus::Succeeded,
+                "{tool} #{n}: {outcome:?}"
+            );
+        }
+    }
+    assert!(store.is_empty(), "{} request ids kept", store.len());
+}
+
+#[tokio::test]
+async fn a_read_retried_under_its_request_id_runs_again_and_never_conflicts() {
+    let f = fixture();
+    let read = |tag: &str| Request::new("read", json!({ "tag": tag })).request_id("r-1");
+    let first = f.runtime.execute(read("a")).await;
+    let retry = f.runtime.execute(read("a")).await;
+    assert_eq!(retry.status, ExecutionStatus::Succeeded);
+    assert_ne!(retry.execution_id, first.execution_id);
+    // The id means nothing to a read: other arguments under it are another read.
+    let other = f.runtime.execute(read("b")).await;
+    assert_eq!(other.status, ExecutionStatus::Succeeded);
+    assert_eq!(f.read.runs(), 3);
+    // Nor did the reads take it: a write claims it, and its retry is replayed.
+    let write = || Request::new("write", json!({ "tag": "a" })).request_id("r-1");
+    assert_eq!(
+        f.runtime.execute(write()).await.status,
+        ExecutionStatus::Succeeded
+    );
+    assert_eq!(
+        f.runtime.execute(write()).await.status,
+        ExecutionStatus::Replayed
+    );
+    assert_eq!(f.write.runs(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_duplicates_of_a_read_each_run() {
+    let f = fixture();
+    let calls = (0..8).map(|_| {
+        let runtime = f.runtime.clone();
+        tokio::spawn(async move {
+            runtime
+                .execute(Request::new("read", json!({ "millis": 50 })).request_id("same"))
+                .await
+        })
+    });
+    let outcomes = futures_join(calls).await;
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| o.status == ExecutionStatus::Succeeded),
+        "{outcomes:?}"
+    );
+    let ids: std::collections::HashSet<_> =
+        outcomes.iter().map(|o| o.execution_id.clone()).collect();
+    assert_eq!(ids.len(), 8, "each duplicate is an execution of its own");
+    assert_eq!(f.read.runs(), 8);
+}
+
+#[tokio::test]
+async fn past_its_share_a_principal_gets_capacity_for_new_write_ids_only() {
+    let f = fixture_on(Limits::default(), Some(store_of_two()));
+    let write = |id: &str| Request::new("write", json!({ "tag": id })).request_id(id);
+    for id in ["w-1", "w-2"] {
+        assert_eq!(
+            f.runtime.execute(write(id)).await.status,
+            ExecutionStatus::Succeeded
+        );
+    }
+    let refused = f.runtime.execute(write("w-3")).await;
+    assert_eq!(refused.status, ExecutionStatus::Rejected);
+    let error = refused.error().unwrap();
+    assert_eq!(error.code(), "CAPACITY");
+    assert_eq!(error.category(), ErrorCategory::Capacity);
+    assert!(error.retryable());
+    assert!(
+        error.message().contains("holds 2 request ids of writes"),
+        "{}",
+        error.message()
+    );
+    assert_eq!(f.write.runs(), 2);
+    // Nothing it holds was forgotten to make room: its retries replay.
+    assert_eq!(
+        f.runtime.execute(write("w-1")).await.status,
+        ExecutionStatus::Replayed
+    );
+    // Reads under new ids and writes without one still run; another principal has its own share.
+    let read = f
+        .runtime
+        .execute(Request::new("read", json!({})).request_id("r-9"))
+        .await;
+    assert_eq!(read.status, ExecutionStatus::Succeeded, "{read:?}");
+    assert!(f.runtime.call("write", json!({})).await.is_ok());
+    let bob = f
+        .runtime
+        .execute(write("w-3").context(Context::new().with_principal("bob")))
+        .await;
+    assert_eq!(bob.status, ExecutionStatus::Succeeded);
 }
 
 #[tokio::test]

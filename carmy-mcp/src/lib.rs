@@ -45,7 +45,7 @@
 //! | a tool returning anything else | no `outputSchema`; results as JSON text only |
 //! | an [`AgentError`](carmy_core::AgentError) | `isError: true`, `{"error": {...}}` as JSON text and the error object in `_meta["carmy/error"]`; never `structuredContent` |
 //! | an unknown tool | JSON-RPC error `-32602`, the `{"error": {...}}` envelope as `data` |
-//! | `_meta["carmy/request_id"]` on `tools/call` | the idempotency key: a retry with it gets the first outcome, replayed |
+//! | `_meta["carmy/request_id"]` on `tools/call` | the idempotency key: a retry of a write with it gets the first outcome, replayed (a read runs again) |
 //! | execution id and status | `_meta["carmy/execution_id"]`, `_meta["carmy/status"]` on every result |
 //! | `notifications/cancelled` | the execution is cancelled: the tool's future is dropped, its status is `cancelled` |
 //! | a progress token on `tools/call` | the tool's `Context::progress` reports become `notifications/progress` |

@@ -6,7 +6,7 @@
 //!   `store` feature (the shop is one), `--store memory` aside. A
 //!   [`TaskStore`](carmy_core::TaskStore) as well: tasks in the same file.
 //! - `RedisStore` (feature `redis`): a Redis server, shared by every replica of a service that
-//!   connects to it; leases on the server's clock, atomic scripts, the same bounds, failing
+//!   connects to it; leases on the server's clock, atomic scripts, bounds as the others', failing
 //!   closed while Redis is away; records committed with their outcome in one script; tasks
 //!   that any replica reads, answers and cancels. Plain TCP, Redis 7.0 or later, not Redis
 //!   Cluster.

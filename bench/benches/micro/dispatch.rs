@@ -31,8 +31,8 @@ fn runtime_search(bencher: Bencher<'_, '_>) {
     });
 }
 
-/// Through the runtime with a request id: adds the fingerprint (SHA-256 over canonical JSON)
-/// and a claim and a record in the in-memory idempotency store. Every id is new.
+/// Through the runtime with a request id, every id new. A read claims none (only writes do), so
+/// this costs what `runtime_search` does; a write's claim is `idempotency::claim_and_finish`.
 #[divan::bench]
 fn runtime_search_with_request_id(bencher: Bencher<'_, '_>) {
     let host = tools::tokio();

@@ -6,7 +6,8 @@
 //! run its retry a second time. So the bounds are shares: each principal may hold so many keys
 //! and bytes; one who fills its share gets `CAPACITY` (retryable) for new claims until its own
 //! oldest keys expire, and nobody else notices. The totals across principals are bounded too,
-//! and fail closed the same way.
+//! and fail closed the same way. Only writes claim keys, and the default bounds are sized for a
+//! process's memory; stores on a disk or a server hold far more.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -31,7 +32,7 @@ use crate::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MemoryStoreLimits {
-    /// Keys one principal may hold at once (default 10,000).
+    /// Request ids (of writes) one principal may hold at once (default 10,000).
     pub max_entries_per_principal: usize,
     /// Bytes one principal's keys and outcomes may take (default 16 MiB).
     pub max_bytes_per_principal: usize,
@@ -294,11 +295,11 @@ impl Entries {
         if held >= limits.max_entries_per_principal
             || weight + bytes > limits.max_bytes_per_principal
         {
-            return Err(StoreError::Full(format!(
-                "this principal already holds {held} request ids ({weight} bytes) from the last \
-                 {} s; retry once older ones expire",
-                limits.ttl.as_secs()
-            )));
+            return Err(StoreError::share_full(
+                held as u64,
+                weight as u64,
+                limits.ttl,
+            ));
         }
         if self.entries >= limits.max_entries || self.bytes + bytes > limits.max_bytes {
             let principals: Vec<Arc<str>> = self.shares.keys().cloned().collect();
@@ -307,9 +308,7 @@ impl Entries {
             }
         }
         if self.entries >= limits.max_entries || self.bytes + bytes > limits.max_bytes {
-            return Err(StoreError::Full(
-                "too many requests with a request id are kept; retry later".into(),
-            ));
+            return Err(StoreError::totals_full());
         }
         Ok(())
     }

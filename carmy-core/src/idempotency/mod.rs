@@ -1,6 +1,10 @@
 //! Idempotency by request id: one execution per (principal, request id), its outcome replayed
 //! to every retry.
 //!
+//! Only writes claim their request ids: a call of a read-only or idempotent tool runs again on
+//! every retry, which is all its retry needs, so it never reaches the store. Every key a store
+//! keeps is a write's, kept for the store's retention.
+//!
 //! The runtime drives an [`IdempotencyStore`] through three calls: [`claim`] a key before the
 //! tool runs, then either [`finish`] it with the outcome or [`release`] it when the execution
 //! stopped short. A claim is a [`Lease`]: if its holder never comes back (the process died,
@@ -132,7 +136,7 @@ pub struct LeaseTerms {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Release {
     /// Forget the claim: the next retry runs the call anew. For calls that never started, or
-    /// whose tool is read-only or idempotent.
+    /// whose effects commit with their outcome (transactional tools).
     Retry,
     /// Keep the key, and answer retries [`Claim::Uncertain`] with this status: the tool may
     /// have had effects (a write interrupted while it ran).
@@ -189,6 +193,29 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// What a store answers a claim past a principal's share: the principal holds
+    /// `request_ids` keys weighing `bytes`, each kept for `retention`. Every store says it in
+    /// these words, so that callers see one answer whichever store keeps their keys.
+    pub fn share_full(request_ids: u64, bytes: u64, retention: Duration) -> Self {
+        Self::Full(format!(
+            "this principal holds {request_ids} request ids of writes ({bytes} bytes), all its \
+             share of the idempotency store: a write under a new request id is refused until \
+             its oldest are forgotten (each is kept {} s); calls that claim none (reads, \
+             idempotent tools, calls without a request id) still run",
+            retention.as_secs()
+        ))
+    }
+
+    /// What a store answers a claim past its totals across principals.
+    pub fn totals_full() -> Self {
+        Self::Full(
+            "the idempotency store holds all the request ids of writes it may keep: a write \
+             under a new request id is refused until older ones are forgotten; calls that claim \
+             none (reads, idempotent tools, calls without a request id) still run"
+                .into(),
+        )
+    }
+
     /// An [`Unavailable`](Self::Unavailable) error from any error or message.
     pub fn unavailable(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Self::Unavailable(error.into())

@@ -1,14 +1,26 @@
-//! A claimed request id, held by one execution until it is settled.
+//! A claimed request id, held by one execution until it is settled; and which calls claim
+//! theirs.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::{
+    catalog::ToolEntry,
     error::AgentError,
     execution::{ExecutionId, ExecutionStatus},
     idempotency::{DynStore, Lease, Recorded, Release, StoreError},
 };
+
+/// Whether a call of `entry` under a request id claims it in the store. Only a write that is
+/// not idempotent does: running it twice could do twice what it does once, so its outcome is
+/// kept for its retries, and its key for the store's retention. A read-only or idempotent
+/// tool runs again on every retry instead (running again is what a retry of it needs), so its
+/// calls take no key from the principal's share, and a full share or a store that cannot
+/// answer never refuses them.
+pub(super) fn takes_claim(entry: &ToolEntry) -> bool {
+    !entry.effect().is_read_only() && !entry.idempotent()
+}
 
 /// The claim of one execution. Settled once the execution ends: the outcome recorded for
 /// replay, or the claim released. If the pipeline is dropped before that (the caller went
@@ -17,8 +29,8 @@ use crate::{
 pub(super) struct Claimed {
     store: Arc<dyn DynStore>,
     lease: Option<Lease>,
-    /// The tool may change state and is not idempotent: if it is interrupted after it
-    /// started, its effects may have committed.
+    /// The tool's effects are not committed with its outcome: if it is interrupted after it
+    /// started, they may have been.
     may_have_effects: bool,
     /// Whether the tool started running; a claim given up before that is simply released.
     pub(super) ran: bool,

@@ -8,7 +8,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Begun, Ending, Inner, Request, claim::Claimed, guard::guarded, suspension::until_asked,
+    Begun, Ending, Inner, Request,
+    claim::{Claimed, takes_claim},
+    guard::guarded,
+    suspension::until_asked,
     task::TaskSlot,
 };
 use crate::{
@@ -149,10 +152,15 @@ impl Inner {
             Box::pin(self.approve(entry, &arguments, call)).await?;
         }
         let mut claimed = match &call.request_id {
-            Some(request_id) => {
+            Some(request_id) if request_id.len() > MAX_REQUEST_ID_LEN => {
+                let error = AgentError::invalid_request_id(request_id.len());
+                return Err(rejected(entry, error));
+            }
+            Some(request_id) if takes_claim(entry) => {
                 Some(Box::pin(self.claim(entry, &arguments, request_id, call)).await?)
             }
-            None => None,
+            // No request id, or a tool that runs again on every retry: nothing to claim.
+            _ => None,
         };
         let (status, result, running) = self
             .admit_and_run(entry, arguments, call, &mut claimed)
@@ -241,8 +249,8 @@ impl Inner {
         }
     }
 
-    /// The request id, claimed for this execution; or the end of the call, when the id was
-    /// used before.
+    /// The request id of a write (see [`takes_claim`]), claimed for this execution; or the end
+    /// of the call, when the id was used before.
     async fn claim(
         &self,
         entry: &ToolEntry,
@@ -250,18 +258,12 @@ impl Inner {
         request_id: &str,
         call: &Call,
     ) -> Result<Claimed, Ended<'_>> {
-        if request_id.len() > MAX_REQUEST_ID_LEN {
-            return Err(rejected(
-                entry,
-                AgentError::invalid_request_id(request_id.len()),
-            ));
-        }
         let key = IdempotencyKey::new(call.context.principal(), request_id);
         let fingerprint = Fingerprint::of(entry.name(), arguments);
-        // A transactional tool's effects commit with its outcome: if the outcome was not
-        // recorded, nothing was done, and a retry may run it again.
-        let may_have_effects =
-            !entry.effect().is_read_only() && !entry.idempotent() && !entry.transactional();
+        // A write, not idempotent (`takes_claim`). A transactional one's effects commit with
+        // its outcome: if the outcome was not recorded, nothing was done, and a retry may run
+        // it again.
+        let may_have_effects = !entry.transactional();
         let terms = LeaseTerms {
             duration: entry
                 .timeout()

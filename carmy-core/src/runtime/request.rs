@@ -49,8 +49,9 @@ impl Request {
         }
     }
 
-    /// Makes the call idempotent: retries with the same id (from the same principal) get the
-    /// first execution's outcome. The id should come from the host, not from the model.
+    /// Makes a write run at most once: retries with the same id (from the same principal) get
+    /// the first execution's outcome. A read-only or idempotent tool runs again on every retry,
+    /// and its calls keep no id. The id should come from the host, not from the model.
     pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
         self.request_id = Some(request_id.into());
         self

@@ -119,10 +119,7 @@ pub(super) async fn claim(
             // Committed, not rolled back: what was settled on the way stays settled.
             transaction.commit().await?;
             if room_made {
-                return Err(StoreError::Full(
-                    "too many requests with a request id are kept; retry later".into(),
-                )
-                .into());
+                return Err(StoreError::totals_full().into());
             }
             return Ok(Seen::Crowded);
         }
@@ -179,12 +176,12 @@ pub(super) async fn claim(
                 )
                 .await?;
             transaction.commit().await?;
-            let (held, weight) = (held.0 - 1, held.1 - bytes);
-            return Err(StoreError::Full(format!(
-                "this principal already holds {held} request ids ({weight} bytes) from the last \
-                 {} s; retry once older ones expire",
-                options.ttl.as_secs()
-            ))
+            let (held, weight) = (u64::try_from(held.0 - 1), u64::try_from(held.1 - bytes));
+            return Err(StoreError::share_full(
+                held.unwrap_or_default(),
+                weight.unwrap_or_default(),
+                options.ttl,
+            )
             .into());
         }
         transaction.commit().await?;

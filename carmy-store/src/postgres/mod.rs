@@ -84,7 +84,8 @@ mod tasks;
 ///   a read) whenever a claim looks at it, and in the background sweep of every replica
 ///   (bounded batches). A replica that dies, even mid-transaction, leaves nothing locked past
 ///   its session's end.
-/// - **Bounded.** `MemoryStore`'s shares per principal and totals, failing closed with
+/// - **Bounded.** Shares per principal and totals, `SqliteStore`'s (sized for a disk, see
+///   [`PostgresStoreOptions`]), failing closed with
 ///   [`StoreError::Full`]; a live key, or one settled within
 ///   [`ttl`](PostgresStoreOptions::ttl), is never forgotten to make room. A principal's bounds
 ///   are exact. The totals are checked without serializing every claim on one row, so claims
@@ -374,11 +375,7 @@ impl IdempotencyStore for PostgresStore {
                     settled,
                 )))
             }
-            Seen::Crowded => {
-                return Err(StoreError::Full(
-                    "too many requests with a request id are kept; retry later".into(),
-                ));
-            }
+            Seen::Crowded => return Err(StoreError::totals_full()),
         })
     }
 

@@ -7,21 +7,23 @@ use std::time::Duration;
 use carmy_core::StoreError;
 
 /// Bounds, timings and place of a [`PostgresStore`](super::PostgresStore). The bounds and the
-/// retention of keys are `MemoryStore`'s and `SqliteStore`'s, those of tasks
-/// `MemoryTaskStoreLimits`' (with the same defaults), so moving to the database changes where
-/// keys and tasks live, not how many.
+/// retention of request ids are `SqliteStore`'s (with the same defaults, sized for a disk), those
+/// of tasks `MemoryTaskStoreLimits`', so moving from the file to the database changes where keys
+/// and tasks live, not how many.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PostgresStoreOptions {
-    /// Keys one principal may hold at once (default 10,000).
+    /// Request ids one principal may hold at once (default 2,000,000): each a write's, kept
+    /// for `ttl` once settled. Past it, that principal's new ones are refused
+    /// (`StoreError::share_full`, `CAPACITY` to the caller) until its oldest are forgotten.
     pub max_entries_per_principal: usize,
-    /// Bytes one principal's keys and outcomes may take (default 16 MiB).
+    /// Bytes one principal's keys and outcomes may take (default 2 GiB).
     pub max_bytes_per_principal: usize,
-    /// Keys across all principals (default 100,000). Checked without a lock (see
+    /// Request ids across all principals (default 10,000,000). Checked without a lock (see
     /// [`PostgresStore`](super::PostgresStore)): claims committing at the same instant may pass
     /// it by their number, at most.
     pub max_entries: usize,
-    /// Bytes across all principals (default 128 MiB), checked like `max_entries`.
+    /// Bytes across all principals (default 8 GiB), checked like `max_entries`.
     pub max_bytes: usize,
     /// The largest outcome kept for replay, as stored JSON (default 1 MiB). A larger one (or
     /// one that does not fit in its principal's share) is kept as a note that the call ran:
@@ -63,10 +65,10 @@ pub struct PostgresStoreOptions {
 impl Default for PostgresStoreOptions {
     fn default() -> Self {
         Self {
-            max_entries_per_principal: 10_000,
-            max_bytes_per_principal: 16 << 20,
-            max_entries: 100_000,
-            max_bytes: 128 << 20,
+            max_entries_per_principal: 2_000_000,
+            max_bytes_per_principal: 2 << 30,
+            max_entries: 10_000_000,
+            max_bytes: 8 << 30,
             max_outcome_bytes: 1 << 20,
             ttl: Duration::from_secs(24 * 60 * 60),
             max_tasks_per_principal: 1_000,

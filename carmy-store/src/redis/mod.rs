@@ -66,8 +66,9 @@ use crate::outcome;
 ///   a claim to forget if lost, its lease (after that there is nothing to keep); a settled
 ///   key, the retention from its settling; a share, as long as its last member. (Records,
 ///   the application's data, have none: see below.)
-/// - **Bounded, exactly.** `MemoryStore`'s bounds: a share of keys and bytes per principal
-///   and totals across principals, failing closed with [`StoreError::Full`]; nobody's kept
+/// - **Bounded, exactly.** A share of keys and bytes per principal and totals across
+///   principals, as `MemoryStore`'s but sized for a Redis server ([`RedisStoreOptions`]),
+///   failing closed with [`StoreError::Full`]; nobody's kept
 ///   key is forgotten to make room. The counts stay true although Redis expires keys
 ///   silently: each principal's keys are a sorted set scored by the instant each key is
 ///   forgotten, the very instant its TTL ends, so what is counted at any moment is what
@@ -386,18 +387,8 @@ impl IdempotencyStore for RedisStore {
                 total: false,
                 entries,
                 bytes,
-            } => {
-                return Err(StoreError::Full(format!(
-                    "this principal already holds {entries} request ids ({bytes} bytes) from the \
-                     last {} s; retry once older ones expire",
-                    self.options.ttl.as_secs()
-                )));
-            }
-            Claimed::Full { total: true, .. } => {
-                return Err(StoreError::Full(
-                    "too many requests with a request id are kept; retry later".into(),
-                ));
-            }
+            } => return Err(StoreError::share_full(entries, bytes, self.options.ttl)),
+            Claimed::Full { total: true, .. } => return Err(StoreError::totals_full()),
         })
     }
 

@@ -3,22 +3,26 @@
 
 use std::time::Duration;
 
-/// Bounds, timings and key prefix of a [`RedisStore`](super::RedisStore). The bounds and the
-/// retention are `MemoryStore`'s and `SqliteStore`'s (with the same defaults), so moving to
-/// Redis changes where keys live, not how many; the bounds of tasks are
-/// [`MemoryTaskStoreLimits`](carmy_core::MemoryTaskStoreLimits)'s, counted apart from the
-/// keys. They are the bounds of one prefix: every replica sharing it should be given the same.
+/// Bounds, timings and key prefix of a [`RedisStore`](super::RedisStore). The bounds of request
+/// ids are `MemoryStore`'s, sized for a Redis server rather than a process (a hundred times as
+/// many per principal; only writes keep one), and smaller than `SqliteStore`'s and
+/// `PostgresStore`'s because Redis keeps every key in its memory; the retention is the same;
+/// the bounds of tasks are [`MemoryTaskStoreLimits`](carmy_core::MemoryTaskStoreLimits)'s,
+/// counted apart from the keys. They are the bounds of one prefix: every replica sharing it
+/// should be given the same.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RedisStoreOptions {
-    /// Keys one principal may hold at once (default 10,000).
+    /// Request ids one principal may hold at once (default 1,000,000): each a write's, kept for
+    /// `ttl` once settled. Past it, that principal's new ones are refused
+    /// (`StoreError::share_full`, `CAPACITY` to the caller) until its oldest are forgotten.
     pub max_entries_per_principal: usize,
-    /// Bytes one principal's keys and outcomes may take (default 16 MiB), as the store counts
+    /// Bytes one principal's keys and outcomes may take (default 1 GiB), as the store counts
     /// them: a key's names and bookkeeping, and its outcome as stored JSON.
     pub max_bytes_per_principal: usize,
-    /// Keys across all principals (default 100,000).
+    /// Request ids across all principals (default 4,000,000).
     pub max_entries: usize,
-    /// Bytes across all principals (default 128 MiB). Keep Redis's own `maxmemory` above it:
+    /// Bytes across all principals (default 4 GiB). Keep Redis's own `maxmemory` above it:
     /// a server out of memory refuses the store's writes (and the store fails closed).
     pub max_bytes: usize,
     /// The largest outcome kept for replay, as stored JSON (default 1 MiB). A larger one (or
@@ -55,10 +59,10 @@ pub struct RedisStoreOptions {
 impl Default for RedisStoreOptions {
     fn default() -> Self {
         Self {
-            max_entries_per_principal: 10_000,
-            max_bytes_per_principal: 16 << 20,
-            max_entries: 100_000,
-            max_bytes: 128 << 20,
+            max_entries_per_principal: 1_000_000,
+            max_bytes_per_principal: 1 << 30,
+            max_entries: 4_000_000,
+            max_bytes: 4 << 30,
             max_outcome_bytes: 1 << 20,
             ttl: Duration::from_secs(24 * 60 * 60),
             max_tasks_per_principal: 1_000,

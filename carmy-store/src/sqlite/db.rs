@@ -377,11 +377,12 @@ fn make_room(
         mine = share(transaction)?;
         if full_share(mine) {
             let (held, weight) = mine;
-            return Err(StoreError::Full(format!(
-                "this principal already holds {held} request ids ({weight} bytes) from the last \
-                 {} s; retry once older ones expire",
-                options.ttl.as_secs()
-            ))
+            let (held, weight) = (u64::try_from(held), u64::try_from(weight));
+            return Err(StoreError::share_full(
+                held.unwrap_or_default(),
+                weight.unwrap_or_default(),
+                options.ttl,
+            )
             .into());
         }
     }
@@ -397,10 +398,7 @@ fn make_room(
     if full_totals(totals(transaction)?) {
         settle_due(transaction, Scope::All, now, ttl)?;
         if full_totals(totals(transaction)?) {
-            return Err(StoreError::Full(
-                "too many requests with a request id are kept; retry later".into(),
-            )
-            .into());
+            return Err(StoreError::totals_full().into());
         }
     }
     Ok(())
@@ -473,10 +471,19 @@ pub(super) fn held_by(transaction: &Transaction<'_>, lease: &Lease) -> Result<()
 /// retention. A lost write's uncertainty is kept for the retention period from its lease's
 /// expiry.
 fn settle_due(transaction: &Transaction<'_>, scope: Scope<'_>, now: i64, ttl: i64) -> Result<()> {
-    let filter = match scope {
-        Scope::Key(_) => " AND principal = :principal AND request_id = :request_id",
-        Scope::Principal(_) => " AND principal = :principal",
-        Scope::All => "",
+    // A principal's keys are found through the expiry index, among those due: its share may
+    // hold millions, of which the sweep leaves few due, and a claim refused for a full share
+    // looks here each time, holding the file's write lock.
+    let (index, filter) = match scope {
+        Scope::Key(_) => (
+            "",
+            " AND principal = :principal AND request_id = :request_id",
+        ),
+        Scope::Principal(_) => (
+            " INDEXED BY carmy_claims_expiry",
+            " AND principal = :principal",
+        ),
+        Scope::All => ("", ""),
     };
     let (principal, request_id) = match scope {
         Scope::Key(key) => (Some(key.principal()), Some(key.request_id())),
@@ -487,15 +494,18 @@ fn settle_due(transaction: &Transaction<'_>, scope: Scope<'_>, now: i64, ttl: i6
     // the last statement.
     let statements = [
         format!(
-            "UPDATE carmy_claims SET state = {UNCERTAIN}, status = if_lost, token = NULL, \
+            "UPDATE carmy_claims{index} SET state = {UNCERTAIN}, status = if_lost, token = NULL, \
              if_lost = NULL, expires_at = expires_at + :ttl \
              WHERE state = {HELD} AND expires_at <= :now AND if_lost IS NOT NULL{filter}"
         ),
         format!(
-            "DELETE FROM carmy_claims \
+            "DELETE FROM carmy_claims{index} \
              WHERE state = {HELD} AND expires_at <= :now AND if_lost IS NULL{filter}"
         ),
-        format!("DELETE FROM carmy_claims WHERE state != {HELD} AND expires_at <= :now{filter}"),
+        format!(
+            "DELETE FROM carmy_claims{index} \
+             WHERE state != {HELD} AND expires_at <= :now{filter}"
+        ),
     ];
     for sql in &statements {
         let mut statement = transaction.prepare_cached(sql)?;

@@ -27,19 +27,22 @@ use db::Seen;
 use task_holders::TaskHolders;
 use worker::Worker;
 
-/// Bounds and timings of a [`SqliteStore`]. The bounds and the retention are `MemoryStore`'s
-/// (with the same defaults), and the tasks' are `MemoryTaskStore`'s, so moving to the file
-/// changes where keys and tasks live, not how many.
+/// Bounds and timings of a [`SqliteStore`]. The bounds of request ids are `MemoryStore`'s, sized
+/// for a disk rather than a process's memory: a principal may keep two hundred times as many
+/// (only writes keep one, see `carmy_core::IdempotencyStore`). The retention is the same, and
+/// the tasks' bounds are `MemoryTaskStore`'s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SqliteStoreOptions {
-    /// Keys one principal may hold at once (default 10,000).
+    /// Request ids one principal may hold at once (default 2,000,000): each a write's, kept
+    /// for `ttl` once settled. Past it, that principal's new ones are refused
+    /// (`StoreError::share_full`, `CAPACITY` to the caller) until its oldest are forgotten.
     pub max_entries_per_principal: usize,
-    /// Bytes one principal's keys and outcomes may take (default 16 MiB).
+    /// Bytes one principal's keys and outcomes may take (default 2 GiB).
     pub max_bytes_per_principal: usize,
-    /// Keys across all principals (default 100,000).
+    /// Request ids across all principals (default 10,000,000).
     pub max_entries: usize,
-    /// Bytes across all principals (default 128 MiB).
+    /// Bytes across all principals (default 8 GiB).
     pub max_bytes: usize,
     /// The largest outcome kept for replay, as stored JSON (default 1 MiB). A larger one (or
     /// one that does not fit in its principal's share) is kept as a note that the call ran:
@@ -70,10 +73,10 @@ pub struct SqliteStoreOptions {
 impl Default for SqliteStoreOptions {
     fn default() -> Self {
         Self {
-            max_entries_per_principal: 10_000,
-            max_bytes_per_principal: 16 << 20,
-            max_entries: 100_000,
-            max_bytes: 128 << 20,
+            max_entries_per_principal: 2_000_000,
+            max_bytes_per_principal: 2 << 30,
+            max_entries: 10_000_000,
+            max_bytes: 8 << 30,
             max_outcome_bytes: 1 << 20,
             ttl: Duration::from_secs(24 * 60 * 60),
             busy_timeout: Duration::from_secs(5),
@@ -195,8 +198,9 @@ const LONGEST_POLL: Duration = Duration::from_millis(250);
 ///   key, in any number of processes, one is `Acquired`.
 /// - Nothing held forever: a lease is its expiry instant in the row; once it passes, the key
 ///   settles as the claim's [`LeaseTerms::if_lost`] says, whoever looks next (or the sweep).
-/// - Bounded: `MemoryStore`'s shares per principal and totals, failing closed with
-///   [`StoreError::Full`]; settled keys are forgotten after [`SqliteStoreOptions::ttl`].
+/// - Bounded: shares per principal and totals, as `MemoryStore`'s but sized for a disk
+///   ([`SqliteStoreOptions`]), failing closed with [`StoreError::Full`]; settled keys are
+///   forgotten after [`SqliteStoreOptions::ttl`].
 /// - Off the executor: one thread of its own owns the connection (see [`open`](Self::open)).
 ///
 /// A waiter (`Claim::Running`) wakes as soon as this process settles the key; for another

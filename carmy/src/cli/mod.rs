@@ -532,9 +532,26 @@ async fn with_store(
 ) -> Result<carmy_core::Carmy, ExitCode> {
     #[cfg(feature = "store")]
     if let Some(settings) = settings {
-        return store::apply(carmy, name, settings.store.as_deref()).await;
+        return store::apply(
+            carmy,
+            name,
+            settings.store.as_deref(),
+            &settings.request_ids,
+        )
+        .await;
     }
-    let _ = (name, settings);
+    // Without the feature the runtime keeps the store it was built with: bounds meant for the
+    // command line's store are refused rather than ignored.
+    if let Some((key, _)) =
+        settings.and_then(|settings| settings.request_ids.set().first().copied())
+    {
+        eprintln!(
+            "error: {key} cannot apply: this binary keeps the store it was built with (carmy's \
+             `store` feature lets the command line choose and bound it)"
+        );
+        return Err(ExitCode::from(2));
+    }
+    let _ = name;
     Ok(carmy)
 }
 

@@ -8,6 +8,9 @@
 //! that replicas share. The flag beats `CARMY_STORE`, which beats the default. Only a command
 //! line that builds its runtime ([`Cli::with_files`](super::Cli::with_files)) can choose the
 //! runtime's store.
+//!
+//! `[request_ids]` bounds the request ids the chosen store keeps; a bound it leaves unset is the
+//! store's own default (a memory's for `memory`, a disk's for the others).
 
 use std::{
     ffi::OsString,
@@ -15,14 +18,35 @@ use std::{
     process::ExitCode,
 };
 
-use carmy_core::Carmy;
+use carmy_core::{Carmy, MemoryStore, MemoryStoreLimits};
 
-use super::redact::redacted;
-use carmy_store::SqliteStore;
+use super::{config::RequestIds, redact::redacted};
+use carmy_store::{SqliteStore, SqliteStoreOptions};
 use clap::{Arg, Command, value_parser};
 
 /// Read when `--store` is not given.
 pub(super) const STORE_ENV: &str = "CARMY_STORE";
+
+/// `$options` (a store's options or limits, which name their bounds alike) with the bounds
+/// `$bounds` sets.
+macro_rules! bounded {
+    ($options:expr, $bounds:expr) => {{
+        let (mut options, bounds): (_, &RequestIds) = ($options, $bounds);
+        if let Some(max) = bounds.max_per_principal {
+            options = options.with_max_entries_per_principal(max);
+        }
+        if let Some(max) = bounds.max_bytes_per_principal {
+            options = options.with_max_bytes_per_principal(max);
+        }
+        if let Some(max) = bounds.max {
+            options = options.with_max_entries(max);
+        }
+        if let Some(max) = bounds.max_bytes {
+            options = options.with_max_bytes(max);
+        }
+        options
+    }};
+}
 
 /// `command` with the flag on each subcommand that serves.
 pub(super) fn add_arg(mut command: Command, name: &str) -> Command {
@@ -108,11 +132,12 @@ pub(super) async fn apply(
     carmy: Carmy,
     name: &str,
     given: Option<&str>,
+    bounds: &RequestIds,
 ) -> Result<Carmy, ExitCode> {
     let path = match choose(given.map(OsString::from), name) {
-        Ok(Choice::Memory) => return Ok(carmy),
-        Ok(Choice::Postgres(url)) => return postgres(carmy, &url).await,
-        Ok(Choice::Redis(url)) => return redis(carmy, &url).await,
+        Ok(Choice::Memory) => return Ok(memory(carmy, bounds)),
+        Ok(Choice::Postgres(url)) => return postgres(carmy, &url, bounds).await,
+        Ok(Choice::Redis(url)) => return redis(carmy, &url, bounds).await,
         Ok(Choice::Given(path)) => {
             let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
             if dir.is_some_and(|dir| !dir.is_dir()) {
@@ -144,7 +169,9 @@ pub(super) async fn apply(
     };
     // Opening blocks (the file, another process's lock): not on the executor's thread.
     let opening = path.clone();
-    let opened = tokio::task::spawn_blocking(move || SqliteStore::open(opening)).await;
+    let options = bounded!(SqliteStoreOptions::default(), bounds);
+    let opened =
+        tokio::task::spawn_blocking(move || SqliteStore::open_with(opening, options)).await;
     match opened {
         Ok(Ok(store)) => {
             tracing::info!(path = %shown(&path), "idempotency store");
@@ -170,8 +197,9 @@ fn shown(path: &Path) -> String {
 /// A store on the PostgreSQL database at `url`, its layout created or migrated first. A
 /// database that cannot be reached now is a failure (exit 1): the server does not start.
 #[cfg(feature = "postgres")]
-async fn postgres(carmy: Carmy, url: &str) -> Result<Carmy, ExitCode> {
-    match carmy_store::PostgresStore::connect(url).await {
+async fn postgres(carmy: Carmy, url: &str, bounds: &RequestIds) -> Result<Carmy, ExitCode> {
+    let options = bounded!(carmy_store::PostgresStoreOptions::default(), bounds);
+    match carmy_store::PostgresStore::connect_with(url, options).await {
         Ok(store) => {
             tracing::info!(store = ?store, "idempotency store");
             Ok(with_store(carmy, store))
@@ -184,15 +212,16 @@ async fn postgres(carmy: Carmy, url: &str) -> Result<Carmy, ExitCode> {
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn postgres(_: Carmy, url: &str) -> Result<Carmy, ExitCode> {
+async fn postgres(_: Carmy, url: &str, _: &RequestIds) -> Result<Carmy, ExitCode> {
     unsupported(url, "postgres")
 }
 
 /// A store on the Redis server at `url`. A server that cannot be reached now is a failure
 /// (exit 1): the server does not start.
 #[cfg(feature = "redis")]
-async fn redis(carmy: Carmy, url: &str) -> Result<Carmy, ExitCode> {
-    match carmy_store::RedisStore::connect(url).await {
+async fn redis(carmy: Carmy, url: &str, bounds: &RequestIds) -> Result<Carmy, ExitCode> {
+    let options = bounded!(carmy_store::RedisStoreOptions::default(), bounds);
+    match carmy_store::RedisStore::connect_with(url, options).await {
         Ok(store) => {
             tracing::info!(store = ?store, "idempotency store");
             Ok(with_store(carmy, store))
@@ -205,7 +234,7 @@ async fn redis(carmy: Carmy, url: &str) -> Result<Carmy, ExitCode> {
 }
 
 #[cfg(not(feature = "redis"))]
-async fn redis(_: Carmy, url: &str) -> Result<Carmy, ExitCode> {
+async fn redis(_: Carmy, url: &str, _: &RequestIds) -> Result<Carmy, ExitCode> {
     unsupported(url, "redis")
 }
 
@@ -218,6 +247,18 @@ fn unsupported(url: &str, feature: &str) -> Result<Carmy, ExitCode> {
         redacted(url)
     );
     Err(ExitCode::from(2))
+}
+
+/// `carmy` with an in-memory store bounded as `bounds` says; unchanged when they set nothing,
+/// so a builder's own in-memory store (and its bounds) is kept.
+fn memory(carmy: Carmy, bounds: &RequestIds) -> Carmy {
+    if bounds.set().is_empty() {
+        return carmy;
+    }
+    carmy.store(MemoryStore::new(bounded!(
+        MemoryStoreLimits::default(),
+        bounds
+    )))
 }
 
 /// `carmy` keeping its claims, outcomes, records and tasks in `store`.

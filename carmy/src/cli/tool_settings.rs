@@ -46,6 +46,7 @@ pub(super) fn refused_on_built(settings: &Settings) -> Option<String> {
     ]
     .into_iter()
     .filter_map(|(key, is_set)| is_set.then_some(key))
+    .chain(settings.request_ids.set().into_iter().map(|(key, _)| key))
     .collect();
     (!set.is_empty()).then(|| {
         format!(
@@ -120,9 +121,12 @@ mod tests {
         assert_eq!(refused_on_built(&settings), None);
         settings.tool_settings.max_execution_time_ms = Some(10);
         settings.store = Some("memory".to_owned());
+        settings.request_ids.max = Some(10);
         let refused = refused_on_built(&settings).unwrap();
         assert!(
-            refused.starts_with("store, tool_settings.max_execution_time_ms cannot apply"),
+            refused.starts_with(
+                "store, tool_settings.max_execution_time_ms, request_ids.max cannot apply"
+            ),
             "{refused}"
         );
     }

@@ -85,13 +85,14 @@ fn huge_request_ids_are_refused_at_the_door() {
 fn outcomes_that_echo_huge_arguments_are_not_kept_for_replay() {
     let mut shop = StdioShop::start(&[]);
     let before = shop.memory_kib();
-    let order_id = "o".repeat(2_000_000);
+    // A write (only writes keep their outcome for replay) whose error echoes its argument.
+    let receipt = json!({ "order_id": "o".repeat(2_000_000), "email": "ada@example.com" });
     for id in 1..=60 {
         let answer = shop.call(
             id,
-            "get_order",
-            json!({ "order_id": order_id }),
-            Some(json!({ "carmy/request_id": format!("lookup-{id}") })),
+            "send_receipt",
+            receipt.clone(),
+            Some(json!({ "carmy/request_id": format!("receipt-{id}") })),
         );
         assert_eq!(error_code(&answer), "ORDER_NOT_FOUND");
     }
@@ -99,9 +100,9 @@ fn outcomes_that_echo_huge_arguments_are_not_kept_for_replay() {
     // The retry of one of them does not run again: it is told the outcome was not kept.
     let answer = shop.call(
         61,
-        "get_order",
-        json!({ "order_id": order_id }),
-        Some(json!({ "carmy/request_id": "lookup-1" })),
+        "send_receipt",
+        receipt,
+        Some(json!({ "carmy/request_id": "receipt-1" })),
     );
     assert_eq!(error_code(&answer), "OUTCOME_NOT_KEPT");
     assert_eq!(answer["result"]["_meta"]["carmy/status"], "replayed");
@@ -156,12 +157,13 @@ mod over_http {
         let order_id = placed["result"]["structuredContent"]["order_id"].clone();
         assert!(order_id.is_string(), "{placed}");
 
-        // Mallory makes 10,000 cheap calls, each under a request id of her own.
+        // Mallory makes 10,000 cheap writes, each under a request id of her own (only writes
+        // keep theirs): a receipt for an order that is not there.
         let mut mallory = shop.client(MALLORY);
         for n in 0..10_000 {
             let answer = mallory.call(
-                "search_products",
-                json!({ "query": "mouse" }),
+                "send_receipt",
+                json!({ "order_id": format!("ord-m-{n}"), "email": "m@example.com" }),
                 &format!("m-{n}"),
             );
             assert!(answer["result"].is_object(), "{answer}");

@@ -560,7 +560,7 @@ fn calls_fail_closed_while_the_database_is_down_and_resume_by_themselves(databas
         let deadline = Instant::now() + Duration::from_secs(30);
         let mut client = replica.client();
         for attempt in 0.. {
-            // A request id makes the call claim in the store: it fails while the store does.
+            // `list_orders` reads the orders in the store: it fails while the store does.
             let id = format!("resumed-{n}-{attempt}");
             let result = client.call("list_orders", json!({}), Some(&id)).unwrap();
             if result["isError"] != true {

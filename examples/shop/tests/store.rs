@@ -1,6 +1,7 @@
 //! Where the shop keeps its idempotency store: a file in the user's data directory by default,
 //! so a retried write is replayed after a restart (even after `kill -9`); `--store memory`
-//! forgets it with the process; `--store PATH` and `CARMY_STORE` name another file.
+//! forgets it with the process; `--store PATH` and `CARMY_STORE` name another file. How many
+//! request ids it keeps is `[request_ids]` in the configuration, and only writes keep one.
 
 use std::{
     io::{BufRead, BufReader, Write},
@@ -93,17 +94,23 @@ impl Shop {
 
     /// `place_order` under `request_id`: its result.
     fn place_order(&mut self, request_id: &str) -> Value {
+        let order = json!({
+            "lines": [{ "product_id": "sku-001", "quantity": 1 }],
+            "ship_to": {
+                "name": "Ada Lovelace", "street": "12 St James's Square",
+                "city": "London", "postal_code": "SW1Y 4JH", "country": "GB"
+            }
+        });
+        self.call("place_order", order, request_id)
+    }
+
+    /// `tool` with `arguments` under `request_id`: its result.
+    fn call(&mut self, tool: &str, arguments: Value, request_id: &str) -> Value {
         self.send(&json!({
             "jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {
-                "name": "place_order",
-                "arguments": {
-                    "lines": [{ "product_id": "sku-001", "quantity": 1 }],
-                    "ship_to": {
-                        "name": "Ada Lovelace", "street": "12 St James's Square",
-                        "city": "London", "postal_code": "SW1Y 4JH", "country": "GB"
-                    }
-                },
+                "name": tool,
+                "arguments": arguments,
                 "_meta": { "carmy/request_id": request_id }
             }
         }));
@@ -246,4 +253,47 @@ fn the_store_s_files_are_the_user_s_alone_whatever_the_umask() {
         );
     }
     shop.kill_9();
+}
+
+#[test]
+fn the_configuration_bounds_request_ids_and_only_writes_take_one() {
+    for store in ["file", "memory"] {
+        let data = Scratch::new(&format!("bounds-{store}"));
+        let config = data.0.join("shop.toml");
+        std::fs::write(&config, "[request_ids]\nmax_per_principal = 2\n").expect("a config");
+        let file = data.0.join("store.sqlite");
+        let store_flag = match store {
+            "file" => file.to_str().expect("UTF-8"),
+            _ => "memory",
+        };
+        let config = config.to_str().expect("UTF-8");
+        let mut shop = Shop::start(&["--config", config, "--store", store_flag], &data.0, None);
+
+        // Reads under a fresh request id each, past the bound: every one runs.
+        for n in 0..5 {
+            let found = shop.call(
+                "search_products",
+                json!({ "query": "mouse" }),
+                &format!("search-{n}"),
+            );
+            assert_eq!(found["isError"], false, "{store}: {found}");
+            assert_eq!(status(&found), "succeeded", "{store}: {found}");
+        }
+        // Two writes fill the principal's share; the third new id is refused, retryably.
+        for id in ["w-1", "w-2"] {
+            let placed = shop.place_order(id);
+            assert_eq!(status(&placed), "succeeded", "{store}: {placed}");
+        }
+        let refused = shop.place_order("w-3");
+        assert_eq!(refused["isError"], true, "{store}: {refused}");
+        let error = &refused["_meta"]["carmy/error"];
+        assert_eq!(error["code"], "CAPACITY", "{store}: {refused}");
+        assert_eq!(error["retryable"], true, "{store}: {refused}");
+        // What it holds is kept, and a read under yet another id still runs.
+        assert_eq!(status(&shop.place_order("w-1")), "replayed", "{store}");
+        let found = shop.call("get_product", json!({ "id": "sku-001" }), "after-the-bound");
+        assert_eq!(status(&found), "succeeded", "{store}: {found}");
+        shop.kill_9();
+        assert_eq!(file.is_file(), store == "file");
+    }
 }

@@ -18,6 +18,8 @@ use config::{Config, Value};
 
 #[cfg(test)]
 pub(super) use settings::Rate;
+#[cfg(feature = "store")]
+pub(super) use settings::RequestIds;
 pub(super) use settings::{LogFormat, Logging, Settings, ToolSettings, Transport};
 pub(super) use show::{print, reference};
 pub(super) use sources::CONFIG_ENV;
@@ -316,6 +318,14 @@ fn validate(settings: &Settings, merged: &Merged, file: Option<&File>) -> Result
     }
     if settings.tool_settings.max_execution_time_ms == Some(0) {
         let key = "tool_settings.max_execution_time_ms";
+        return Err(ConfigError(describe(merged, file, key, "at least 1")));
+    }
+    if let Some((key, _)) = settings
+        .request_ids
+        .set()
+        .into_iter()
+        .find(|(_, value)| *value == 0)
+    {
         return Err(ConfigError(describe(merged, file, key, "at least 1")));
     }
     Ok(())

@@ -21,6 +21,37 @@ pub(in crate::cli) struct Settings {
     /// `memory`, a file, `postgres://...` or `redis://...`; unset: the SQLite file in the
     /// user's data directory.
     pub(in crate::cli) store: Option<String>,
+    pub(in crate::cli) request_ids: RequestIds,
+}
+
+/// `[request_ids]`: how many request ids of writes the store keeps, and how many bytes they
+/// and their outcomes take, per principal and in all. Unset: the store's own bound, a memory's
+/// for `memory`, a disk's for a file or a database.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(in crate::cli) struct RequestIds {
+    pub(in crate::cli) max_per_principal: Option<usize>,
+    pub(in crate::cli) max_bytes_per_principal: Option<usize>,
+    pub(in crate::cli) max: Option<usize>,
+    pub(in crate::cli) max_bytes: Option<usize>,
+}
+
+impl RequestIds {
+    /// The keys that are set, each with its value.
+    pub(in crate::cli) fn set(&self) -> Vec<(&'static str, usize)> {
+        [
+            ("request_ids.max_per_principal", self.max_per_principal),
+            (
+                "request_ids.max_bytes_per_principal",
+                self.max_bytes_per_principal,
+            ),
+            ("request_ids.max", self.max),
+            ("request_ids.max_bytes", self.max_bytes),
+        ]
+        .into_iter()
+        .filter_map(|(key, value)| Some((key, value?)))
+        .collect()
+    }
 }
 
 /// How the server is reached.
@@ -535,6 +566,26 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "`--store`",
         "`memory`, an SQLite file, `postgres://...` or `redis://...` (default: a file in the data directory)",
     ),
+    key(
+        "request_ids.max_per_principal",
+        "",
+        "Request ids of writes one principal may have kept at once (each for 24 h); past it its writes under new ids get `CAPACITY`, while reads and idempotent tools still run (default: 10,000 in `memory`, 2,000,000 in a file or PostgreSQL, 1,000,000 in Redis)",
+    ),
+    key(
+        "request_ids.max_bytes_per_principal",
+        "",
+        "Bytes one principal's kept request ids and outcomes may take (default: 16 MiB in `memory`, 2 GiB in a file or PostgreSQL, 1 GiB in Redis)",
+    ),
+    key(
+        "request_ids.max",
+        "",
+        "Request ids of writes kept across principals (default: 100,000 in `memory`, 10,000,000 in a file or PostgreSQL, 4,000,000 in Redis)",
+    ),
+    key(
+        "request_ids.max_bytes",
+        "",
+        "Bytes of all kept request ids and outcomes (default: 128 MiB in `memory`, 8 GiB in a file or PostgreSQL, 4 GiB in Redis)",
+    ),
 ];
 
 /// The sections a `CARMY_...` variable must name to be read as configuration.
@@ -545,6 +596,7 @@ pub(in crate::cli) const SECTIONS: &[&str] = &[
     "logging",
     "tool_settings",
     "store",
+    "request_ids",
 ];
 
 /// The documented key at `path`.

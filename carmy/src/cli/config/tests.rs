@@ -298,7 +298,7 @@ fn an_unknown_key_is_named_with_its_file_and_line() {
         error(&["serve", "--config", &section], &[]),
         format!(
             "{section}:1: servr = a table: unknown key; the sections are server, security, \
-             resources, logging, tool_settings, store"
+             resources, logging, tool_settings, store, request_ids"
         )
     );
     assert_eq!(
@@ -450,6 +450,39 @@ fn every_setting_is_a_documented_key_and_readme_shows_them_all() {
         readme.contains(&reference()),
         "README.md's configuration reference differs from `config --keys`:\n{}",
         reference()
+    );
+}
+
+#[test]
+fn request_id_bounds_are_read_from_the_file_and_the_environment_and_a_zero_is_refused() {
+    let path = file(
+        "bounds.toml",
+        "[request_ids]\nmax_per_principal = 5000000\nmax_bytes = 1073741824\n",
+    );
+    let settings = loaded(
+        &["serve", "--config", &path],
+        &[("CARMY_REQUEST_IDS__MAX", "20000000")],
+    )
+    .settings;
+    assert_eq!(
+        settings.request_ids,
+        settings::RequestIds {
+            max_per_principal: Some(5_000_000),
+            max_bytes_per_principal: None,
+            max: Some(20_000_000),
+            max_bytes: Some(1 << 30),
+        }
+    );
+    // Unset, each store keeps its own bound.
+    assert!(Settings::default().request_ids.set().is_empty());
+
+    let zero = file(
+        "zero.toml",
+        "[request_ids]\nmax = 1\nmax_per_principal = 0\n",
+    );
+    assert_eq!(
+        error(&["serve", "--config", &zero], &[]),
+        format!("{zero}:3: request_ids.max_per_principal = 0: at least 1")
     );
 }
 
