@@ -19,6 +19,7 @@ mod resource;
 mod signature;
 #[cfg(test)]
 mod snapshots;
+mod suggest;
 #[cfg(test)]
 mod test_util;
 mod timeout;

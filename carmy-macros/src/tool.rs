@@ -452,27 +452,86 @@ mod tests {
     #[test]
     fn an_unknown_effect_lists_the_effects() {
         assert_eq!(
-            arg_errors(r#"effect = "reed""#),
+            arg_errors(r#"effect = "mutate""#),
             [(
-                "unknown effect `reed`; expected one of `none`, `read`, `write`, `destructive`, \
-                 `external_write`"
+                "unknown effect `mutate`; expected one of `none`, `read`, `write`, \
+                 `destructive`, `external_write`"
                     .to_owned(),
-                r#""reed""#.to_owned()
+                r#""mutate""#.to_owned()
             )]
         );
     }
 
     #[test]
+    fn a_misspelt_value_suggests_the_closest() {
+        let cases = [
+            (r#"effect = "reed""#, "effect", "reed", "read"),
+            (r#"effect = "Write""#, "effect", "Write", "write"),
+            (
+                r#"effect = "external-write""#,
+                "effect",
+                "external-write",
+                "external_write",
+            ),
+            (
+                r#"effect = "write", confirmation = "require""#,
+                "confirmation",
+                "require",
+                "required",
+            ),
+            (
+                r#"effect = "read", task = "optinal""#,
+                "task support",
+                "optinal",
+                "optional",
+            ),
+        ];
+        for (source, what, written, meant) in cases {
+            let errors = arg_errors(source);
+            assert_eq!(errors.len(), 1, "{source}: {errors:?}");
+            let start =
+                format!("unknown {what} `{written}`; did you mean `{meant}`? (expected one of `");
+            assert!(errors[0].0.starts_with(&start), "{source}: {}", errors[0].0);
+            assert_eq!(errors[0].1, format!("{written:?}"), "{source}");
+        }
+    }
+
+    #[test]
     fn an_unknown_key_lists_the_tool_keys() {
-        let errors = arg_errors(r#"effect = "read", idempotnet"#);
+        let errors = arg_errors(r#"effect = "read", retries = 3"#);
         assert_eq!(errors.len(), 1);
         assert_eq!(
             errors[0].0,
-            "unknown key `idempotnet`; expected one of `effect`, `idempotent`, `transactional`, \
+            "unknown key `retries`; expected one of `effect`, `idempotent`, `transactional`, \
              `parallel_safe`, `confirmation`, `task`, `task_after`, `rate_limit`, `name`, `title`, \
              `description`, `timeout`, `crate`"
         );
-        assert_eq!(errors[0].1, "idempotnet");
+        assert_eq!(errors[0].1, "retries");
+    }
+
+    #[test]
+    fn a_misspelt_key_suggests_the_closest() {
+        for (written, meant) in [
+            ("idempotnet", "idempotent"),
+            ("efect", "effect"),
+            ("paralel_safe", "parallel_safe"),
+            ("timout", "timeout"),
+            ("rate_limits", "rate_limit"),
+            ("Title", "title"),
+        ] {
+            let errors = arg_errors(&format!(r#"effect = "read", {written}"#));
+            assert_eq!(errors.len(), 1, "{written}: {errors:?}");
+            assert_eq!(
+                errors[0].0,
+                format!(
+                    "unknown key `{written}`; did you mean `{meant}`? (expected one of \
+                     `effect`, `idempotent`, `transactional`, `parallel_safe`, `confirmation`, \
+                     `task`, `task_after`, `rate_limit`, `name`, `title`, `description`, \
+                     `timeout`, `crate`)"
+                )
+            );
+            assert_eq!(errors[0].1, written);
+        }
     }
 
     #[test]
@@ -516,6 +575,13 @@ mod tests {
         assert_eq!(
             errors[1].0,
             "unknown confirmation `maybe`; expected one of `required`, `none`"
+        );
+        assert!(
+            errors[0]
+                .0
+                .starts_with("unknown effect `reed`; did you mean `read`?"),
+            "{}",
+            errors[0].0
         );
         assert!(errors[2].0.starts_with("invalid tool name `no spaces`"));
         assert!(
