@@ -351,7 +351,10 @@ mod tests {
         let failure = resource(r#"uri = "shop://policies/returns""#, item)
             .err()
             .unwrap();
-        assert!(failure.fallback.is_some(), "a rule's failure still expands");
+        assert!(
+            failure.fallback.expanded().is_some(),
+            "a rule's failure still expands"
+        );
         let errors = errors_of(item, failure.error);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].1, "ReturnsQuery");
@@ -487,7 +490,7 @@ mod tests {
         .err()
         .unwrap();
         assert_eq!(failure.error.into_iter().count(), 2);
-        let fallback = failure.fallback.expect("the signature is fine");
+        let fallback = failure.fallback.expanded().expect("the signature is fine");
         assert_eq!(fallback.name, "product");
         assert_eq!(fallback.args.uri.value(), "");
         assert!(fallback.args.mime_type.is_none());

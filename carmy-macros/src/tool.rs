@@ -277,7 +277,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::{function::Failure, test_util::errors_of};
+    use crate::{
+        function::{Failure, Fallback},
+        test_util::errors_of,
+    };
 
     fn parse(source: &str) -> syn::Result<ToolArgs> {
         ToolArgs::parse(source.parse().unwrap())
@@ -628,7 +631,7 @@ mod tests {
     fn a_function_name_mcp_refuses_needs_an_explicit_name() {
         let item = "async fn café() -> Result<(), E> {}";
         let failure = error(r#"effect = "none""#, item);
-        assert!(failure.fallback.is_some());
+        assert!(failure.fallback.expanded().is_some());
         let errors = errors_of(item, failure.error);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].1, "café");
@@ -651,8 +654,8 @@ mod tests {
     fn argument_and_signature_errors_are_reported_together() {
         let failure = error(r#"effect = "reed""#, "fn search(a: A, b: B) {}");
         assert!(
-            failure.fallback.is_none(),
-            "a bad signature is emitted as is"
+            matches!(failure.fallback, Fallback::StandIn(_)),
+            "a bad signature gets a stand-in"
         );
         let messages: Vec<_> = failure.error.into_iter().map(|e| e.to_string()).collect();
         assert_eq!(messages.len(), 4, "{messages:?}");
@@ -664,14 +667,28 @@ mod tests {
     fn argument_errors_still_expand_the_tool_with_defaults() {
         let failure = error(r#"effect = "reed", idempotent = "yes""#, SEARCH);
         assert_eq!(failure.error.into_iter().count(), 2);
-        let fallback = failure.fallback.expect("the signature is fine");
+        let fallback = failure.fallback.expanded().expect("the signature is fine");
         assert_eq!(fallback.name, "search");
         assert_eq!(fallback.args.idempotent, None);
         assert!(fallback.args.common.krate.is_none());
 
         let failure = error(r#"effect = "reed", crate = "::renamed""#, SEARCH);
-        assert!(failure.fallback.unwrap().args.common.krate.is_some());
+        assert!(
+            failure
+                .fallback
+                .expanded()
+                .unwrap()
+                .args
+                .common
+                .krate
+                .is_some()
+        );
         // Without a trustworthy crate path the expansion would not resolve.
-        assert!(error(r#"crate = "x y""#, SEARCH).fallback.is_none());
+        assert!(
+            error(r#"crate = "x y""#, SEARCH)
+                .fallback
+                .expanded()
+                .is_none()
+        );
     }
 }
