@@ -230,7 +230,7 @@ impl Carmy {
 
     /// Validates everything and builds the runtime; every problem found is reported at once.
     pub fn build(self) -> Result<Runtime, BuildError> {
-        let mut problems = Vec::new();
+        let mut problems = self.missing_states();
         let mut seen: HashMap<String, &'static str> = HashMap::new();
         for registered in &self.tools {
             let name = registered.spec.name();
@@ -246,14 +246,6 @@ impl Carmy {
                     second: name.into(),
                 }),
                 None => {}
-            }
-            for state in &registered.requirements.states {
-                if !self.states.contains(state.type_id) {
-                    problems.push(BuildProblem::MissingState {
-                        tool: name.into(),
-                        type_name: state.type_name.into(),
-                    });
-                }
             }
             if registered
                 .spec
@@ -339,7 +331,6 @@ impl Carmy {
 
         let resources = resource::register::build(
             self.resources,
-            &self.states,
             self.profile,
             self.limits.default_timeout,
             &mut problems,
@@ -366,7 +357,6 @@ impl Carmy {
 
         let prompts = prompt::register::build(
             self.prompts,
-            &self.states,
             self.profile,
             self.limits.default_timeout,
             &mut problems,
@@ -404,6 +394,76 @@ impl Carmy {
     }
 }
 
+impl Carmy {
+    /// One problem for each `State<T>` taken and not registered, naming everything that takes
+    /// it, in the order registered.
+    fn missing_states(&self) -> Vec<BuildProblem> {
+        let takers = self
+            .tools
+            .iter()
+            .map(|tool| (Taker::Tool, tool.spec.name(), &tool.requirements))
+            .chain(
+                self.resources
+                    .iter()
+                    .map(|resource| (Taker::Resource, resource.name(), resource.requirements())),
+            )
+            .chain(
+                self.prompts
+                    .iter()
+                    .map(|prompt| (Taker::Prompt, prompt.name(), prompt.requirements())),
+            );
+        let mut missing: Vec<(TypeId, BuildProblem)> = Vec::new();
+        for (taker, name, requirements) in takers {
+            for state in &requirements.states {
+                if self.states.contains(state.type_id) {
+                    continue;
+                }
+                let at = match missing.iter().position(|(id, _)| *id == state.type_id) {
+                    Some(at) => at,
+                    None => {
+                        missing.push((
+                            state.type_id,
+                            BuildProblem::MissingState {
+                                type_name: state.type_name.into(),
+                                tools: Vec::new(),
+                                resources: Vec::new(),
+                                prompts: Vec::new(),
+                            },
+                        ));
+                        missing.len() - 1
+                    }
+                };
+                let BuildProblem::MissingState {
+                    tools,
+                    resources,
+                    prompts,
+                    ..
+                } = &mut missing[at].1
+                else {
+                    unreachable!("only missing states are collected");
+                };
+                let names = match taker {
+                    Taker::Tool => tools,
+                    Taker::Resource => resources,
+                    Taker::Prompt => prompts,
+                };
+                if !names.iter().any(|known| known == name) {
+                    names.push(name.into());
+                }
+            }
+        }
+        missing.into_iter().map(|(_, problem)| problem).collect()
+    }
+}
+
+/// What takes a `State<T>`.
+#[derive(Clone, Copy)]
+enum Taker {
+    Tool,
+    Resource,
+    Prompt,
+}
+
 impl Default for Carmy {
     fn default() -> Self {
         Self::new()
@@ -424,6 +484,38 @@ impl fmt::Debug for Carmy {
     }
 }
 
+/// `tools `a` and `b`, resource `c` take` or `tool `a` takes`: who takes a missing state.
+fn takers(tools: &[String], resources: &[String], prompts: &[String]) -> String {
+    let groups: Vec<String> = [
+        ("tool", tools),
+        ("resource", resources),
+        ("prompt", prompts),
+    ]
+    .into_iter()
+    .filter(|(_, names)| !names.is_empty())
+    .map(|(kind, names)| {
+        let plural = if names.len() > 1 { "s" } else { "" };
+        let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+        format!("{kind}{plural} {}", and_list(&names))
+    })
+    .collect();
+    let one = tools.len() + resources.len() + prompts.len() == 1;
+    format!(
+        "{} {}",
+        and_list(&groups),
+        if one { "takes" } else { "take" }
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [only] => only.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// Everything wrong with a catalog, found by [`Carmy::build`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildError {
@@ -439,14 +531,17 @@ impl BuildError {
 
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("cannot build the catalog: ")?;
-        for (index, problem) in self.problems.iter().enumerate() {
-            if index > 0 {
-                f.write_str("; ")?;
+        match &self.problems[..] {
+            [problem] => write!(f, "cannot build the catalog: {problem}"),
+            problems => {
+                // One line each: several problems in one line read as none.
+                f.write_str("cannot build the catalog:")?;
+                for problem in problems {
+                    write!(f, "\n- {problem}")?;
+                }
+                Ok(())
             }
-            write!(f, "{problem}")?;
         }
-        Ok(())
     }
 }
 
@@ -476,15 +571,20 @@ pub enum BuildProblem {
         /// The bad name.
         name: String,
     },
-    /// A tool takes `State<T>` and no `T` was registered.
+    /// Tools, resources or prompts take `State<T>`, and no `T` was registered.
     #[error(
-        "tool `{tool}` takes `State<{type_name}>`, but no `{type_name}` is registered: add `.state(...)` to the builder"
+        "{} `State<{type_name}>`, but no `{type_name}` is registered: add `.state(...)` with one to the builder",
+        takers(tools, resources, prompts)
     )]
     MissingState {
-        /// The tool.
-        tool: String,
         /// The missing type.
         type_name: String,
+        /// The tools that take it, in the order registered.
+        tools: Vec<String>,
+        /// The resources that take it.
+        resources: Vec<String>,
+        /// The prompts that take it.
+        prompts: Vec<String>,
     },
     /// A schema that does not compile as JSON Schema.
     #[error("tool `{tool}` has an invalid schema: {message}")]
@@ -563,4 +663,135 @@ pub enum BuildProblem {
         /// What is wrong.
         reason: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        error::AgentError,
+        prompt::PromptSpec,
+        resource::ResourceSpec,
+        state::State,
+        tool::{Invocation, NoInput},
+    };
+
+    struct Db;
+
+    /// A tool, a resource and a prompt that each take `State<Db>`.
+    struct Search;
+    impl Tool for Search {
+        type Input = NoInput;
+        type Output = ();
+        const SPEC: ToolSpec = ToolSpec::new("search", Effect::Read);
+        fn requirements(requirements: &mut Requirements) {
+            requirements.state::<Db>();
+        }
+        async fn run(&self, _: NoInput, _: Invocation) -> Result<(), AgentError> {
+            Ok(())
+        }
+    }
+
+    struct Count;
+    impl Tool for Count {
+        type Input = NoInput;
+        type Output = u32;
+        const SPEC: ToolSpec = ToolSpec::new("count", Effect::Read);
+        fn requirements(requirements: &mut Requirements) {
+            requirements.state::<Db>();
+            requirements.state::<u8>();
+        }
+        async fn run(&self, _: NoInput, _: Invocation) -> Result<u32, AgentError> {
+            Ok(0)
+        }
+    }
+
+    struct Catalog;
+    impl Resource for Catalog {
+        type Input = NoInput;
+        type Output = String;
+        const SPEC: ResourceSpec = ResourceSpec::new("catalog", "shop://catalog");
+        fn requirements(requirements: &mut Requirements) {
+            requirements.state::<Db>();
+        }
+        async fn read(&self, _: NoInput, _: Invocation) -> Result<String, AgentError> {
+            Ok(String::new())
+        }
+    }
+
+    struct Help;
+    impl Prompt for Help {
+        type Input = NoInput;
+        type Output = String;
+        const SPEC: PromptSpec = PromptSpec::new("help");
+        fn requirements(requirements: &mut Requirements) {
+            requirements.state::<Db>();
+        }
+        async fn render(&self, _: NoInput, _: Invocation) -> Result<String, AgentError> {
+            Ok(String::new())
+        }
+    }
+
+    #[test]
+    fn a_missing_state_is_one_problem_naming_every_item_that_takes_it() {
+        let error = Carmy::new()
+            .tool(Search)
+            .resource(Catalog)
+            .tool(Count)
+            .prompt(Help)
+            .build()
+            .unwrap_err();
+        let db = std::any::type_name::<Db>();
+        assert_eq!(
+            error.problems(),
+            [
+                BuildProblem::MissingState {
+                    type_name: db.into(),
+                    tools: vec!["search".into(), "count".into()],
+                    resources: vec!["catalog".into()],
+                    prompts: vec!["help".into()],
+                },
+                BuildProblem::MissingState {
+                    type_name: "u8".into(),
+                    tools: vec!["count".into()],
+                    resources: vec![],
+                    prompts: vec![],
+                },
+            ]
+        );
+        assert_eq!(
+            error.problems()[0].to_string(),
+            format!(
+                "tools `search` and `count`, resource `catalog` and prompt `help` take \
+                 `State<{db}>`, but no `{db}` is registered: add `.state(...)` with one to the \
+                 builder"
+            )
+        );
+        assert_eq!(
+            error.problems()[1].to_string(),
+            "tool `count` takes `State<u8>`, but no `u8` is registered: add `.state(...)` with \
+             one to the builder"
+        );
+        // Each problem on a line of its own.
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "cannot build the catalog:\n- {}\n- {}",
+                error.problems()[0],
+                error.problems()[1]
+            )
+        );
+    }
+
+    #[test]
+    fn a_registered_state_is_no_problem() {
+        let runtime = Carmy::new()
+            .tool(Search)
+            .resource(Catalog)
+            .prompt(Help)
+            .state(Db)
+            .build();
+        assert!(runtime.is_ok(), "{:?}", runtime.err());
+        let _ = State::new(Db);
+    }
 }

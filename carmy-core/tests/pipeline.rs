@@ -700,8 +700,10 @@ fn build_reports_every_problem_at_once() {
         .unwrap_err();
     let problems = error.problems();
     assert!(problems.contains(&BuildProblem::MissingState {
-        tool: "stock".into(),
         type_name: std::any::type_name::<Inventory>().into(),
+        tools: vec!["stock".into()],
+        resources: vec![],
+        prompts: vec![],
     }));
     assert!(problems.contains(&BuildProblem::DuplicateName {
         name: "panics".into()

@@ -150,8 +150,8 @@ fn a_missing_state_is_reported_at_build() {
     assert!(
         matches!(
             error.problems(),
-            [BuildProblem::MissingState { tool, type_name }]
-                if tool == "search" && type_name.ends_with("Catalog")
+            [BuildProblem::MissingState { type_name, tools, .. }]
+                if tools == &["search"] && type_name.ends_with("Catalog")
         ),
         "{error}"
     );
