@@ -69,6 +69,8 @@ struct Registered {
     spec: ToolSpec,
     requirements: Requirements,
     tool: Arc<dyn ErasedTool>,
+    /// The input's Rust type, for an error about its schema.
+    input_type: &'static str,
     schemas: fn(SchemaProfile) -> (Value, Value),
     /// The tool returns [`ToolContent`] rather than JSON data.
     returns_content: bool,
@@ -110,7 +112,9 @@ impl Carmy {
         self
     }
 
-    /// Registers a tool: the name of a `#[tool]` function, or a hand-written [`Tool`].
+    /// Registers a tool: the name of a `#[tool]` function, or a hand-written [`Tool`]. Its
+    /// input's schema must be an object's, as MCP passes arguments as one JSON object:
+    /// [`build`](Self::build) refuses any other.
     pub fn tool<T: Tool>(mut self, tool: T) -> Self {
         let mut requirements = Requirements::default();
         T::requirements(&mut requirements);
@@ -118,6 +122,7 @@ impl Carmy {
             spec: T::SPEC,
             requirements,
             tool: Arc::new(Erased(tool)),
+            input_type: std::any::type_name::<T::Input>(),
             schemas: schemas_of::<T>,
             returns_content: TypeId::of::<T::Output>() == TypeId::of::<ToolContent>(),
         });
@@ -280,6 +285,14 @@ impl Carmy {
         for registered in self.tools {
             let name = registered.spec.name();
             let (input_schema, output_schema) = (registered.schemas)(self.profile);
+            if !schema::is_object_schema(&input_schema) {
+                problems.push(BuildProblem::InputNotObject {
+                    tool: name.into(),
+                    input_type: registered.input_type.into(),
+                    stated: schema::stated_type(&input_schema),
+                });
+                continue;
+            }
             let validators = (
                 schema::validator(&input_schema),
                 schema::validator(&output_schema),
@@ -586,6 +599,18 @@ pub enum BuildProblem {
         /// The prompts that take it.
         prompts: Vec<String>,
     },
+    /// A tool whose input's schema is not an object's: MCP passes arguments as one object.
+    #[error(
+        "tool `{tool}` takes `{input_type}` as its input, whose schema has {stated}, but MCP passes a tool's arguments as one JSON object: take a struct whose named fields are the arguments, e.g. `struct Input {{ text: String }}` deriving `Deserialize` and `JsonSchema` (`serde_json::Map<String, Value>` for any object, no input parameter for none)"
+    )]
+    InputNotObject {
+        /// The tool.
+        tool: String,
+        /// The input's Rust type.
+        input_type: String,
+        /// What the schema says at its root instead of `"type": "object"`.
+        stated: String,
+    },
     /// A schema that does not compile as JSON Schema.
     #[error("tool `{tool}` has an invalid schema: {message}")]
     InvalidSchema {
@@ -667,6 +692,9 @@ pub enum BuildProblem {
 
 #[cfg(test)]
 mod tests {
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
     use super::*;
     use crate::{
         error::AgentError,
@@ -793,5 +821,110 @@ mod tests {
             .build();
         assert!(runtime.is_ok(), "{:?}", runtime.err());
         let _ = State::new(Db);
+    }
+
+    /// A tool whose input is `I`.
+    struct Takes<I>(std::marker::PhantomData<I>);
+    impl<I: crate::tool::ToolInput + Sync> Tool for Takes<I> {
+        type Input = I;
+        type Output = ();
+        const SPEC: ToolSpec = ToolSpec::new("shout", Effect::None);
+        async fn run(&self, _: I, _: Invocation) -> Result<(), AgentError> {
+            Ok(())
+        }
+    }
+
+    fn takes<I: crate::tool::ToolInput + Sync>() -> Takes<I> {
+        Takes(std::marker::PhantomData)
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    struct Text {
+        text: String,
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Shape {
+        Circle { radius: f64 },
+        Square { side: f64 },
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(untagged)]
+    enum TextOrNumber {
+        Text(String),
+        Number(f64),
+    }
+
+    #[test]
+    fn a_tool_input_that_is_not_an_object_is_refused() {
+        for (build, schema_type, input) in [
+            (
+                Carmy::new().tool(takes::<String>()).build(),
+                "`\"type\": \"string\"`",
+                std::any::type_name::<String>(),
+            ),
+            (
+                Carmy::new().tool(takes::<Vec<u32>>()).build(),
+                "`\"type\": \"array\"`",
+                std::any::type_name::<Vec<u32>>(),
+            ),
+            (
+                Carmy::new().tool(takes::<Value>()).build(),
+                "no `\"type\"`",
+                std::any::type_name::<Value>(),
+            ),
+            (
+                Carmy::new().tool(takes::<TextOrNumber>()).build(),
+                "no `\"type\"`",
+                std::any::type_name::<TextOrNumber>(),
+            ),
+        ] {
+            let error = build.expect_err(input);
+            assert_eq!(
+                error.problems(),
+                [BuildProblem::InputNotObject {
+                    tool: "shout".into(),
+                    input_type: input.into(),
+                    stated: schema_type.into(),
+                }],
+                "{input}"
+            );
+            let message = error.to_string();
+            assert!(
+                message.starts_with(&format!(
+                    "cannot build the catalog: tool `shout` takes `{input}` as its input, whose \
+                     schema has {schema_type}"
+                )),
+                "{message}"
+            );
+            assert!(
+                message.ends_with(
+                    "but MCP passes a tool's arguments as one JSON object: take a struct whose \
+                     named fields are the arguments, e.g. `struct Input { text: String }` \
+                     deriving `Deserialize` and `JsonSchema` (`serde_json::Map<String, Value>` \
+                     for any object, no input parameter for none)"
+                ),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn object_inputs_are_accepted_in_either_profile() {
+        for profile in [SchemaProfile::Portable, SchemaProfile::Raw] {
+            let build = |carmy: Carmy| carmy.schema_profile(profile).build();
+            assert!(build(Carmy::new().tool(takes::<Text>())).is_ok());
+            assert!(build(Carmy::new().tool(takes::<NoInput>())).is_ok());
+            assert!(build(Carmy::new().tool(takes::<serde_json::Map<String, Value>>())).is_ok());
+        }
+        // A tagged enum is an object of one shape or another.
+        let runtime = Carmy::new().tool(takes::<Shape>()).build().unwrap();
+        let schema = runtime.catalog().get("shout").unwrap().input_schema();
+        assert_eq!(schema["type"], "object", "{schema:#}");
     }
 }

@@ -174,10 +174,14 @@ impl Tool for UsesState {
 /// Reports what the context says, to prove it is the host's.
 struct WhoAmI;
 impl Tool for WhoAmI {
-    type Input = Value;
+    type Input = serde_json::Map<String, Value>;
     type Output = Value;
     const SPEC: ToolSpec = ToolSpec::new("whoami", Effect::None);
-    async fn run(&self, _: Value, invocation: Invocation) -> Result<Value, AgentError> {
+    async fn run(
+        &self,
+        _: serde_json::Map<String, Value>,
+        invocation: Invocation,
+    ) -> Result<Value, AgentError> {
         let ctx = invocation.context();
         Ok(json!({
             "principal": ctx.principal(),
