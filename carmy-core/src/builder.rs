@@ -425,56 +425,46 @@ impl Carmy {
                     .iter()
                     .map(|prompt| (Taker::Prompt, prompt.name(), prompt.requirements())),
             );
-        let mut missing: Vec<(TypeId, BuildProblem)> = Vec::new();
+        // Each missing type, with who takes it by kind, in the order first taken.
+        let mut missing: Vec<(TypeId, &'static str, [Vec<String>; 3])> = Vec::new();
         for (taker, name, requirements) in takers {
             for state in &requirements.states {
                 if self.states.contains(state.type_id) {
                     continue;
                 }
-                let at = match missing.iter().position(|(id, _)| *id == state.type_id) {
+                let at = match missing.iter().position(|(id, ..)| *id == state.type_id) {
                     Some(at) => at,
                     None => {
-                        missing.push((
-                            state.type_id,
-                            BuildProblem::MissingState {
-                                type_name: state.type_name.into(),
-                                tools: Vec::new(),
-                                resources: Vec::new(),
-                                prompts: Vec::new(),
-                            },
-                        ));
+                        missing.push((state.type_id, state.type_name, Default::default()));
                         missing.len() - 1
                     }
                 };
-                let BuildProblem::MissingState {
-                    tools,
-                    resources,
-                    prompts,
-                    ..
-                } = &mut missing[at].1
-                else {
-                    unreachable!("only missing states are collected");
-                };
-                let names = match taker {
-                    Taker::Tool => tools,
-                    Taker::Resource => resources,
-                    Taker::Prompt => prompts,
-                };
+                let names = &mut missing[at].2[taker as usize];
                 if !names.iter().any(|known| known == name) {
                     names.push(name.into());
                 }
             }
         }
-        missing.into_iter().map(|(_, problem)| problem).collect()
+        missing
+            .into_iter()
+            .map(
+                |(_, type_name, [tools, resources, prompts])| BuildProblem::MissingState {
+                    type_name: type_name.into(),
+                    tools,
+                    resources,
+                    prompts,
+                },
+            )
+            .collect()
     }
 }
 
-/// What takes a `State<T>`.
+/// What takes a `State<T>`; its discriminant indexes the names of each kind.
 #[derive(Clone, Copy)]
 enum Taker {
-    Tool,
-    Resource,
-    Prompt,
+    Tool = 0,
+    Resource = 1,
+    Prompt = 2,
 }
 
 impl Default for Carmy {
