@@ -69,6 +69,8 @@ struct Registered {
     spec: ToolSpec,
     requirements: Requirements,
     tool: Arc<dyn ErasedTool>,
+    /// The input's Rust type, for an error about its schema.
+    input_type: &'static str,
     schemas: fn(SchemaProfile) -> (Value, Value),
     /// The tool returns [`ToolContent`] rather than JSON data.
     returns_content: bool,
@@ -110,7 +112,9 @@ impl Carmy {
         self
     }
 
-    /// Registers a tool: the name of a `#[tool]` function, or a hand-written [`Tool`].
+    /// Registers a tool: the name of a `#[tool]` function, or a hand-written [`Tool`]. Its
+    /// input's schema must be an object's, as MCP passes arguments as one JSON object:
+    /// [`build`](Self::build) refuses any other.
     pub fn tool<T: Tool>(mut self, tool: T) -> Self {
         let mut requirements = Requirements::default();
         T::requirements(&mut requirements);
@@ -118,6 +122,7 @@ impl Carmy {
             spec: T::SPEC,
             requirements,
             tool: Arc::new(Erased(tool)),
+            input_type: std::any::type_name::<T::Input>(),
             schemas: schemas_of::<T>,
             returns_content: TypeId::of::<T::Output>() == TypeId::of::<ToolContent>(),
         });
@@ -230,7 +235,7 @@ impl Carmy {
 
     /// Validates everything and builds the runtime; every problem found is reported at once.
     pub fn build(self) -> Result<Runtime, BuildError> {
-        let mut problems = Vec::new();
+        let mut problems = self.missing_states();
         let mut seen: HashMap<String, &'static str> = HashMap::new();
         for registered in &self.tools {
             let name = registered.spec.name();
@@ -246,14 +251,6 @@ impl Carmy {
                     second: name.into(),
                 }),
                 None => {}
-            }
-            for state in &registered.requirements.states {
-                if !self.states.contains(state.type_id) {
-                    problems.push(BuildProblem::MissingState {
-                        tool: name.into(),
-                        type_name: state.type_name.into(),
-                    });
-                }
             }
             if registered
                 .spec
@@ -288,6 +285,14 @@ impl Carmy {
         for registered in self.tools {
             let name = registered.spec.name();
             let (input_schema, output_schema) = (registered.schemas)(self.profile);
+            if !schema::is_object_schema(&input_schema) {
+                problems.push(BuildProblem::InputNotObject {
+                    tool: name.into(),
+                    input_type: registered.input_type.into(),
+                    stated: schema::stated_type(&input_schema),
+                });
+                continue;
+            }
             let validators = (
                 schema::validator(&input_schema),
                 schema::validator(&output_schema),
@@ -339,7 +344,6 @@ impl Carmy {
 
         let resources = resource::register::build(
             self.resources,
-            &self.states,
             self.profile,
             self.limits.default_timeout,
             &mut problems,
@@ -366,7 +370,6 @@ impl Carmy {
 
         let prompts = prompt::register::build(
             self.prompts,
-            &self.states,
             self.profile,
             self.limits.default_timeout,
             &mut problems,
@@ -404,6 +407,66 @@ impl Carmy {
     }
 }
 
+impl Carmy {
+    /// One problem for each `State<T>` taken and not registered, naming everything that takes
+    /// it, in the order registered.
+    fn missing_states(&self) -> Vec<BuildProblem> {
+        let takers = self
+            .tools
+            .iter()
+            .map(|tool| (Taker::Tool, tool.spec.name(), &tool.requirements))
+            .chain(
+                self.resources
+                    .iter()
+                    .map(|resource| (Taker::Resource, resource.name(), resource.requirements())),
+            )
+            .chain(
+                self.prompts
+                    .iter()
+                    .map(|prompt| (Taker::Prompt, prompt.name(), prompt.requirements())),
+            );
+        // Each missing type, with who takes it by kind, in the order first taken.
+        let mut missing: Vec<(TypeId, &'static str, [Vec<String>; 3])> = Vec::new();
+        for (taker, name, requirements) in takers {
+            for state in &requirements.states {
+                if self.states.contains(state.type_id) {
+                    continue;
+                }
+                let at = match missing.iter().position(|(id, ..)| *id == state.type_id) {
+                    Some(at) => at,
+                    None => {
+                        missing.push((state.type_id, state.type_name, Default::default()));
+                        missing.len() - 1
+                    }
+                };
+                let names = &mut missing[at].2[taker as usize];
+                if !names.iter().any(|known| known == name) {
+                    names.push(name.into());
+                }
+            }
+        }
+        missing
+            .into_iter()
+            .map(
+                |(_, type_name, [tools, resources, prompts])| BuildProblem::MissingState {
+                    type_name: type_name.into(),
+                    tools,
+                    resources,
+                    prompts,
+                },
+            )
+            .collect()
+    }
+}
+
+/// What takes a `State<T>`; its discriminant indexes the names of each kind.
+#[derive(Clone, Copy)]
+enum Taker {
+    Tool = 0,
+    Resource = 1,
+    Prompt = 2,
+}
+
 impl Default for Carmy {
     fn default() -> Self {
         Self::new()
@@ -424,6 +487,38 @@ impl fmt::Debug for Carmy {
     }
 }
 
+/// `tools `a` and `b`, resource `c` take` or `tool `a` takes`: who takes a missing state.
+fn takers(tools: &[String], resources: &[String], prompts: &[String]) -> String {
+    let groups: Vec<String> = [
+        ("tool", tools),
+        ("resource", resources),
+        ("prompt", prompts),
+    ]
+    .into_iter()
+    .filter(|(_, names)| !names.is_empty())
+    .map(|(kind, names)| {
+        let plural = if names.len() > 1 { "s" } else { "" };
+        let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+        format!("{kind}{plural} {}", and_list(&names))
+    })
+    .collect();
+    let one = tools.len() + resources.len() + prompts.len() == 1;
+    format!(
+        "{} {}",
+        and_list(&groups),
+        if one { "takes" } else { "take" }
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [only] => only.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// Everything wrong with a catalog, found by [`Carmy::build`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildError {
@@ -439,14 +534,17 @@ impl BuildError {
 
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("cannot build the catalog: ")?;
-        for (index, problem) in self.problems.iter().enumerate() {
-            if index > 0 {
-                f.write_str("; ")?;
+        match &self.problems[..] {
+            [problem] => write!(f, "cannot build the catalog: {problem}"),
+            problems => {
+                // One line each: several problems in one line read as none.
+                f.write_str("cannot build the catalog:")?;
+                for problem in problems {
+                    write!(f, "\n- {problem}")?;
+                }
+                Ok(())
             }
-            write!(f, "{problem}")?;
         }
-        Ok(())
     }
 }
 
@@ -476,15 +574,32 @@ pub enum BuildProblem {
         /// The bad name.
         name: String,
     },
-    /// A tool takes `State<T>` and no `T` was registered.
+    /// Tools, resources or prompts take `State<T>`, and no `T` was registered.
     #[error(
-        "tool `{tool}` takes `State<{type_name}>`, but no `{type_name}` is registered: add `.state(...)` to the builder"
+        "{} `State<{type_name}>`, but no `{type_name}` is registered: add `.state(...)` with one to the builder",
+        takers(tools, resources, prompts)
     )]
     MissingState {
-        /// The tool.
-        tool: String,
         /// The missing type.
         type_name: String,
+        /// The tools that take it, in the order registered.
+        tools: Vec<String>,
+        /// The resources that take it.
+        resources: Vec<String>,
+        /// The prompts that take it.
+        prompts: Vec<String>,
+    },
+    /// A tool whose input's schema is not an object's: MCP passes arguments as one object.
+    #[error(
+        "tool `{tool}` takes `{input_type}` as its input, whose schema has {stated}, but MCP passes a tool's arguments as one JSON object: take a struct whose named fields are the arguments, e.g. `struct Input {{ text: String }}` deriving `Deserialize` and `JsonSchema` (`serde_json::Map<String, Value>` for any object, no input parameter for none)"
+    )]
+    InputNotObject {
+        /// The tool.
+        tool: String,
+        /// The input's Rust type.
+        input_type: String,
+        /// What the schema says at its root instead of `"type": "object"`.
+        stated: String,
     },
     /// A schema that does not compile as JSON Schema.
     #[error("tool `{tool}` has an invalid schema: {message}")]
@@ -563,4 +678,243 @@ pub enum BuildProblem {
         /// What is wrong.
         reason: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::{
+        error::AgentError,
+        prompt::PromptSpec,
+        resource::ResourceSpec,
+        state::State,
+        tool::{Invocation, NoInput},
+    };
+
+    struct Db;
+
+    /// A tool, a resource and a prompt that each take `State<Db>`.
+    struct Search;
+    impl Tool for Search {
+        type Input = NoInput;
+        type Output = ();
+        const SPEC: ToolSpec = ToolSpec::new("search", Effect::Read);
+        fn requirements(requirements: &mut Requirements) {
+            requirements.state::<Db>();
+        }
+        async fn run(&self, _: NoInput, _: Invocation) -> Result<(), AgentError> {
+            Ok(())
+        }
+    }
+
+    struct Count;
+    impl Tool for Count {
+        type Input = NoInput;
+        type Output = u32;
+        const SPEC: ToolSpec = ToolSpec::new("count", Effect::Read);
+        fn requirements(requirements: &mut Requirements) {
+            requirements.state::<Db>();
+            requirements.state::<u8>();
+        }
+        async fn run(&self, _: NoInput, _: Invocation) -> Result<u32, AgentError> {
+            Ok(0)
+        }
+    }
+
+    struct Catalog;
+    impl Resource for Catalog {
+        type Input = NoInput;
+        type Output = String;
+        const SPEC: ResourceSpec = ResourceSpec::new("catalog", "shop://catalog");
+        fn requirements(requirements: &mut Requirements) {
+            requirements.state::<Db>();
+        }
+        async fn read(&self, _: NoInput, _: Invocation) -> Result<String, AgentError> {
+            Ok(String::new())
+        }
+    }
+
+    struct Help;
+    impl Prompt for Help {
+        type Input = NoInput;
+        type Output = String;
+        const SPEC: PromptSpec = PromptSpec::new("help");
+        fn requirements(requirements: &mut Requirements) {
+            requirements.state::<Db>();
+        }
+        async fn render(&self, _: NoInput, _: Invocation) -> Result<String, AgentError> {
+            Ok(String::new())
+        }
+    }
+
+    #[test]
+    fn a_missing_state_is_one_problem_naming_every_item_that_takes_it() {
+        let error = Carmy::new()
+            .tool(Search)
+            .resource(Catalog)
+            .tool(Count)
+            .prompt(Help)
+            .build()
+            .unwrap_err();
+        let db = std::any::type_name::<Db>();
+        assert_eq!(
+            error.problems(),
+            [
+                BuildProblem::MissingState {
+                    type_name: db.into(),
+                    tools: vec!["search".into(), "count".into()],
+                    resources: vec!["catalog".into()],
+                    prompts: vec!["help".into()],
+                },
+                BuildProblem::MissingState {
+                    type_name: "u8".into(),
+                    tools: vec!["count".into()],
+                    resources: vec![],
+                    prompts: vec![],
+                },
+            ]
+        );
+        assert_eq!(
+            error.problems()[0].to_string(),
+            format!(
+                "tools `search` and `count`, resource `catalog` and prompt `help` take \
+                 `State<{db}>`, but no `{db}` is registered: add `.state(...)` with one to the \
+                 builder"
+            )
+        );
+        assert_eq!(
+            error.problems()[1].to_string(),
+            "tool `count` takes `State<u8>`, but no `u8` is registered: add `.state(...)` with \
+             one to the builder"
+        );
+        // Each problem on a line of its own.
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "cannot build the catalog:\n- {}\n- {}",
+                error.problems()[0],
+                error.problems()[1]
+            )
+        );
+    }
+
+    #[test]
+    fn a_registered_state_is_no_problem() {
+        let runtime = Carmy::new()
+            .tool(Search)
+            .resource(Catalog)
+            .prompt(Help)
+            .state(Db)
+            .build();
+        assert!(runtime.is_ok(), "{:?}", runtime.err());
+        let _ = State::new(Db);
+    }
+
+    /// A tool whose input is `I`.
+    struct Takes<I>(std::marker::PhantomData<I>);
+    impl<I: crate::tool::ToolInput + Sync> Tool for Takes<I> {
+        type Input = I;
+        type Output = ();
+        const SPEC: ToolSpec = ToolSpec::new("shout", Effect::None);
+        async fn run(&self, _: I, _: Invocation) -> Result<(), AgentError> {
+            Ok(())
+        }
+    }
+
+    fn takes<I: crate::tool::ToolInput + Sync>() -> Takes<I> {
+        Takes(std::marker::PhantomData)
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    struct Text {
+        text: String,
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Shape {
+        Circle { radius: f64 },
+        Square { side: f64 },
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(untagged)]
+    enum TextOrNumber {
+        Text(String),
+        Number(f64),
+    }
+
+    #[test]
+    fn a_tool_input_that_is_not_an_object_is_refused() {
+        for (build, schema_type, input) in [
+            (
+                Carmy::new().tool(takes::<String>()).build(),
+                "`\"type\": \"string\"`",
+                std::any::type_name::<String>(),
+            ),
+            (
+                Carmy::new().tool(takes::<Vec<u32>>()).build(),
+                "`\"type\": \"array\"`",
+                std::any::type_name::<Vec<u32>>(),
+            ),
+            (
+                Carmy::new().tool(takes::<Value>()).build(),
+                "no `\"type\"`",
+                std::any::type_name::<Value>(),
+            ),
+            (
+                Carmy::new().tool(takes::<TextOrNumber>()).build(),
+                "no `\"type\"`",
+                std::any::type_name::<TextOrNumber>(),
+            ),
+        ] {
+            let error = build.expect_err(input);
+            assert_eq!(
+                error.problems(),
+                [BuildProblem::InputNotObject {
+                    tool: "shout".into(),
+                    input_type: input.into(),
+                    stated: schema_type.into(),
+                }],
+                "{input}"
+            );
+            let message = error.to_string();
+            assert!(
+                message.starts_with(&format!(
+                    "cannot build the catalog: tool `shout` takes `{input}` as its input, whose \
+                     schema has {schema_type}"
+                )),
+                "{message}"
+            );
+            assert!(
+                message.ends_with(
+                    "but MCP passes a tool's arguments as one JSON object: take a struct whose \
+                     named fields are the arguments, e.g. `struct Input { text: String }` \
+                     deriving `Deserialize` and `JsonSchema` (`serde_json::Map<String, Value>` \
+                     for any object, no input parameter for none)"
+                ),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn object_inputs_are_accepted_in_either_profile() {
+        for profile in [SchemaProfile::Portable, SchemaProfile::Raw] {
+            let build = |carmy: Carmy| carmy.schema_profile(profile).build();
+            assert!(build(Carmy::new().tool(takes::<Text>())).is_ok());
+            assert!(build(Carmy::new().tool(takes::<NoInput>())).is_ok());
+            assert!(build(Carmy::new().tool(takes::<serde_json::Map<String, Value>>())).is_ok());
+        }
+        // A tagged enum is an object of one shape or another.
+        let runtime = Carmy::new().tool(takes::<Shape>()).build().unwrap();
+        let schema = runtime.catalog().get("shout").unwrap().input_schema();
+        assert_eq!(schema["type"], "object", "{schema:#}");
+    }
 }

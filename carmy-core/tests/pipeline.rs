@@ -175,10 +175,14 @@ impl Tool for UsesState {
 /// Reports what the context says, to prove it is the host's.
 struct WhoAmI;
 impl Tool for WhoAmI {
-    type Input = Value;
+    type Input = serde_json::Map<String, Value>;
     type Output = Value;
     const SPEC: ToolSpec = ToolSpec::new("whoami", Effect::None);
-    async fn run(&self, _: Value, invocation: Invocation) -> Result<Value, AgentError> {
+    async fn run(
+        &self,
+        _: serde_json::Map<String, Value>,
+        invocation: Invocation,
+    ) -> Result<Value, AgentError> {
         let ctx = invocation.context();
         Ok(json!({
             "principal": ctx.principal(),
@@ -827,8 +831,10 @@ fn build_reports_every_problem_at_once() {
         .unwrap_err();
     let problems = error.problems();
     assert!(problems.contains(&BuildProblem::MissingState {
-        tool: "stock".into(),
         type_name: std::any::type_name::<Inventory>().into(),
+        tools: vec!["stock".into()],
+        resources: vec![],
+        prompts: vec![],
     }));
     assert!(problems.contains(&BuildProblem::DuplicateName {
         name: "panics".into()

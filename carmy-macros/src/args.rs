@@ -11,7 +11,7 @@ use std::time::Duration;
 use proc_macro2::TokenStream;
 use syn::{Expr, ExprLit, Lit, LitStr, Meta, Path, Token, parse::Parser, punctuated::Punctuated};
 
-use crate::{errors::Errors, kind::Kind, name, timeout};
+use crate::{errors::Errors, kind::Kind, name, suggest, timeout};
 
 /// The keys every attribute takes. Absent keys stay `None`, so the generated spec only spells
 /// out what the user wrote and the runtime's defaults apply to the rest.
@@ -103,8 +103,8 @@ fn unknown_key(keys: &[&'static str], path: &Path) -> syn::Error {
     syn::Error::new_spanned(
         path,
         format!(
-            "unknown key `{written}`; expected one of {}",
-            expected(keys.iter().copied())
+            "unknown key `{written}`; {}",
+            expected_instead(&written, keys.iter().copied())
         ),
     )
 }
@@ -116,6 +116,19 @@ pub(crate) fn expected<'a>(values: impl IntoIterator<Item = &'a str>) -> String 
         .map(|value| format!("`{value}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// What to write instead of `written`, which is none of `values`: the closest of them first,
+/// when one is close enough to be what was meant, then all of them.
+pub(crate) fn expected_instead<'a>(
+    written: &str,
+    values: impl IntoIterator<Item = &'a str> + Clone,
+) -> String {
+    let all = expected(values.clone());
+    match suggest::closest(written, values) {
+        Some(close) => format!("did you mean `{close}`? (expected one of {all})"),
+        None => format!("expected one of {all}"),
+    }
 }
 
 /// The name of `meta`'s key, as the user wrote it.
@@ -204,8 +217,8 @@ pub(crate) fn one_of<T: Copy>(
             syn::Error::new(
                 lit.span(),
                 format!(
-                    "unknown {what} `{value}`; expected one of {}",
-                    expected(values.iter().map(|value| as_str(*value)))
+                    "unknown {what} `{value}`; {}",
+                    expected_instead(&value, values.iter().map(|value| as_str(*value)))
                 ),
             )
         })

@@ -40,12 +40,13 @@
 
 use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
-use syn::{LitStr, spanned::Spanned};
+use syn::{LitStr, Path, spanned::Spanned};
 
 use crate::{
     args::Common,
     completion,
     function::{Arguments, Function},
+    item::ItemFn,
     prompt::PromptDef,
     rate_limit,
     resource::ResourceDef,
@@ -204,11 +205,22 @@ fn duration(duration: std::time::Duration) -> TokenStream {
 /// The struct, `call`, and in the `const _` block the direct-call `Deref` and the component's
 /// impl.
 fn function<A: Arguments>(function: &Function<A>, component: &Component) -> TokenStream {
-    let krate = match &function.args.common().krate {
+    let deref = deref(function);
+    let component_impl = component_impl(function, component);
+    unit_struct(
+        &function.item,
+        function.args.common().krate.as_ref(),
+        quote!(#deref #component_impl),
+    )
+}
+
+/// The unit struct of the function's name, the function as its associated `call`, and `items`
+/// in a `const _` block where `__carmy` names `<krate>::__private` (`::carmy` by default).
+pub(crate) fn unit_struct(item: &ItemFn, krate: Option<&Path>, items: TokenStream) -> TokenStream {
+    let krate = match krate {
         Some(path) => quote!(#path),
         None => quote!(::carmy),
     };
-    let item = &function.item;
     let ident = &item.sig.ident;
     let vis = &item.vis;
     let cfgs: Vec<_> = item.cfgs().collect();
@@ -218,9 +230,6 @@ fn function<A: Arguments>(function: &Function<A>, component: &Component) -> Toke
     let mut call_sig = item.sig.clone();
     call_sig.ident = Ident::new("call", ident.span());
     let body = &item.body;
-
-    let deref = deref(function);
-    let component_impl = component_impl(function, component);
 
     quote! {
         #(#cfgs)*
@@ -246,8 +255,7 @@ fn function<A: Arguments>(function: &Function<A>, component: &Component) -> Toke
         #(#cfgs)*
         const _: () = {
             use #krate::__private as __carmy;
-            #deref
-            #component_impl
+            #items
         };
     }
 }

@@ -5,10 +5,11 @@
 //! arguments and the signature are each checked in full (they are independent, so their errors
 //! are reported together); then the rules across them, only when both passed (rules about
 //! arguments that were wrong would be noise). Code generation (`expand.rs`) only sees a
-//! `Function` that passed every check, or the fallback of one whose signature is fine.
+//! `Function` that passed every check, the fallback of one whose signature is fine, or the
+//! stand-in for one whose signature is not.
 
 use proc_macro2::TokenStream;
-use syn::ext::IdentExt;
+use syn::{Path, ext::IdentExt};
 
 use crate::{
     args::Common, description, errors::Errors, item::ItemFn, kind::Kind, name,
@@ -51,28 +52,56 @@ pub(crate) struct Function<A> {
 /// Every error found, and what to emit alongside them.
 pub(crate) struct Failure<A> {
     pub(crate) error: syn::Error,
-    /// When only the attribute or a rule was wrong, the function with default arguments: it
-    /// still expands, so `Carmy::new().tool(search)` and `search(input)` elsewhere raise nothing
-    /// more. `None` when the signature itself is wrong: then the function is emitted unchanged.
-    pub(crate) fallback: Option<Box<Function<A>>>,
+    pub(crate) fallback: Fallback<A>,
+}
+
+/// What a failed expansion emits beside its errors, so that the name the user wrote is still
+/// what `Carmy::new().tool(search)` takes, and one mistake gives one error rather than a second
+/// one at every use of the function.
+pub(crate) enum Fallback<A> {
+    /// Only the attribute or a rule was wrong: the function with default arguments, expanded
+    /// as usual.
+    Expanded(Box<Function<A>>),
+    /// The signature was wrong: nothing can be generated from it, so an impl whose methods
+    /// never run stands in for the generated one.
+    StandIn(Box<StandIn>),
+    /// Nothing to stand on: not a function, a method (`self`), or no known path to the `carmy`
+    /// crate. The item as written.
+    Item,
+}
+
+/// A function whose signature is wrong, and what its stand-in needs.
+pub(crate) struct StandIn {
+    pub(crate) kind: Kind,
+    pub(crate) item: ItemFn,
+    /// `crate = "..."`, when the attribute said so.
+    pub(crate) krate: Option<Path>,
+    /// The function's name, as a name for the stand-in's spec.
+    pub(crate) name: String,
 }
 
 impl<A: Arguments> Function<A> {
     pub(crate) fn new(args: TokenStream, item: TokenStream) -> Result<Self, Failure<A>> {
-        let without_fallback = |error| Failure {
+        let item = ItemFn::parse(item, A::KIND).map_err(|error| Failure {
             error,
-            fallback: None,
-        };
-        let item = ItemFn::parse(item, A::KIND).map_err(without_fallback)?;
+            fallback: Fallback::Item,
+        })?;
 
         let mut errors = Errors::default();
         let checked_args = errors.ok(A::parse(args.clone()));
         let Some(signature) = errors.ok(CheckedSignature::check(&item.sig, A::KIND)) else {
-            return Err(without_fallback(errors.finish().expect_err("recorded")));
+            let args = checked_args.or_else(|| A::fallback(args));
+            return Err(Failure {
+                error: errors.finish().expect_err("recorded"),
+                fallback: Fallback::for_wrong_signature(item, args.as_ref()),
+            });
         };
         let passed = checked_args.is_some();
         let Some(args) = checked_args.or_else(|| A::fallback(args)) else {
-            return Err(without_fallback(errors.finish().expect_err("recorded")));
+            return Err(Failure {
+                error: errors.finish().expect_err("recorded"),
+                fallback: Fallback::Item,
+            });
         };
 
         let common = args.common();
@@ -99,7 +128,7 @@ impl<A: Arguments> Function<A> {
             Ok(()) => Ok(function),
             Err(error) => Err(Failure {
                 error,
-                fallback: Some(Box::new(function)),
+                fallback: Fallback::Expanded(Box::new(function)),
             }),
         }
     }
@@ -123,5 +152,42 @@ impl<A: Arguments> Function<A> {
                 ),
             )
         })
+    }
+}
+
+impl<A: Arguments> Fallback<A> {
+    /// The fallback of `item`, whose signature is wrong, given what is known of the attribute's
+    /// arguments (`None` when not even the `crate` path is).
+    fn for_wrong_signature(item: ItemFn, args: Option<&A>) -> Fallback<A> {
+        // A method is in an `impl` block, where no struct can be declared; and without a path
+        // to the crate, a stand-in would not resolve.
+        let Some(args) = args.filter(|_| item.sig.receiver().is_none()) else {
+            return Fallback::Item;
+        };
+        Fallback::StandIn(Box::new(StandIn {
+            kind: A::KIND,
+            krate: args.common().krate.clone(),
+            name: item.sig.ident.unraw().to_string(),
+            item,
+        }))
+    }
+}
+
+#[cfg(test)]
+impl<A> Fallback<A> {
+    /// The function expanded with default arguments, if that is the fallback.
+    pub(crate) fn expanded(self) -> Option<Box<Function<A>>> {
+        match self {
+            Fallback::Expanded(function) => Some(function),
+            Fallback::StandIn(_) | Fallback::Item => None,
+        }
+    }
+
+    /// The stand-in, if that is the fallback.
+    pub(crate) fn stand_in(self) -> Option<Box<StandIn>> {
+        match self {
+            Fallback::StandIn(stand_in) => Some(stand_in),
+            Fallback::Expanded(_) | Fallback::Item => None,
+        }
     }
 }

@@ -19,6 +19,7 @@ mod resource;
 mod signature;
 #[cfg(test)]
 mod snapshots;
+mod suggest;
 #[cfg(test)]
 mod test_util;
 mod timeout;
@@ -80,9 +81,11 @@ use crate::{function::Function, prompt::PromptArgs, resource::ResourceArgs, tool
 /// # Parameters
 ///
 /// In any order:
-/// - at most one **input**: any type implementing `serde::Deserialize` and
-///   `schemars::JsonSchema`, decoded from the call's JSON arguments, so an owned type (`String`,
-///   not `&str` or `Cow<'_, str>`). Its parameter may be any
+/// - at most one **input**: a struct whose fields are the arguments, implementing
+///   `serde::Deserialize` and `schemars::JsonSchema`, decoded from the call's JSON arguments, so
+///   an owned type (`String` fields, not `&str` or `Cow<'_, str>`). MCP passes arguments as one
+///   JSON object: `build()` refuses an input whose schema is not an object's (a bare `String`).
+///   Its parameter may be any
 ///   pattern (`mut input`, `SearchInput { query, .. }`). Without one the tool takes
 ///   [`NoInput`](https://docs.rs/carmy/latest/carmy/struct.NoInput.html), the empty object.
 /// - at most one trusted **context**, `&Context` or `Context`: who is calling, what the host

@@ -213,7 +213,10 @@ mod tests {
     fn a_prompt_without_input_completes_nothing() {
         let args = "complete(order_id = order_ids)";
         let failure = prompt(args, GREET).err().unwrap();
-        assert!(failure.fallback.is_some(), "a rule's failure still expands");
+        assert!(
+            failure.fallback.expanded().is_some(),
+            "a rule's failure still expands"
+        );
         let errors = errors_of(args, failure.error);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].1, "complete(order_id = order_ids)");
@@ -272,7 +275,7 @@ mod tests {
         .err()
         .unwrap();
         assert_eq!(failure.error.into_iter().count(), 2);
-        let fallback = failure.fallback.expect("the signature is fine");
+        let fallback = failure.fallback.expanded().expect("the signature is fine");
         assert_eq!(fallback.name, "review_order");
         assert!(fallback.args.complete.is_none());
         assert!(fallback.args.common.krate.is_some());

@@ -154,8 +154,8 @@ fn check_completed(uri: &LitStr, variables: &[String], complete: &Complete) -> s
             errors.push(syn::Error::new(
                 name.span(),
                 format!(
-                    "`{value}` is not a variable of `{uri}`; expected one of {}",
-                    args::expected(variables.iter().map(String::as_str))
+                    "`{value}` is not a variable of `{uri}`; {}",
+                    args::expected_instead(&value, variables.iter().map(String::as_str))
                 ),
             ));
         }
@@ -288,6 +288,15 @@ mod tests {
                 "effect".to_owned()
             )]
         );
+        assert_eq!(
+            errors(r#"uri = "shop://p/{id}", mimetype = "text/plain""#, PRODUCT),
+            [(
+                "unknown key `mimetype`; did you mean `mime_type`? (expected one of `uri`, \
+                 `name`, `title`, `description`, `mime_type`, `complete`, `timeout`, `crate`)"
+                    .to_owned(),
+                "mimetype".to_owned()
+            )]
+        );
     }
 
     #[test]
@@ -342,7 +351,10 @@ mod tests {
         let failure = resource(r#"uri = "shop://policies/returns""#, item)
             .err()
             .unwrap();
-        assert!(failure.fallback.is_some(), "a rule's failure still expands");
+        assert!(
+            failure.fallback.expanded().is_some(),
+            "a rule's failure still expands"
+        );
         let errors = errors_of(item, failure.error);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].1, "ReturnsQuery");
@@ -413,7 +425,7 @@ mod tests {
 
         assert_eq!(
             errors(
-                r#"uri = "shop://orders/{order}/lines/{line}", complete(order = orders, id = ids, "sku" = skus)"#,
+                r#"uri = "shop://orders/{order}/lines/{line}", complete(order = orders, id = ids, lines = xs, "sku" = skus)"#,
                 PRODUCT
             ),
             [
@@ -422,6 +434,12 @@ mod tests {
                      of `order`, `line`"
                         .to_owned(),
                     "id".to_owned()
+                ),
+                (
+                    "`lines` is not a variable of `shop://orders/{order}/lines/{line}`; did you \
+                     mean `line`? (expected one of `order`, `line`)"
+                        .to_owned(),
+                    "lines".to_owned()
                 ),
                 (
                     "`sku` is not a variable of `shop://orders/{order}/lines/{line}`; expected \
@@ -472,7 +490,7 @@ mod tests {
         .err()
         .unwrap();
         assert_eq!(failure.error.into_iter().count(), 2);
-        let fallback = failure.fallback.expect("the signature is fine");
+        let fallback = failure.fallback.expanded().expect("the signature is fine");
         assert_eq!(fallback.name, "product");
         assert_eq!(fallback.args.uri.value(), "");
         assert!(fallback.args.mime_type.is_none());

@@ -277,7 +277,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::{function::Failure, test_util::errors_of};
+    use crate::{
+        function::{Failure, Fallback},
+        test_util::errors_of,
+    };
 
     fn parse(source: &str) -> syn::Result<ToolArgs> {
         ToolArgs::parse(source.parse().unwrap())
@@ -452,27 +455,86 @@ mod tests {
     #[test]
     fn an_unknown_effect_lists_the_effects() {
         assert_eq!(
-            arg_errors(r#"effect = "reed""#),
+            arg_errors(r#"effect = "mutate""#),
             [(
-                "unknown effect `reed`; expected one of `none`, `read`, `write`, `destructive`, \
-                 `external_write`"
+                "unknown effect `mutate`; expected one of `none`, `read`, `write`, \
+                 `destructive`, `external_write`"
                     .to_owned(),
-                r#""reed""#.to_owned()
+                r#""mutate""#.to_owned()
             )]
         );
     }
 
     #[test]
+    fn a_misspelt_value_suggests_the_closest() {
+        let cases = [
+            (r#"effect = "reed""#, "effect", "reed", "read"),
+            (r#"effect = "Write""#, "effect", "Write", "write"),
+            (
+                r#"effect = "external-write""#,
+                "effect",
+                "external-write",
+                "external_write",
+            ),
+            (
+                r#"effect = "write", confirmation = "require""#,
+                "confirmation",
+                "require",
+                "required",
+            ),
+            (
+                r#"effect = "read", task = "optinal""#,
+                "task support",
+                "optinal",
+                "optional",
+            ),
+        ];
+        for (source, what, written, meant) in cases {
+            let errors = arg_errors(source);
+            assert_eq!(errors.len(), 1, "{source}: {errors:?}");
+            let start =
+                format!("unknown {what} `{written}`; did you mean `{meant}`? (expected one of `");
+            assert!(errors[0].0.starts_with(&start), "{source}: {}", errors[0].0);
+            assert_eq!(errors[0].1, format!("{written:?}"), "{source}");
+        }
+    }
+
+    #[test]
     fn an_unknown_key_lists_the_tool_keys() {
-        let errors = arg_errors(r#"effect = "read", idempotnet"#);
+        let errors = arg_errors(r#"effect = "read", retries = 3"#);
         assert_eq!(errors.len(), 1);
         assert_eq!(
             errors[0].0,
-            "unknown key `idempotnet`; expected one of `effect`, `idempotent`, `transactional`, \
+            "unknown key `retries`; expected one of `effect`, `idempotent`, `transactional`, \
              `parallel_safe`, `confirmation`, `task`, `task_after`, `rate_limit`, `name`, `title`, \
              `description`, `timeout`, `crate`"
         );
-        assert_eq!(errors[0].1, "idempotnet");
+        assert_eq!(errors[0].1, "retries");
+    }
+
+    #[test]
+    fn a_misspelt_key_suggests_the_closest() {
+        for (written, meant) in [
+            ("idempotnet", "idempotent"),
+            ("efect", "effect"),
+            ("paralel_safe", "parallel_safe"),
+            ("timout", "timeout"),
+            ("rate_limits", "rate_limit"),
+            ("Title", "title"),
+        ] {
+            let errors = arg_errors(&format!(r#"effect = "read", {written}"#));
+            assert_eq!(errors.len(), 1, "{written}: {errors:?}");
+            assert_eq!(
+                errors[0].0,
+                format!(
+                    "unknown key `{written}`; did you mean `{meant}`? (expected one of \
+                     `effect`, `idempotent`, `transactional`, `parallel_safe`, `confirmation`, \
+                     `task`, `task_after`, `rate_limit`, `name`, `title`, `description`, \
+                     `timeout`, `crate`)"
+                )
+            );
+            assert_eq!(errors[0].1, written);
+        }
     }
 
     #[test]
@@ -516,6 +578,13 @@ mod tests {
         assert_eq!(
             errors[1].0,
             "unknown confirmation `maybe`; expected one of `required`, `none`"
+        );
+        assert!(
+            errors[0]
+                .0
+                .starts_with("unknown effect `reed`; did you mean `read`?"),
+            "{}",
+            errors[0].0
         );
         assert!(errors[2].0.starts_with("invalid tool name `no spaces`"));
         assert!(
@@ -562,7 +631,7 @@ mod tests {
     fn a_function_name_mcp_refuses_needs_an_explicit_name() {
         let item = "async fn café() -> Result<(), E> {}";
         let failure = error(r#"effect = "none""#, item);
-        assert!(failure.fallback.is_some());
+        assert!(failure.fallback.expanded().is_some());
         let errors = errors_of(item, failure.error);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].1, "café");
@@ -585,8 +654,8 @@ mod tests {
     fn argument_and_signature_errors_are_reported_together() {
         let failure = error(r#"effect = "reed""#, "fn search(a: A, b: B) {}");
         assert!(
-            failure.fallback.is_none(),
-            "a bad signature is emitted as is"
+            matches!(failure.fallback, Fallback::StandIn(_)),
+            "a bad signature gets a stand-in"
         );
         let messages: Vec<_> = failure.error.into_iter().map(|e| e.to_string()).collect();
         assert_eq!(messages.len(), 4, "{messages:?}");
@@ -598,14 +667,28 @@ mod tests {
     fn argument_errors_still_expand_the_tool_with_defaults() {
         let failure = error(r#"effect = "reed", idempotent = "yes""#, SEARCH);
         assert_eq!(failure.error.into_iter().count(), 2);
-        let fallback = failure.fallback.expect("the signature is fine");
+        let fallback = failure.fallback.expanded().expect("the signature is fine");
         assert_eq!(fallback.name, "search");
         assert_eq!(fallback.args.idempotent, None);
         assert!(fallback.args.common.krate.is_none());
 
         let failure = error(r#"effect = "reed", crate = "::renamed""#, SEARCH);
-        assert!(failure.fallback.unwrap().args.common.krate.is_some());
+        assert!(
+            failure
+                .fallback
+                .expanded()
+                .unwrap()
+                .args
+                .common
+                .krate
+                .is_some()
+        );
         // Without a trustworthy crate path the expansion would not resolve.
-        assert!(error(r#"crate = "x y""#, SEARCH).fallback.is_none());
+        assert!(
+            error(r#"crate = "x y""#, SEARCH)
+                .fallback
+                .expanded()
+                .is_none()
+        );
     }
 }

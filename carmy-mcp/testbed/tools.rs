@@ -204,16 +204,16 @@ impl Tool for WordCount {
     }
 }
 
-/// none, non-object input and output.
+/// none, a string output.
 pub struct Shout;
 
 impl Tool for Shout {
-    type Input = String;
+    type Input = TextInput;
     type Output = String;
     const SPEC: ToolSpec = ToolSpec::new("shout", Effect::None).description("Upper-cases text.");
 
-    async fn run(&self, input: String, _: Invocation) -> Result<String, AgentError> {
-        Ok(input.to_uppercase())
+    async fn run(&self, input: TextInput, _: Invocation) -> Result<String, AgentError> {
+        Ok(input.text.to_uppercase())
     }
 }
 

@@ -172,9 +172,9 @@ async fn title_description_and_schemas_come_from_the_tool() {
             .expect("object output is published");
         assert_eq!(output["type"], "object");
 
-        // Non-object input: listed as-is. Non-object output: no outputSchema.
+        // Non-object output: no outputSchema.
         let shout = tool(&tools, "shout");
-        assert_eq!(shout.input_schema["type"], "string");
+        assert_eq!(shout.input_schema["type"], "object");
         assert!(shout.output_schema.is_none());
         assert!(tool(&tools, "word_count").output_schema.is_none());
         assert_eq!(tool(&tools, "place_order").title, None);
@@ -216,7 +216,7 @@ async fn object_results_are_structured_content_and_json_text() {
         assert_eq!(
             result.is_error,
             Some(true),
-            "MCP arguments are objects: {result:?}"
+            "arguments without `text`: {result:?}"
         );
     }
 }

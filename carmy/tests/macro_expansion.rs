@@ -70,17 +70,27 @@ impl From<ShopError> for AgentError {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct Reservation {
+    sku: String,
+}
+
 #[tool(effect = "write")]
-async fn reserve(sku: String) -> Result<u32, ShopError> {
-    Err(ShopError::OutOfStock(sku))
+async fn reserve(input: Reservation) -> Result<u32, ShopError> {
+    Err(ShopError::OutOfStock(input.sku))
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Countdown {
+    from: u32,
 }
 
 /// Recursion goes through the boxed direct call, which is what makes it compile.
 #[tool(effect = "none")]
-async fn countdown(from: u32) -> Result<u32, AgentError> {
-    match from {
+async fn countdown(input: Countdown) -> Result<u32, AgentError> {
+    match input.from {
         0 => Ok(0),
-        n => Ok(1 + countdown(n - 1).await?),
+        n => Ok(1 + countdown(Countdown { from: n - 1 }).await?),
     }
 }
 
@@ -150,8 +160,8 @@ fn a_missing_state_is_reported_at_build() {
     assert!(
         matches!(
             error.problems(),
-            [BuildProblem::MissingState { tool, type_name }]
-                if tool == "search" && type_name.ends_with("Catalog")
+            [BuildProblem::MissingState { type_name, tools, .. }]
+                if tools == &["search"] && type_name.ends_with("Catalog")
         ),
         "{error}"
     );
@@ -180,7 +190,7 @@ async fn no_input_takes_the_empty_object() {
 
 #[tokio::test]
 async fn errors_convert_into_agent_errors() {
-    let outcome = host().call("reserve", json!("tea-green")).await;
+    let outcome = host().call("reserve", json!({ "sku": "tea-green" })).await;
     assert_eq!(outcome.unwrap_error_code(), "OUT_OF_STOCK");
     assert_eq!(
         outcome.error().unwrap().message(),
@@ -203,13 +213,13 @@ async fn tools_can_be_called_directly() {
     assert_eq!(boxed.principal.as_deref(), Some("bob"));
 
     assert!(matches!(
-        reserve::call("x".into()).await,
+        reserve::call(Reservation { sku: "x".into() }).await,
         Err(ShopError::OutOfStock(_))
     ));
-    assert_eq!(countdown(3).await.unwrap(), 3);
+    assert_eq!(countdown(Countdown { from: 3 }).await.unwrap(), 3);
     assert_eq!(
         host()
-            .call("countdown", json!(5))
+            .call("countdown", json!({ "from": 5 }))
             .await
             .unwrap_output::<u32>(),
         5

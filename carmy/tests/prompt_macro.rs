@@ -374,8 +374,8 @@ fn a_missing_state_is_reported_at_build() {
     assert!(
         matches!(
             error.problems(),
-            [BuildProblem::MissingState { tool, type_name }]
-                if tool == "orders.review" && type_name.ends_with("Orders")
+            [BuildProblem::MissingState { type_name, prompts, .. }]
+                if prompts == &["orders.review"] && type_name.ends_with("Orders")
         ),
         "{error}"
     );

@@ -275,8 +275,8 @@ fn a_missing_state_is_reported_at_build() {
     assert!(
         matches!(
             error.problems(),
-            [BuildProblem::MissingState { tool, type_name }]
-                if tool == "product" && type_name.ends_with("Catalog")
+            [BuildProblem::MissingState { type_name, resources, .. }]
+                if resources == &["product"] && type_name.ends_with("Catalog")
         ),
         "{error}"
     );

@@ -74,18 +74,16 @@ impl Tool for Purge {
     }
 }
 
-/// Takes any JSON and echoes it.
+/// Takes any JSON object and echoes it.
 pub struct Echo;
 
+type AnyObject = serde_json::Map<String, serde_json::Value>;
+
 impl Tool for Echo {
-    type Input = serde_json::Value;
-    type Output = serde_json::Value;
+    type Input = AnyObject;
+    type Output = AnyObject;
     const SPEC: ToolSpec = ToolSpec::new("echo", Effect::None);
-    async fn run(
-        &self,
-        input: serde_json::Value,
-        _: Invocation,
-    ) -> Result<serde_json::Value, AgentError> {
+    async fn run(&self, input: AnyObject, _: Invocation) -> Result<AnyObject, AgentError> {
         Ok(input)
     }
 }

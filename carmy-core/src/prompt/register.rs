@@ -9,7 +9,7 @@ use crate::{
     builder::BuildProblem,
     erased::{ErasedPrompt, ErasedRender},
     schema::{self, Direction, SchemaProfile, schema_for},
-    state::{Requirements, StateMap},
+    state::Requirements,
 };
 
 /// A prompt as registered, before `build()` checks it.
@@ -33,12 +33,20 @@ impl RegisteredPrompt {
             schema: |profile| schema_for::<P::Input>(profile, Direction::Input),
         }
     }
+
+    pub(crate) fn name(&self) -> &'static str {
+        self.spec.name()
+    }
+
+    /// The `State<T>` it takes, for `build()` to find.
+    pub(crate) fn requirements(&self) -> &Requirements {
+        &self.requirements
+    }
 }
 
 /// Checks every prompt, reporting problems into `problems`; the entries of those that pass.
 pub(crate) fn build(
     registered: Vec<RegisteredPrompt>,
-    states: &StateMap,
     profile: SchemaProfile,
     default_timeout: Duration,
     problems: &mut Vec<BuildProblem>,
@@ -49,14 +57,6 @@ pub(crate) fn build(
         let name = prompt.spec.name();
         if !names.insert(name) {
             problems.push(BuildProblem::DuplicatePromptName { name: name.into() });
-        }
-        for state in &prompt.requirements.states {
-            if !states.contains(state.type_id) {
-                problems.push(BuildProblem::MissingState {
-                    tool: name.into(),
-                    type_name: state.type_name.into(),
-                });
-            }
         }
         let input_schema = (prompt.schema)(profile);
         let arguments = match arguments_of(&input_schema) {

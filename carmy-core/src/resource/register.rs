@@ -9,7 +9,7 @@ use crate::{
     builder::BuildProblem,
     erased::{ErasedRead, ErasedResource},
     schema::{self, Direction, SchemaProfile, schema_for},
-    state::{Requirements, StateMap},
+    state::Requirements,
 };
 
 /// A resource as registered, before `build()` checks it.
@@ -37,12 +37,16 @@ impl RegisteredResource {
     pub(crate) fn name(&self) -> &'static str {
         self.spec.name()
     }
+
+    /// The `State<T>` it takes, for `build()` to find.
+    pub(crate) fn requirements(&self) -> &Requirements {
+        &self.requirements
+    }
 }
 
 /// Checks every resource, reporting problems into `problems`; the entries of those that pass.
 pub(crate) fn build(
     registered: Vec<RegisteredResource>,
-    states: &StateMap,
     profile: SchemaProfile,
     default_timeout: Duration,
     problems: &mut Vec<BuildProblem>,
@@ -58,14 +62,6 @@ pub(crate) fn build(
         }
         if !uris.insert(uri) {
             problems.push(BuildProblem::DuplicateResourceUri { uri: uri.into() });
-        }
-        for state in &resource.requirements.states {
-            if !states.contains(state.type_id) {
-                problems.push(BuildProblem::MissingState {
-                    tool: name.into(),
-                    type_name: state.type_name.into(),
-                });
-            }
         }
         let template = match UriTemplate::parse(uri) {
             Ok(template) => template,

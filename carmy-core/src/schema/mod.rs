@@ -70,6 +70,7 @@ pub fn make_portable(schema: &mut Value) {
     collapse_nullable_alternatives(object);
     drop_null_from_enum(object);
     state_enum_type(object);
+    state_alternatives_type(object);
     for (key, child) in object.iter_mut() {
         match (subschemas(key), child) {
             (Some(Subschemas::Named), Value::Object(children)) => {
@@ -255,6 +256,31 @@ fn state_enum_type(object: &mut Map<String, Value>) {
     }
 }
 
+/// Adds `"type"` to an `anyOf` or `oneOf` whose alternatives all state the same one: a tagged
+/// enum is an object of one shape or another, and a schema of arguments is refused by clients
+/// (and by `build()`) unless it says at its root that it is an object.
+fn state_alternatives_type(object: &mut Map<String, Value>) {
+    if object.contains_key("type") {
+        return;
+    }
+    for keyword in ["anyOf", "oneOf"] {
+        let Some(Value::Array(alternatives)) = object.get(keyword) else {
+            continue;
+        };
+        let mut types = alternatives
+            .iter()
+            .map(|alternative| alternative.get("type"));
+        let Some(Some(first @ Value::String(_))) = types.next() else {
+            continue;
+        };
+        if types.all(|ty| ty == Some(first)) {
+            let first = first.clone();
+            object.insert("type".into(), first);
+            return;
+        }
+    }
+}
+
 fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -282,6 +308,15 @@ pub(crate) fn validator(
 /// Whether a schema describes JSON objects (MCP wants object inputs and object outputs).
 pub fn is_object_schema(schema: &Value) -> bool {
     schema.get("type").is_some_and(|ty| ty == "object")
+}
+
+/// What a schema says at its root instead of `"type": "object"`, for an error:
+/// `` `"type": "string"` `` or `` no `"type"` ``.
+pub(crate) fn stated_type(schema: &Value) -> String {
+    match schema.get("type") {
+        Some(ty) => format!("`\"type\": {ty}`"),
+        None => "no `\"type\"`".to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -371,6 +406,38 @@ mod tests {
         drop_optional_nulls(&schema, &mut value);
         assert_eq!(value, json!({ "name": "a" }));
         assert!(jsonschema::is_valid(&schema, &value));
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Shape {
+        Circle { radius: f64 },
+        Square { side: f64 },
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    #[serde(untagged)]
+    enum TextOrCount {
+        Text(String),
+        Count(u32),
+    }
+
+    #[test]
+    fn alternatives_of_one_type_state_it() {
+        let shape = schema_for::<Shape>(SchemaProfile::Portable, Direction::Input);
+        assert_eq!(shape["type"], "object", "{shape:#}");
+        assert_eq!(check_portable(&shape), Ok(()));
+        let mut nested =
+            json!({ "anyOf": [{ "type": "string" }, { "type": "string", "maxLength": 3 }] });
+        make_portable(&mut nested);
+        assert_eq!(nested["type"], "string");
+        // Of several types, none is stated; nor in the raw profile.
+        let mixed = schema_for::<TextOrCount>(SchemaProfile::Portable, Direction::Input);
+        assert!(mixed.get("type").is_none(), "{mixed:#}");
+        let raw = schema_for::<Shape>(SchemaProfile::Raw, Direction::Input);
+        assert!(raw.get("type").is_none(), "{raw:#}");
     }
 
     #[test]

@@ -55,7 +55,8 @@ impl Problems {
 /// Checks that `schema` keeps to the portable profile that every popular MCP client accepts
 /// (see [`SchemaProfile::Portable`](crate::SchemaProfile::Portable)):
 ///
-/// - the root is an object schema, not a `$ref`;
+/// - the root says `"type": "object"` (MCP tool arguments are one JSON object), and is not a
+///   `$ref`;
 /// - no `$ref` or `$defs`, except for recursive types, which cannot be inlined;
 /// - no nullable spellings: no `"type": [..., "null"]`, no `{"type": "null"}` alternative in an
 ///   `anyOf`/`oneOf` (optional fields are simply not required);
@@ -100,6 +101,16 @@ pub fn check_portable(schema: &Value) -> Result<(), NotPortable> {
             problems: problems.0,
         });
     };
+    if !super::is_object_schema(schema) {
+        problems.push(
+            "",
+            format!(
+                "the root has {}, but MCP tool arguments are one JSON object, so clients expect \
+                 `\"type\": \"object\"` at the root",
+                super::stated_type(schema)
+            ),
+        );
+    }
     if root.contains_key("$ref") {
         problems.push("", "a `$ref` at the root is rejected by some clients");
     }
@@ -347,5 +358,41 @@ mod tests {
             assert!(problems.to_string().contains(at), "{at}: {problems}");
         }
         assert!(check_portable(&json!(true)).is_err());
+    }
+
+    #[test]
+    fn the_root_must_say_it_is_an_object() {
+        for (schema, says) in [
+            (
+                json!({ "type": "string" }),
+                "the root has `\"type\": \"string\"`",
+            ),
+            (
+                json!({ "type": ["object", "null"] }),
+                "the root has `\"type\": [\"object\",\"null\"]`",
+            ),
+            (json!({}), "the root has no `\"type\"`"),
+            (
+                json!({ "anyOf": [{ "type": "string" }, { "type": "object" }] }),
+                "the root has no `\"type\"`",
+            ),
+        ] {
+            let problems = check_portable(&schema).expect_err(&schema.to_string());
+            let root = problems
+                .problems()
+                .iter()
+                .find(|problem| problem.path.is_empty())
+                .unwrap_or_else(|| panic!("{schema}: {problems}"));
+            assert!(
+                root.message.starts_with(says)
+                    && root.message.ends_with(
+                        "but MCP tool arguments are one JSON object, so clients expect \
+                         `\"type\": \"object\"` at the root"
+                    ),
+                "{schema}: {}",
+                root.message
+            );
+        }
+        assert_eq!(check_portable(&json!({ "type": "object" })), Ok(()));
     }
 }

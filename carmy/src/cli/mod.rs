@@ -1,5 +1,5 @@
 //! The command line every Carmy binary gets: `serve` (and its shortcuts `mcp`, `http`, `unix`),
-//! `config`, `tools`, `schema`, `call`. The serving ones read one configuration (flags over
+//! `config`, `tools`, `resources`, `prompts`, `schema`, `call`. The serving ones read one configuration (flags over
 //! `CARMY_...` variables over a `--config` file over the defaults; README, "Configuration").
 //!
 //! ```no_run
@@ -19,7 +19,7 @@
 //! caller already has (`#[tokio::main]`).
 //!
 //! Exit codes: 0 on success, 1 when a called tool fails or serving stops on an error, 2 on bad
-//! usage (unknown subcommand or tool, arguments that are not JSON, a configuration that names an
+//! usage (unknown subcommand or name, arguments that are not JSON, a configuration that names an
 //! unknown key or holds a bad value). Logs go to stderr (or `logging.file`), filtered by
 //! `logging.level` (or `RUST_LOG`; default `warn`), one line per event whatever a client sent: control characters
 //! in logged values are escaped, each value is cut at 1 KiB and each line at 4 KiB; stdout
@@ -133,7 +133,7 @@ impl Cli {
     /// Parses `std::env::args` and runs the subcommand on a tokio runtime fit for it, for a
     /// synchronous `fn main`:
     ///
-    /// - `mcp`, `serve` on stdio, `config`, `tools`, `schema` and `call` run on a
+    /// - `mcp`, `serve` on stdio, `config`, `tools`, `resources`, `prompts`, `schema` and `call` run on a
     ///   current-thread runtime. A stdio server has one connection whose messages pass through
     ///   one serve loop; one thread runs it and the calls, with no hand-over between threads,
     ///   and while calls pile up every other one runs on a second thread of the session's own
@@ -237,7 +237,7 @@ impl Cli {
     ) -> ExitCode {
         let (subcommand, sub) = matches.subcommand().expect("a subcommand is required");
         let Some(loaded) = loaded else {
-            // `tools`, `schema`, `call`: in process, no configuration.
+            // `tools`, `resources`, `prompts`, `schema`, `call`: in process, no configuration.
             let _ = logging::init(&logging::from_environment());
             let context = host_context(self.context.clone(), sub);
             return match self.runtime(None).await {
@@ -368,15 +368,36 @@ impl Cli {
                          the host did not grant (MCP elicitation)",
                     ),
             );
-        let tools = Command::new("tools").about("List the tools").arg(
+        let json = || {
             Arg::new("json")
                 .long("json")
                 .action(ArgAction::SetTrue)
-                .help("Print the catalog as JSON"),
-        );
+                .help("Print the list as JSON")
+        };
+        let tools = Command::new("tools").about("List the tools").arg(json());
+        let resources = Command::new("resources")
+            .about("List the resources and resource templates, served files included")
+            .arg(json());
+        let prompts = Command::new("prompts")
+            .about("List the prompts and their arguments")
+            .arg(json());
         let schema = Command::new("schema")
-            .about("Print a tool's input and output schemas")
-            .arg(Arg::new("tool").required(true).help("The tool's name"));
+            .about(
+                "Print a tool's input and output schemas, or a resource template's or a prompt's \
+                 input schema",
+            )
+            .arg(
+                Arg::new("name")
+                    .required(true)
+                    .help("The tool's, resource's or prompt's name (or a resource's URI)"),
+            )
+            .arg(
+                Arg::new("kind")
+                    .long("kind")
+                    .value_name("KIND")
+                    .value_parser(["tool", "resource", "prompt"])
+                    .help("Look only among the tools, the resources or the prompts"),
+            );
         let call = Command::new("call")
             .about("Run one call in process and print its outcome as JSON")
             .arg(Arg::new("tool").required(true).help("The tool's name"))
@@ -419,7 +440,7 @@ impl Cli {
             .arg_required_else_help(true)
             .subcommands([serve, mcp])
             .subcommands(network::commands(grants))
-            .subcommands([config, tools, schema, call]);
+            .subcommands([config, tools, resources, prompts, schema, call]);
         // Every serving shortcut reads the configuration too.
         for serving in ["mcp", "http", "unix"] {
             if command.find_subcommand(serving).is_some() {
@@ -555,7 +576,7 @@ async fn with_store(
     Ok(carmy)
 }
 
-/// `tools`, `schema` and `call`.
+/// `tools`, `resources`, `prompts`, `schema` and `call`.
 async fn offline(
     runtime: &Runtime,
     context: Context,
@@ -564,7 +585,13 @@ async fn offline(
 ) -> ExitCode {
     match subcommand {
         "tools" => commands::tools(runtime, sub.get_flag("json")),
-        "schema" => commands::schema(runtime, string(sub, "tool")),
+        "resources" => commands::resources(runtime, sub.get_flag("json")).await,
+        "prompts" => commands::prompts(runtime, sub.get_flag("json")),
+        "schema" => commands::schema(
+            runtime,
+            string(sub, "name"),
+            sub.get_one::<String>("kind").map(String::as_str),
+        ),
         "call" => {
             commands::call(
                 runtime,

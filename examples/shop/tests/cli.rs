@@ -113,3 +113,141 @@ fn mcp_serves_stdio_until_the_client_hangs_up() {
     let status = child.wait().expect("the server exits");
     assert!(status.success(), "{status:?}");
 }
+
+/// The lines of `shop ARGS`'s stdout, which must succeed.
+fn stdout_lines(args: &[&str]) -> Vec<String> {
+    let output = shop(args);
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The entry named `name` in a JSON listing.
+fn named<'a>(listing: &'a Value, name: &str) -> &'a Value {
+    listing
+        .as_array()
+        .and_then(|entries| entries.iter().find(|entry| entry["name"] == name))
+        .unwrap_or_else(|| panic!("no `{name}` in {listing:#}"))
+}
+
+#[test]
+fn resources_lists_the_resources_templates_and_served_files() {
+    let listing = stdout_json(&shop(&["resources", "--json"]));
+    let catalog = named(&listing, "catalog");
+    assert_eq!(catalog["uri"], "shop://catalog", "{catalog:#}");
+    assert_eq!(catalog["mime_type"], "application/json");
+    assert_eq!(catalog["title"], "Catalog");
+    let product = named(&listing, "product");
+    assert_eq!(
+        product["uri_template"], "shop://products/{id}",
+        "{product:#}"
+    );
+    assert_eq!(product["input_schema"]["required"], json!(["id"]));
+    assert_eq!(
+        named(&listing, "order")["uri_template"],
+        "shop://orders/{order_id}"
+    );
+    // The policy documents the binary serves from its directory.
+    let files: Vec<&str> = listing
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry["uri"].as_str())
+        .filter(|uri| uri.starts_with("file://"))
+        .collect();
+    assert!(
+        files
+            .iter()
+            .any(|uri| uri.ends_with("/policies/returns.md")),
+        "{listing:#}"
+    );
+
+    let lines = stdout_lines(&["resources"]);
+    assert!(lines[0].starts_with("RESOURCE"), "{lines:#?}");
+    assert!(lines[0].contains("URI") && lines[0].contains("DESCRIPTION"));
+    let product = lines
+        .iter()
+        .find(|line| line.starts_with("product "))
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert!(product.contains("shop://products/{id}"), "{product}");
+    assert!(product.contains("One product with the units in stock now."));
+}
+
+#[test]
+fn prompts_lists_the_prompts_and_their_arguments() {
+    let listing = stdout_json(&shop(&["prompts", "--json"]));
+    let help = named(&listing, "order_help");
+    assert_eq!(help["title"], "Help with an order", "{help:#}");
+    let arguments: Vec<(&str, bool)> = help["arguments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|argument| {
+            (
+                argument["name"].as_str().unwrap_or_default(),
+                argument["required"].as_bool().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(arguments, [("order_id", true), ("issue", false)]);
+
+    let lines = stdout_lines(&["prompts"]);
+    assert!(lines[0].starts_with("PROMPT"), "{lines:#?}");
+    let help = lines
+        .iter()
+        .find(|line| line.starts_with("order_help "))
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert!(help.contains("order_id, [issue]"), "{help}");
+}
+
+#[test]
+fn schema_prints_a_resource_templates_or_a_prompts_input_schema() {
+    let product = stdout_json(&shop(&["schema", "product"]));
+    assert_eq!(product["name"], "product");
+    assert_eq!(product["uri_template"], "shop://products/{id}");
+    assert_eq!(product["input_schema"]["type"], "object", "{product:#}");
+    assert_eq!(product["input_schema"]["required"], json!(["id"]));
+    // A template may be named by its URI too.
+    assert_eq!(
+        stdout_json(&shop(&["schema", "shop://products/{id}"])),
+        product
+    );
+
+    let help = stdout_json(&shop(&["schema", "order_help"]));
+    assert_eq!(help["name"], "order_help");
+    let properties = &help["input_schema"]["properties"];
+    assert!(
+        properties["order_id"].is_object() && properties["issue"].is_object(),
+        "{help:#}"
+    );
+
+    // A tool's, as before.
+    let order = stdout_json(&shop(&["schema", "place_order"]));
+    assert!(order["input_schema"].is_object() && order["output_schema"].is_object());
+}
+
+#[test]
+fn schema_of_an_unknown_name_lists_every_kind() {
+    let unknown = shop(&["schema", "order"]);
+    // `order` is a resource: found.
+    assert!(unknown.status.success(), "{unknown:?}");
+    let unknown = shop(&["schema", "refund_order"]);
+    assert_eq!(unknown.status.code(), Some(2), "{unknown:?}");
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        stderr.starts_with("error: no tool, resource or prompt named `refund_order`"),
+        "{stderr}"
+    );
+    for name in ["cancel_order", "product", "order_help"] {
+        assert!(stderr.contains(name), "{name} missing from {stderr}");
+    }
+    let wrong_kind = shop(&["schema", "order_help", "--kind", "tool"]);
+    assert_eq!(wrong_kind.status.code(), Some(2), "{wrong_kind:?}");
+    let stderr = String::from_utf8_lossy(&wrong_kind.stderr);
+    assert!(
+        stderr.starts_with("error: no tool named `order_help`; the tools are:"),
+        "{stderr}"
+    );
+}

@@ -45,6 +45,12 @@ fn listing_the_tools_into_a_closed_pipe_ends_quietly() {
 }
 
 #[test]
+fn listing_resources_and_prompts_into_a_closed_pipe_ends_quietly() {
+    assert_quiet(&["resources"], 0);
+    assert_quiet(&["prompts", "--json"], 0);
+}
+
+#[test]
 fn printing_a_schema_into_a_closed_pipe_ends_quietly() {
     assert_quiet(&["schema", "place_order"], 0);
 }

@@ -12,4 +12,7 @@ async fn whoami<'a>(ctx: &'a Context) -> Result<(), AgentError> {
     Ok(())
 }
 
-fn main() {}
+// The tools still exist, so registering them adds no errors.
+fn main() {
+    let _ = Carmy::new().tool(search).tool(whoami).build();
+}

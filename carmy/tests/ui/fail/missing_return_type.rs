@@ -5,4 +5,8 @@ async fn save(query: String) {
     let _ = query;
 }
 
-fn main() {}
+// The tool still exists, so registering and calling it add no errors.
+fn main() {
+    let _ = Carmy::new().tool(save).build();
+    let _ = save("x".to_owned());
+}

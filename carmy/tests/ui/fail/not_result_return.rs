@@ -5,4 +5,7 @@ async fn search(query: String) -> Option<String> {
     Some(query)
 }
 
-fn main() {}
+// The tool still exists, so registering it adds no errors.
+fn main() {
+    let _ = Carmy::new().tool(search).build();
+}

@@ -6,4 +6,8 @@ async fn greet(name: &str) -> Result<String, AgentError> {
     Ok(format!("Say hello to {name}."))
 }
 
-fn main() {}
+// The prompt still exists, so registering and calling it add no errors.
+fn main() {
+    let _ = Carmy::new().prompt(greet).build();
+    let _ = greet("Ada");
+}

@@ -5,4 +5,7 @@ fn greet() -> Result<String, AgentError> {
     Ok("Say hello.".into())
 }
 
-fn main() {}
+// The prompt still exists, so registering it adds no errors.
+fn main() {
+    let _ = Carmy::new().prompt(greet).build();
+}

@@ -8,4 +8,7 @@ async fn count(db: &State<Db>) -> Result<u32, AgentError> {
     Ok(0)
 }
 
-fn main() {}
+// The tool still exists, so registering it adds no errors.
+fn main() {
+    let _ = Carmy::new().tool(count).build();
+}

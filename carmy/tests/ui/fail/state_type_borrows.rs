@@ -8,4 +8,7 @@ async fn greet(prefix: State<Prefix<'_>>) -> Result<String, AgentError> {
     Ok(prefix.0.to_owned())
 }
 
-fn main() {}
+// The tool still exists, so registering it adds no errors.
+fn main() {
+    let _ = Carmy::new().tool(greet).build();
+}

@@ -6,4 +6,7 @@ async fn whoami(ctx: &Context, again: Context) -> Result<(), AgentError> {
     Ok(())
 }
 
-fn main() {}
+// The tool still exists, so registering it adds no errors.
+fn main() {
+    let _ = Carmy::new().tool(whoami).build();
+}

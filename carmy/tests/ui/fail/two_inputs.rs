@@ -6,4 +6,8 @@ async fn search(query: String, limit: u32) -> Result<String, AgentError> {
     Ok(query)
 }
 
-fn main() {}
+// The tool still exists, so registering and calling it add no errors.
+fn main() {
+    let _ = Carmy::new().tool(search).build();
+    let _ = search("x".to_owned(), 1);
+}

@@ -1,6 +1,7 @@
+// An effect like no known one: the error lists them all.
 use carmy::prelude::*;
 
-#[tool(effect = "reed")]
+#[tool(effect = "mutate")]
 async fn search(query: String) -> Result<String, AgentError> {
     Ok(query)
 }

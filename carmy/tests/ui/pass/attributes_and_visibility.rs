@@ -2,15 +2,22 @@
 
 use carmy::prelude::*;
 
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+struct Text {
+    text: String,
+}
+
 mod tools {
     use carmy::prelude::*;
+
+    use super::Text;
 
     /// Visible to the parent module.
     #[tool(effect = "none")]
     #[allow(clippy::unused_async)]
     #[must_use = "a tool's result should be used"]
-    pub(crate) async fn r#type(input: String) -> Result<String, AgentError> {
-        Ok(input)
+    pub(crate) async fn r#type(input: Text) -> Result<String, AgentError> {
+        Ok(input.text)
     }
 
     /// Compiled out: nothing generated for it may remain.
@@ -38,7 +45,7 @@ macro_rules! echo_tool {
 }
 
 struct Db;
-echo_tool!(echo, String, Context, State<Db>);
+echo_tool!(echo, Text, Context, State<Db>);
 
 fn main() {
     use carmy::Tool;
@@ -54,5 +61,5 @@ fn main() {
         .state(Db)
         .build()
         .unwrap();
-    let _ = tools::r#type::call("x".into());
+    let _ = tools::r#type::call(Text { text: "x".into() });
 }

@@ -15,9 +15,14 @@ mod tools {
         Ok(())
     }
 
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    pub struct Count {
+        n: u32,
+    }
+
     #[my_carmy::tool(effect = "read", crate = "my_carmy")]
-    pub async fn relative(input: u32) -> Result<u32, AgentError> {
-        Ok(input)
+    pub async fn relative(input: Count) -> Result<u32, AgentError> {
+        Ok(input.n)
     }
 }
 
