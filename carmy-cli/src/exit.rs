@@ -45,12 +45,15 @@ impl Failure {
     pub(crate) fn from_service(error: ServiceError) -> Self {
         match error {
             ServiceError::McpError(error) => {
-                let mut message =
-                    format!("the server answered {}: {}", error.code.0, error.message);
+                // The message is one line (`main` escapes the rest of what is shown).
+                let mut message = format!(
+                    "the server answered {}: {}",
+                    error.code.0,
+                    crate::escape::field(&error.message)
+                );
                 if let Some(data) = error.data.filter(|data| !data.is_null()) {
-                    let data = serde_json::to_string_pretty(&data).unwrap_or_default();
                     message.push_str("\ndata: ");
-                    message.push_str(&data);
+                    message.push_str(&crate::out::pretty(&data));
                 }
                 Self::Server(message)
             }

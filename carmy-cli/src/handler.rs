@@ -18,7 +18,7 @@ use rmcp::{
 };
 use tokio::sync::mpsc;
 
-use crate::{elicit, progress::Stderr};
+use crate::{elicit, escape, progress::Stderr};
 
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
@@ -94,18 +94,19 @@ impl ClientHandler for Handler {
     }
 }
 
-/// `[level] logger: message`, the data printed as text when it is a string, as JSON otherwise.
+/// `[level] logger: message`, the data printed as text when it is a string, as JSON otherwise;
+/// one notification, one line.
 fn log_line(params: &LoggingMessageNotificationParam) -> String {
     let level = serde_json::to_value(params.level)
         .ok()
         .and_then(|level| level.as_str().map(str::to_owned))
         .unwrap_or_default();
     let data = match &params.data {
-        serde_json::Value::String(text) => text.clone(),
-        other => other.to_string(),
+        serde_json::Value::String(text) => escape::field(text).into_owned(),
+        other => crate::out::compact(other),
     };
     match &params.logger {
-        Some(logger) => format!("[{level}] {logger}: {data}"),
+        Some(logger) => format!("[{level}] {}: {data}", escape::field(logger)),
         None => format!("[{level}] {data}"),
     }
 }

@@ -5,12 +5,14 @@
 //! ```
 //!
 //! The command line is in `args.rs`, reaching the server in `connect.rs`, what the server sends
-//! unasked in `handler.rs`, each request in `commands/`, and how a run ends in `exit.rs`.
+//! unasked in `handler.rs`, each request in `commands/`, and how a run ends in `exit.rs`. No
+//! text of the server's reaches the terminal unescaped (`escape.rs`).
 
 mod args;
 mod commands;
 mod connect;
 mod elicit;
+mod escape;
 mod exit;
 mod handler;
 mod interrupt;
@@ -49,7 +51,7 @@ fn main() -> ExitCode {
     match runtime.block_on(client_main(client)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("error: {failure}");
+            eprintln!("error: {}", escape::text(&failure.to_string()));
             failure.status()
         }
     }

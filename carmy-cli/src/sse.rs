@@ -49,7 +49,7 @@ pub(crate) async fn connect(
         let body = response.text().await.unwrap_or_default();
         return Err(Failure::Connect(format!(
             "{url} answered {status}: {}",
-            body.trim()
+            crate::escape::field(body.trim())
         )));
     }
     let mut events = SseStream::from_bytes_stream(response.bytes_stream());
@@ -84,7 +84,11 @@ pub(crate) async fn connect(
         match serde_json::from_str(event.data.as_deref()?) {
             Ok(message) => Some(message),
             Err(error) => {
-                eprintln!("warning: ignoring a message the server sent: {error}");
+                let error = error.to_string();
+                eprintln!(
+                    "warning: ignoring a message the server sent: {}",
+                    crate::escape::text(&error)
+                );
                 None
             }
         }

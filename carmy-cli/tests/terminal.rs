@@ -9,7 +9,11 @@ use std::{
     process::{Command, Stdio},
 };
 
-use common::{CARMY, finish, stdio_server};
+use common::{
+    CARMY, finish,
+    hostile::{Behaviour, Hostile},
+    stdio_server,
+};
 
 /// `carmy args…` under `script`, so that its stdin and stderr are a terminal; `typed` is what
 /// the user types. Returns carmy's status (`script -e` passes it on) and everything the
@@ -131,4 +135,41 @@ fn a_question_answered_no_on_a_terminal_is_declined() {
     };
     assert_eq!(status, Some(1), "{shown:?}");
     assert!(shown.contains("CONFIRMATION_DECLINED"), "{shown:?}");
+}
+
+#[test]
+fn server_text_cannot_drive_the_terminal() {
+    let server = Hostile::start(Behaviour::default());
+    // Progress drawn as a bar, a log line, the result; then a question asked and answered.
+    for (tool, typed) in [("evil", ""), ("ask", "forty-two\ny\n")] {
+        let Some((status, shown)) = on_a_terminal(
+            &[
+                "client",
+                "-t",
+                "unix",
+                "-s",
+                &server.socket,
+                "--protocol",
+                "2025-11-25",
+                "call-tool",
+                "-n",
+                tool,
+                "--log-level",
+                "info",
+            ],
+            typed,
+        ) else {
+            return;
+        };
+        assert_eq!(status, Some(0), "{tool}: {shown:?}");
+        // The terminal shows carmy's own control sequences (the bar redrawn), none of the
+        // server's.
+        for raw in ["\x1b]", "\x1b[2J", "\u{9b}", "\x07", "\x7f"] {
+            assert!(
+                !shown.contains(raw),
+                "{tool}: {raw:?} reached it: {shown:?}"
+            );
+        }
+        assert!(shown.contains(r"\x1b]0;pwned\x07"), "{tool}: {shown:?}");
+    }
 }

@@ -64,7 +64,8 @@ pub(super) async fn get(run: &Run, args: &GetPrompt) -> Outcome {
                 block => vec![block.clone()],
             };
             let body = contents(&blocks, &mut Saver::new(None))?;
-            out.push_str(&format!("\n[{}]\n{body}\n", str_of(message, "role")));
+            let role = crate::escape::field(str_of(message, "role"));
+            out.push_str(&format!("\n[{role}]\n{body}\n"));
         }
         Ok(out)
     })
