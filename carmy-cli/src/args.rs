@@ -34,6 +34,10 @@ Examples:
   carmy client -t sse -s http://127.0.0.1:8080/sse list-prompts
   carmy client -t unix -s /tmp/shop.sock read-resource -u shop://catalog";
 
+/// `--max-pages` unless given: lists far longer than anyone reads on a terminal, and a bound on
+/// what a server that never ends its list can make carmy hold.
+const DEFAULT_MAX_PAGES: u32 = 1000;
+
 #[derive(Debug, Args)]
 pub(crate) struct Client {
     /// How to reach the server.
@@ -64,6 +68,11 @@ pub(crate) struct Client {
     /// of time is cancelled).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub(crate) timeout: Option<Duration>,
+
+    /// Follow a list (`list-tools`, …) for at most this many pages; a longer one is an error.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PAGES,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_pages: u32,
 
     /// Print the result as the server sent it (JSON), for scripts.
     #[arg(long, global = true)]

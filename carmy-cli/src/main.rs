@@ -71,6 +71,7 @@ async fn client_main(client: args::Client) -> exit::Outcome {
         session,
         json: client.json,
         timeout: client.timeout,
+        max_pages: client.max_pages,
         stderr,
         updates: updates_rx,
         interrupt,

@@ -174,3 +174,38 @@ fn json_output_is_exact_and_inert() {
         );
     }
 }
+
+#[test]
+fn a_list_without_end_stops_at_the_page_limit() {
+    // By default: 1,000 pages, then a failure that says how to follow more.
+    let server = Hostile::start(Behaviour::default());
+    let run = client(&server, &["list-tools"]);
+    assert_eq!(run.code(), Some(1), "{run:#?}");
+    assert!(run.stderr.contains("--max-pages"), "{run:#?}");
+    assert!(run.stdout.is_empty(), "{run:#?}");
+    assert_eq!(server.pages(), 1000);
+    // Each list, with the limit set.
+    for command in [
+        "list-tools",
+        "list-resources",
+        "list-templates",
+        "list-prompts",
+    ] {
+        let server = Hostile::start(Behaviour::default());
+        let run = client(&server, &["--max-pages", "3", "--json", command]);
+        assert_eq!(run.code(), Some(1), "{command}: {run:#?}");
+        assert!(
+            run.stderr.contains("did not end within 3 pages"),
+            "{command}: {run:#?}"
+        );
+        assert!(run.stdout.is_empty(), "{command}: {run:#?}");
+        assert_eq!(server.pages(), 3, "{command}");
+    }
+    // A list of exactly that many pages is whole.
+    let server = Hostile::start(Behaviour {
+        pages: Some(3),
+        ..Behaviour::default()
+    });
+    let listed = client(&server, &["--max-pages", "3", "--json", "list-tools"]).ok();
+    assert_eq!(listed.json()["tools"].as_array().map(Vec::len), Some(3));
+}

@@ -2,6 +2,7 @@
 
 mod complete;
 mod logging;
+mod pagination;
 mod ping;
 mod prompts;
 mod resources;
@@ -27,6 +28,8 @@ pub(crate) struct Run {
     pub(crate) session: Session,
     pub(crate) json: bool,
     pub(crate) timeout: Option<Duration>,
+    /// `--max-pages`.
+    pub(crate) max_pages: u32,
     pub(crate) stderr: Arc<Stderr>,
     /// `notifications/resources/updated` received by the handler (src/handler.rs).
     pub(crate) updates: mpsc::UnboundedReceiver<String>,

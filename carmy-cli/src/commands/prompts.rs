@@ -11,7 +11,12 @@ use crate::{
 };
 
 pub(super) async fn list(run: &Run) -> Outcome {
-    let prompts = run.send(run.session.peer().list_all_prompts()).await?;
+    let peer = run.session.peer();
+    let prompts = super::pagination::every_page(run, "prompts/list", |params| async move {
+        let page = peer.list_prompts(params).await?;
+        Ok((page.prompts, page.next_cursor))
+    })
+    .await?;
     let listed = json!({ "prompts": prompts });
     run.print(&listed, |listed| {
         let mut table = Table::new(&["PROMPT", "ARGUMENTS", "DESCRIPTION"]);

@@ -27,7 +27,12 @@ const REQUEST_ID_META: &str = "carmy/request_id";
 const MAX_INPUT_ROUNDS: usize = 8;
 
 pub(super) async fn list(run: &Run) -> Outcome {
-    let tools = run.send(run.session.peer().list_all_tools()).await?;
+    let peer = run.session.peer();
+    let tools = super::pagination::every_page(run, "tools/list", |params| async move {
+        let page = peer.list_tools(params).await?;
+        Ok((page.tools, page.next_cursor))
+    })
+    .await?;
     let listed = json!({ "tools": tools });
     run.print(&listed, |listed| {
         let mut table = Table::new(&["TOOL", "TITLE", "DESCRIPTION"]);
