@@ -20,6 +20,7 @@ mod out;
 mod progress;
 mod render;
 mod sse;
+mod timeout;
 
 use std::{process::ExitCode, sync::Arc};
 
@@ -31,6 +32,7 @@ use crate::{
     exit::Failure,
     handler::Handler,
     progress::Stderr,
+    timeout::Timeout,
 };
 
 fn main() -> ExitCode {
@@ -60,9 +62,10 @@ fn main() -> ExitCode {
 async fn client_main(client: args::Client) -> exit::Outcome {
     let interrupt = interrupt::Interrupt::listen();
     let stderr = Arc::new(Stderr::new());
+    let timeout = Arc::new(Timeout::new(client.timeout));
     let (updates, updates_rx) = tokio::sync::mpsc::unbounded_channel();
     let legacy_version = rmcp::model::ProtocolVersion::V_2025_11_25;
-    let handler = Handler::new(stderr.clone(), updates, legacy_version);
+    let handler = Handler::new(stderr.clone(), timeout.clone(), updates, legacy_version);
     let session = tokio::select! {
         session = connect::connect(&client, handler) => session?,
         _ = interrupt.wait() => return Err(Failure::Interrupted),
@@ -70,7 +73,7 @@ async fn client_main(client: args::Client) -> exit::Outcome {
     let mut run = Run {
         session,
         json: client.json,
-        timeout: client.timeout,
+        timeout,
         max_pages: client.max_pages,
         stderr,
         updates: updates_rx,

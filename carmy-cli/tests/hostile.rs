@@ -209,3 +209,99 @@ fn a_list_without_end_stops_at_the_page_limit() {
     let listed = client(&server, &["--max-pages", "3", "--json", "list-tools"]).ok();
     assert_eq!(listed.json()["tools"].as_array().map(Vec::len), Some(3));
 }
+
+#[test]
+fn a_silent_server_is_given_up_on_with_status_4() {
+    // While opening the session.
+    let silent = Hostile::start(Behaviour {
+        silent: true,
+        ..Behaviour::default()
+    });
+    let run = client(&silent, &["--timeout", "1", "ping"]);
+    assert_eq!(run.code(), Some(4), "{run:#?}");
+    assert!(run.stderr.contains("initialize"), "{run:#?}");
+    assert!(run.stderr.contains("--timeout"), "{run:#?}");
+    // A request, once the session is open: each names what went unanswered.
+    let mute = Hostile::start(Behaviour {
+        silent_after_initialize: true,
+        ..Behaviour::default()
+    });
+    for (command, method) in [
+        (&["ping"][..], "ping"),
+        (&["list-tools"], "tools/list"),
+        (&["read-resource", "-u", "x"], "resources/read"),
+        (&["get-prompt", "-n", "x"], "prompts/get"),
+        (
+            &["complete", "-p", "x", "--arg", "a"],
+            "completion/complete",
+        ),
+        (&["subscribe", "-u", "x"], "resources/subscribe"),
+    ] {
+        let mut args = vec!["--timeout", "1"];
+        args.extend_from_slice(command);
+        let run = client(&mute, &args);
+        assert_eq!(run.code(), Some(4), "{command:?}: {run:#?}");
+        assert!(
+            run.stderr.contains(&format!("no answer to {method}")),
+            "{command:?}: {run:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_call_past_its_timeout_is_cancelled_on_the_server() {
+    let server = Hostile::start(Behaviour::default());
+    let run = client(&server, &["--timeout", "1", "call-tool", "-n", "silent"]);
+    assert_eq!(run.code(), Some(4), "{run:#?}");
+    assert!(run.stderr.contains("no answer to tools/call"), "{run:#?}");
+    assert!(run.stdout.is_empty(), "{run:#?}");
+    let received = server.session();
+    let call = received
+        .iter()
+        .find(|message| message["method"] == "tools/call")
+        .expect("the call");
+    let cancelled = received
+        .iter()
+        .find(|message| message["method"] == "notifications/cancelled")
+        .expect("a cancellation");
+    assert_eq!(
+        cancelled["params"]["requestId"], call["id"],
+        "{received:#?}"
+    );
+}
+
+#[test]
+fn progress_keeps_a_call_alive_past_the_timeout() {
+    // Progress every 100 ms for 3 s: the server is not silent, however long the call takes.
+    let server = Hostile::start(Behaviour::default());
+    let run = client(
+        &server,
+        &[
+            "--timeout",
+            "1",
+            "call-tool",
+            "-n",
+            "slow",
+            "-a",
+            r#"{"seconds": 3}"#,
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{run:#?}");
+    assert_eq!(run.stdout, "done\n", "{run:#?}");
+    assert!(run.stderr.contains("progress: 30/30"), "{run:#?}");
+}
+
+#[test]
+fn the_timeout_is_a_minute_unless_given() {
+    let help = carmy(&["client", "--help"]).ok();
+    // The option's own paragraph, up to the next option.
+    let timeout = help
+        .stdout
+        .lines()
+        .skip_while(|line| !line.trim_start().starts_with("--timeout"))
+        .skip(1)
+        .take_while(|line| !line.trim_start().starts_with('-'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(timeout.contains("[default: 60]"), "{}", help.stdout);
+}

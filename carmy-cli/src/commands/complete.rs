@@ -19,7 +19,9 @@ pub(super) async fn complete(run: &Run, args: &Complete) -> Outcome {
         let arguments = super::string_object(context, "--context")?;
         params = params.with_context(CompletionContext::with_arguments(arguments));
     }
-    let completed = run.send(run.session.peer().complete(params)).await?;
+    let completed = run
+        .send("completion/complete", run.session.peer().complete(params))
+        .await?;
     run.print(&completed, |completed| {
         let completion = &completed.completion;
         // One value a line: a value cannot pass for two.

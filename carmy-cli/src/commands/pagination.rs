@@ -25,7 +25,7 @@ where
     let mut items = Vec::new();
     let mut params = None;
     for _ in 0..run.max_pages {
-        let (page_items, next) = run.send(page(params.take())).await?;
+        let (page_items, next) = run.send(method, page(params.take())).await?;
         items.extend(page_items);
         let Some(next) = next else {
             return Ok(items);

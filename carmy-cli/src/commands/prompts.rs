@@ -55,7 +55,9 @@ pub(super) async fn get(run: &Run, args: &GetPrompt) -> Outcome {
                 .collect(),
         );
     }
-    let prompt = run.send(run.session.get_prompt(params)).await?;
+    let prompt = run
+        .send("prompts/get", run.session.get_prompt(params))
+        .await?;
     run.print(&prompt, |prompt| {
         let prompt = to_json(prompt);
         let mut out = String::new();

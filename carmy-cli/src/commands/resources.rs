@@ -60,6 +60,7 @@ pub(super) async fn read(run: &Run, args: &ReadResource) -> Outcome {
     // the handler, as a call does.
     let read = run
         .send(
+            "resources/read",
             run.session
                 .read_resource(ReadResourceRequestParams::new(args.uri.clone())),
         )

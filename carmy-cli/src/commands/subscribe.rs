@@ -22,7 +22,7 @@ pub(super) async fn subscribe(run: &mut Run, args: &Subscribe) -> Outcome {
             .session
             .peer()
             .subscribe(SubscribeRequestParams::new(args.uri.clone()));
-        run.send(subscribed).await?;
+        run.send("resources/subscribe", subscribed).await?;
         run.stderr.line(&format!(
             "subscribed to {}; Ctrl-C to stop",
             crate::escape::field(&args.uri)
@@ -45,7 +45,9 @@ pub(super) async fn subscribe(run: &mut Run, args: &Subscribe) -> Outcome {
     let filter = SubscriptionFilter::builder()
         .resource_subscriptions([args.uri.clone()])
         .build();
-    let mut subscription = run.send(run.session.peer().listen(filter)).await?;
+    let mut subscription = run
+        .send("subscriptions/listen", run.session.peer().listen(filter))
+        .await?;
     run.stderr.line(&format!(
         "subscribed to {}; Ctrl-C to stop",
         crate::escape::field(&args.uri)
