@@ -77,7 +77,9 @@ pub(super) async fn call(run: &Run, args: &CallTool) -> Outcome {
                     .session
                     .peer()
                     .set_level(SetLevelRequestParams::new(level));
-                if let Err(Failure::Server(refused)) = run.send("logging/setLevel", set).await {
+                if let Err(Failure::Server(refused) | Failure::Timeout(refused)) =
+                    run.send("logging/setLevel", set).await
+                {
                     run.stderr.line(&format!(
                         "warning: --log-level: {refused}; calling without server logs"
                     ));
