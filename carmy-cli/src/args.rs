@@ -21,7 +21,8 @@ pub(crate) enum Top {
     ///
     /// Exit codes: 0 ok; 1 the server reported an error (a JSON-RPC error, or a tool result
     /// with `isError`); 2 bad usage; 3 could not connect or initialize (or the connection was
-    /// lost); 130 interrupted by Ctrl-C (the request is cancelled first).
+    /// lost); 4 the server was silent past --timeout (a request is cancelled first); 130
+    /// interrupted by Ctrl-C (the request is cancelled first).
     #[command(after_help = EXAMPLES)]
     Client(Client),
 }
@@ -33,6 +34,14 @@ Examples:
   carmy client -t http -s http://127.0.0.1:8080/mcp --bearer TOKEN list-resources
   carmy client -t sse -s http://127.0.0.1:8080/sse list-prompts
   carmy client -t unix -s /tmp/shop.sock read-resource -u shop://catalog";
+
+/// `--timeout` unless given: what the official TypeScript SDK waits by default. A server that
+/// needs longer reports progress.
+const DEFAULT_TIMEOUT: &str = "60";
+
+/// `--max-pages` unless given: lists far longer than anyone reads on a terminal, and a bound on
+/// what a server that never ends its list can make carmy hold.
+const DEFAULT_MAX_PAGES: u32 = 1000;
 
 #[derive(Debug, Args)]
 pub(crate) struct Client {
@@ -60,10 +69,17 @@ pub(crate) struct Client {
     #[arg(long, value_name = "TOKEN")]
     pub(crate) bearer: Option<String>,
 
-    /// Give up on connecting, or on the request, after this many seconds (a call that runs out
-    /// of time is cancelled).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
-    pub(crate) timeout: Option<Duration>,
+    /// Give up (exit 4) on a server silent for this many seconds: while opening the session,
+    /// or during the request, which is then cancelled. Each progress notification restarts
+    /// the wait; the time the user takes to answer the server's question does not count.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds,
+          default_value = DEFAULT_TIMEOUT)]
+    pub(crate) timeout: Duration,
+
+    /// Follow a list (`list-tools`, …) for at most this many pages; a longer one is an error.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PAGES,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_pages: u32,
 
     /// Print the result as the server sent it (JSON), for scripts.
     #[arg(long, global = true)]
@@ -259,6 +275,21 @@ mod tests {
         assert!(parse_seconds("0").is_err());
         assert!(parse_seconds("-1").is_err());
         assert!(parse_seconds("soon").is_err());
+    }
+
+    #[test]
+    fn the_timeout_is_a_minute_unless_given() {
+        let parse = |args: &[&str]| match Cli::try_parse_from(args.iter().copied()) {
+            Ok(Cli {
+                command: super::Top::Client(client),
+            }) => client.timeout,
+            Err(error) => panic!("{error}"),
+        };
+        assert_eq!(parse(&["carmy", "client", "-s", "x", "ping"]).as_secs(), 60);
+        assert_eq!(
+            parse(&["carmy", "client", "-s", "x", "--timeout", "0.5", "ping"]).as_millis(),
+            500
+        );
     }
 
     #[test]

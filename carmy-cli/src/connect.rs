@@ -1,7 +1,8 @@
 //! From `-t`/`-s` and `--protocol` to an initialized session.
 //!
 //! Every failure here is exit 3 ("could not connect"), except a command line that cannot work
-//! whatever the server does (an empty `-s`, `--header` on stdio), which is bad usage (2).
+//! whatever the server does (an empty `-s`, `--header` on stdio), which is bad usage (2), and a
+//! server silent past `--timeout`, which is 4 as it is for a request.
 
 use std::{collections::HashMap, future::Future, time::Duration};
 
@@ -94,15 +95,9 @@ pub(crate) async fn connect(client: &Client, handler: Handler) -> Result<Session
             }
             check_url(&client.server)?;
             let opening = sse::connect(&client.server, headers(client)?, client.bearer.as_deref());
-            let transport = match client.timeout {
-                Some(timeout) => tokio::time::timeout(timeout, opening).await.map_err(|_| {
-                    Failure::Connect(format!(
-                        "no event stream within {} s",
-                        timeout.as_secs_f64()
-                    ))
-                })??,
-                None => opening.await?,
-            };
+            let transport = tokio::time::timeout(client.timeout, opening)
+                .await
+                .map_err(|_| timed_out("the event stream and its endpoint", client.timeout))??;
             within(
                 client.timeout,
                 handler.serve_with_lifecycle(transport, ClientLifecycleMode::Initialize),
@@ -113,21 +108,23 @@ pub(crate) async fn connect(client: &Client, handler: Handler) -> Result<Session
     Ok(session)
 }
 
-/// `future`, given up on after `timeout`: both are a failure to connect.
+/// `future`, opening the session: given up on after `timeout`.
 async fn within<T>(
-    timeout: Option<Duration>,
+    timeout: Duration,
     future: impl Future<Output = Result<T, rmcp::service::ClientInitializeError>>,
 ) -> Result<T, Failure> {
-    let result = match timeout {
-        Some(timeout) => tokio::time::timeout(timeout, future).await.map_err(|_| {
-            Failure::Connect(format!(
-                "could not initialize a session within {} s",
-                timeout.as_secs_f64()
-            ))
-        })?,
-        None => future.await,
-    };
-    result.map_err(Failure::from_initialize)
+    tokio::time::timeout(timeout, future)
+        .await
+        .map_err(|_| timed_out("initialize (or server/discover)", timeout))?
+        .map_err(Failure::from_initialize)
+}
+
+/// The failure of a session not opened within `timeout`, waiting for `what`.
+fn timed_out(what: &str, timeout: Duration) -> Failure {
+    Failure::Timeout(format!(
+        "no answer to {what} within {} s; no session was opened (--timeout SECONDS waits longer)",
+        timeout.as_secs_f64()
+    ))
 }
 
 /// The stdio server: `-s` split as a POSIX shell would (leading `NAME=VALUE` words set the

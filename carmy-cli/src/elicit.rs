@@ -4,11 +4,16 @@
 //! Declining is the only safe answer without a person: accepting would approve whatever the
 //! server asked (a confirmation of a destructive call included), and hanging would block a
 //! script forever. The question is still shown on stderr so the log says why a call was refused.
+//!
+//! Everything shown goes through [`say`] or the prompt in [`ask`], escaped (`escape.rs`); what
+//! the server names for one line (a field, its description, a URL) stays on it.
 
 use std::io::{BufRead, IsTerminal, Write};
 
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use serde_json::{Map, Value};
+
+use crate::escape;
 
 /// The user's answer to `request`.
 pub(crate) async fn answer(request: ElicitRequestParams) -> ElicitResult {
@@ -23,14 +28,21 @@ pub(crate) async fn answer(request: ElicitRequestParams) -> ElicitResult {
             serde_json::to_value(requested_schema).unwrap_or_default(),
         ),
         ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
-            eprintln!("the server asks: {message}\n  open {url}");
+            say(&format!(
+                "the server asks: {}\n  open {}",
+                indented(&message),
+                escape::field(&url)
+            ));
             // Following a URL is the user's business; carmy cannot know when it is done.
             return ElicitResult::new(ElicitationAction::Decline);
         }
         _ => return ElicitResult::new(ElicitationAction::Decline),
     };
     if !interactive {
-        eprintln!("the server asks: {message}\ndeclined: no terminal to ask on");
+        say(&format!(
+            "the server asks: {}\ndeclined: no terminal to ask on",
+            indented(&message)
+        ));
         return ElicitResult::new(ElicitationAction::Decline);
     }
     // Reading the terminal blocks: keep it off the runtime's threads, which still carry the
@@ -44,11 +56,11 @@ fn ask(message: &str, schema: &Value) -> ElicitResult {
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     let mut prompt = |question: &str| -> Option<String> {
-        eprint!("{question}");
+        eprint!("{}", escape::text(question));
         let _ = std::io::stderr().flush();
         lines.next().and_then(Result::ok)
     };
-    eprintln!("the server asks: {message}");
+    say(&format!("the server asks: {}", indented(message)));
     let properties = schema
         .get("properties")
         .and_then(Value::as_object)
@@ -68,11 +80,13 @@ fn ask(message: &str, schema: &Value) -> ElicitResult {
         let description = property
             .get("description")
             .and_then(Value::as_str)
-            .map(|text| format!(" ({text})"))
+            .map(|text| format!(" ({})", escape::field(text)))
             .unwrap_or_default();
+        let (shown_name, shown_kind) = (escape::field(name), escape::field(kind));
         loop {
             // End of input (Ctrl-D) cancels the whole question.
-            let Some(typed) = prompt(&format!("  {name}{description} [{kind}]: ")) else {
+            let Some(typed) = prompt(&format!("  {shown_name}{description} [{shown_kind}]: "))
+            else {
                 return ElicitResult::new(ElicitationAction::Cancel);
             };
             let typed = typed.trim();
@@ -84,7 +98,7 @@ fn ask(message: &str, schema: &Value) -> ElicitResult {
                     content.insert(name.clone(), value);
                     break;
                 }
-                None => eprintln!("  not a {kind}; try again"),
+                None => say(&format!("  not a {shown_kind}; try again")),
             }
         }
     }
@@ -95,6 +109,16 @@ fn ask(message: &str, schema: &Value) -> ElicitResult {
         Some(_) => ElicitResult::new(ElicitationAction::Decline),
         None => ElicitResult::new(ElicitationAction::Cancel),
     }
+}
+
+/// A question over several lines, its later lines indented: none passes for one of carmy's.
+fn indented(message: &str) -> String {
+    message.replace('\n', "\n  ")
+}
+
+/// A line on stderr.
+fn say(text: &str) {
+    eprintln!("{}", escape::text(text));
 }
 
 /// `typed` as a value of the schema type `kind`, if it is one.

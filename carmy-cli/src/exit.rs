@@ -8,6 +8,7 @@
 //! | 1 | the server reported an error: a JSON-RPC error, or a tool result with `isError` |
 //! | 2 | bad usage (clap's own status for its errors, reused for ours) |
 //! | 3 | the server could not be reached or initialized, or the connection was lost |
+//! | 4 | the server was silent past `--timeout` (opening the session, or during a request, which was cancelled) |
 //! | 130 | interrupted by Ctrl-C, after the running request was cancelled (128 + SIGINT, as a shell reports it) |
 
 use std::{fmt, process::ExitCode};
@@ -17,13 +18,15 @@ use rmcp::service::{ClientInitializeError, ServiceError};
 /// Why a run did not succeed; its status is [`Failure::status`].
 #[derive(Debug)]
 pub(crate) enum Failure {
-    /// The server answered with an error (or no answer in time). The message is complete:
-    /// code, message and data, or which tool reported an error (its result is on stdout).
+    /// The server answered with an error. The message is complete: code, message and data, or
+    /// which tool reported an error (its result is on stdout).
     Server(String),
     /// The command line asks for something that cannot be done.
     Usage(String),
     /// No session: the server could not be started, reached or initialized, or it went away.
     Connect(String),
+    /// The server gave no sign of life within `--timeout`; the message says while doing what.
+    Timeout(String),
     /// Ctrl-C: what was running has been cancelled.
     Interrupted,
     /// The output could not be written (a full disk, a file `-o` cannot create).
@@ -36,6 +39,7 @@ impl Failure {
             Self::Server(_) | Self::Output(_) => 1,
             Self::Usage(_) => 2,
             Self::Connect(_) => 3,
+            Self::Timeout(_) => 4,
             Self::Interrupted => 130,
         })
     }
@@ -45,19 +49,22 @@ impl Failure {
     pub(crate) fn from_service(error: ServiceError) -> Self {
         match error {
             ServiceError::McpError(error) => {
-                let mut message =
-                    format!("the server answered {}: {}", error.code.0, error.message);
+                // The message is one line (`main` escapes the rest of what is shown).
+                let mut message = format!(
+                    "the server answered {}: {}",
+                    error.code.0,
+                    crate::escape::field(&error.message)
+                );
                 if let Some(data) = error.data.filter(|data| !data.is_null()) {
-                    let data = serde_json::to_string_pretty(&data).unwrap_or_default();
                     message.push_str("\ndata: ");
-                    message.push_str(&data);
+                    message.push_str(&crate::out::pretty(&data));
                 }
                 Self::Server(message)
             }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 Self::Connect(format!("the connection to the server was lost ({error})"))
             }
-            ServiceError::Timeout { .. } => Self::Server(format!(
+            ServiceError::Timeout { .. } => Self::Timeout(format!(
                 "no answer in time ({error}); the request was cancelled"
             )),
             other => Self::Server(other.to_string()),
@@ -75,6 +82,7 @@ impl fmt::Display for Failure {
             Self::Server(message)
             | Self::Usage(message)
             | Self::Connect(message)
+            | Self::Timeout(message)
             | Self::Output(message) => f.write_str(message),
             Self::Interrupted => {
                 f.write_str("interrupted (Ctrl-C); the running request was cancelled")

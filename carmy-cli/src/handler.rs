@@ -18,11 +18,13 @@ use rmcp::{
 };
 use tokio::sync::mpsc;
 
-use crate::{elicit, progress::Stderr};
+use crate::{elicit, escape, progress::Stderr, timeout::Timeout};
 
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
     stderr: Arc<Stderr>,
+    /// Progress restarts it; a question to the user stops it.
+    timeout: Arc<Timeout>,
     /// Where `notifications/resources/updated` go (2025-11-25's `resources/subscribe`).
     updates: mpsc::UnboundedSender<String>,
     /// The revision `initialize` offers.
@@ -32,11 +34,13 @@ pub(crate) struct Handler {
 impl Handler {
     pub(crate) fn new(
         stderr: Arc<Stderr>,
+        timeout: Arc<Timeout>,
         updates: mpsc::UnboundedSender<String>,
         legacy_version: ProtocolVersion,
     ) -> Self {
         Self {
             stderr,
+            timeout,
             updates,
             legacy_version,
         }
@@ -65,6 +69,7 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         self.stderr.finish();
+        let _turn = self.timeout.user_turn();
         Ok(elicit::answer(request).await)
     }
 
@@ -73,6 +78,7 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        self.timeout.progress();
         self.stderr.progress(&params);
     }
 
@@ -94,18 +100,19 @@ impl ClientHandler for Handler {
     }
 }
 
-/// `[level] logger: message`, the data printed as text when it is a string, as JSON otherwise.
+/// `[level] logger: message`, the data printed as text when it is a string, as JSON otherwise;
+/// one notification, one line.
 fn log_line(params: &LoggingMessageNotificationParam) -> String {
     let level = serde_json::to_value(params.level)
         .ok()
         .and_then(|level| level.as_str().map(str::to_owned))
         .unwrap_or_default();
     let data = match &params.data {
-        serde_json::Value::String(text) => text.clone(),
-        other => other.to_string(),
+        serde_json::Value::String(text) => escape::field(text).into_owned(),
+        other => crate::out::compact(other),
     };
     match &params.logger {
-        Some(logger) => format!("[{level}] {logger}: {data}"),
+        Some(logger) => format!("[{level}] {}: {data}", escape::field(logger)),
         None => format!("[{level}] {data}"),
     }
 }

@@ -5,12 +5,14 @@
 //! ```
 //!
 //! The command line is in `args.rs`, reaching the server in `connect.rs`, what the server sends
-//! unasked in `handler.rs`, each request in `commands/`, and how a run ends in `exit.rs`.
+//! unasked in `handler.rs`, each request in `commands/`, and how a run ends in `exit.rs`. No
+//! text of the server's reaches the terminal unescaped (`escape.rs`).
 
 mod args;
 mod commands;
 mod connect;
 mod elicit;
+mod escape;
 mod exit;
 mod handler;
 mod interrupt;
@@ -18,6 +20,7 @@ mod out;
 mod progress;
 mod render;
 mod sse;
+mod timeout;
 
 use std::{process::ExitCode, sync::Arc};
 
@@ -29,6 +32,7 @@ use crate::{
     exit::Failure,
     handler::Handler,
     progress::Stderr,
+    timeout::Timeout,
 };
 
 fn main() -> ExitCode {
@@ -49,7 +53,7 @@ fn main() -> ExitCode {
     match runtime.block_on(client_main(client)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("error: {failure}");
+            eprintln!("error: {}", escape::text(&failure.to_string()));
             failure.status()
         }
     }
@@ -58,9 +62,10 @@ fn main() -> ExitCode {
 async fn client_main(client: args::Client) -> exit::Outcome {
     let interrupt = interrupt::Interrupt::listen();
     let stderr = Arc::new(Stderr::new());
+    let timeout = Arc::new(Timeout::new(client.timeout));
     let (updates, updates_rx) = tokio::sync::mpsc::unbounded_channel();
     let legacy_version = rmcp::model::ProtocolVersion::V_2025_11_25;
-    let handler = Handler::new(stderr.clone(), updates, legacy_version);
+    let handler = Handler::new(stderr.clone(), timeout.clone(), updates, legacy_version);
     let session = tokio::select! {
         session = connect::connect(&client, handler) => session?,
         _ = interrupt.wait() => return Err(Failure::Interrupted),
@@ -68,7 +73,8 @@ async fn client_main(client: args::Client) -> exit::Outcome {
     let mut run = Run {
         session,
         json: client.json,
-        timeout: client.timeout,
+        timeout,
+        max_pages: client.max_pages,
         stderr,
         updates: updates_rx,
         interrupt,

@@ -1,4 +1,5 @@
-//! The one way results reach stdout.
+//! The one way results reach stdout, escaped (`escape.rs`): the server's text cannot drive the
+//! terminal, and JSON keeps its value.
 //!
 //! A reader that stops early (`carmy client … list-tools | head -1`) closes the pipe and the
 //! next write fails with `BrokenPipe` (Rust ignores `SIGPIPE`, so `println!` would panic). The
@@ -19,6 +20,7 @@ pub(crate) enum Printed {
 
 /// Writes `text` and a newline (unless it ends with one) to stdout through one lock.
 pub(crate) fn print(text: &str) -> Result<Printed, Failure> {
+    let text = crate::escape::text(text);
     let mut stdout = std::io::stdout().lock();
     let written = if text.ends_with('\n') {
         write!(stdout, "{text}")
@@ -39,7 +41,12 @@ pub(crate) fn print_once(text: &str) -> Result<(), Failure> {
 
 /// `value` as indented JSON.
 pub(crate) fn pretty(value: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    crate::escape::json(serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()))
+}
+
+/// `value` as JSON on one line.
+pub(crate) fn compact(value: &serde_json::Value) -> String {
+    crate::escape::json(value.to_string())
 }
 
 /// `result` as indented JSON: what `--json` prints.

@@ -2,7 +2,8 @@
 //! log messages, which must not tear a progress bar drawn on the same line.
 //!
 //! On a terminal, progress is one line redrawn in place; anywhere else (a log file, a test) it
-//! is one plain line per notification, since carriage returns only garble a file.
+//! is one plain line per notification, since carriage returns only garble a file. The server's
+//! words are escaped (`escape.rs`) before carmy's own control sequences are added.
 
 use std::{
     io::{IsTerminal, Write},
@@ -10,6 +11,8 @@ use std::{
 };
 
 use rmcp::model::ProgressNotificationParam;
+
+use crate::escape;
 
 const BAR_WIDTH: usize = 30;
 
@@ -31,13 +34,13 @@ impl Stderr {
     pub(crate) fn progress(&self, params: &ProgressNotificationParam) {
         let mut drawn = self.bar_drawn.lock().unwrap_or_else(|e| e.into_inner());
         let mut stderr = std::io::stderr().lock();
-        let message = params.message.as_deref().unwrap_or("");
+        let message = escape::field(params.message.as_deref().unwrap_or(""));
         // Writes to stderr that fail have nowhere to be reported: they are dropped.
         if self.terminal {
             let _ = write!(
                 stderr,
                 "\r\x1b[2K{}",
-                bar(params.progress, params.total, message)
+                bar(params.progress, params.total, &message)
             );
             let _ = stderr.flush();
             *drawn = true;
@@ -45,7 +48,7 @@ impl Stderr {
             let _ = writeln!(
                 stderr,
                 "progress: {}",
-                plain(params.progress, params.total, message)
+                plain(params.progress, params.total, &message)
             );
         }
     }
@@ -57,7 +60,7 @@ impl Stderr {
         if std::mem::take(&mut *drawn) {
             let _ = write!(stderr, "\r\x1b[2K");
         }
-        let _ = writeln!(stderr, "{text}");
+        let _ = writeln!(stderr, "{}", escape::text(text));
     }
 
     /// Clears the bar, once the request is over.

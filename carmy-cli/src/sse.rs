@@ -6,6 +6,10 @@
 //! messages; the sink posts each message and waits for the server to accept it, so a refused
 //! `POST` (an expired session, a bad token) fails the request that sent it instead of leaving
 //! it waiting for an answer that will never come.
+//!
+//! The endpoint must be on the event stream's origin (scheme, host and port), as the official
+//! TypeScript SDK requires: every `POST` carries the `--bearer` token and the `--header`s, which
+//! were given for the server `-s` names, not for wherever that server points.
 
 use std::{io, pin::Pin};
 
@@ -49,17 +53,14 @@ pub(crate) async fn connect(
         let body = response.text().await.unwrap_or_default();
         return Err(Failure::Connect(format!(
             "{url} answered {status}: {}",
-            body.trim()
+            crate::escape::field(body.trim())
         )));
     }
     let mut events = SseStream::from_bytes_stream(response.bytes_stream());
     let endpoint = loop {
         match events.next().await {
             Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
-                let data = event.data.unwrap_or_default();
-                break url.join(data.trim()).map_err(|error| {
-                    Failure::Connect(format!("the server's endpoint `{data}`: {error}"))
-                })?;
+                break endpoint(&url, &event.data.unwrap_or_default())?;
             }
             Some(Ok(_)) => {}
             Some(Err(error)) => {
@@ -84,7 +85,11 @@ pub(crate) async fn connect(
         match serde_json::from_str(event.data.as_deref()?) {
             Ok(message) => Some(message),
             Err(error) => {
-                eprintln!("warning: ignoring a message the server sent: {error}");
+                let error = error.to_string();
+                eprintln!(
+                    "warning: ignoring a message the server sent: {}",
+                    crate::escape::text(&error)
+                );
                 None
             }
         }
@@ -112,4 +117,53 @@ pub(crate) async fn connect(
         },
     );
     Ok((Box::pin(outgoing), Box::pin(incoming)))
+}
+
+/// Where the `endpoint` event's `data` says to post, if it is on the origin of `stream`.
+fn endpoint(stream: &Url, data: &str) -> Result<Url, Failure> {
+    let shown = crate::escape::field(data.trim());
+    let endpoint = stream
+        .join(data.trim())
+        .map_err(|error| Failure::Connect(format!("the server's endpoint `{shown}`: {error}")))?;
+    if endpoint.origin() != stream.origin() {
+        return Err(Failure::Connect(format!(
+            "the server's endpoint `{shown}` is on another origin than {stream}: refused, so \
+             that the token and the headers go nowhere else"
+        )));
+    }
+    Ok(endpoint)
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::Url;
+
+    use super::endpoint;
+
+    #[test]
+    fn the_endpoint_is_on_the_streams_origin() {
+        let stream = Url::parse("http://127.0.0.1:8080/sse").unwrap();
+        for same in [
+            "/messages?sessionId=1",
+            "messages?sessionId=1",
+            " http://127.0.0.1:8080/messages ",
+        ] {
+            assert_eq!(
+                endpoint(&stream, same).unwrap().origin(),
+                stream.origin(),
+                "{same}"
+            );
+        }
+        let default_port = Url::parse("http://example.com/sse").unwrap();
+        assert!(endpoint(&default_port, "http://example.com:80/messages").is_ok());
+        for other in [
+            "http://127.0.0.1:8081/messages",
+            "http://localhost:8080/messages",
+            "https://127.0.0.1:8080/messages",
+            "//evil.example/messages",
+            "http://evil.example/messages",
+        ] {
+            assert!(endpoint(&stream, other).is_err(), "{other}");
+        }
+    }
 }

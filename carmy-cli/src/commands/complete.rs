@@ -19,10 +19,18 @@ pub(super) async fn complete(run: &Run, args: &Complete) -> Outcome {
         let arguments = super::string_object(context, "--context")?;
         params = params.with_context(CompletionContext::with_arguments(arguments));
     }
-    let completed = run.send(run.session.peer().complete(params)).await?;
+    let completed = run
+        .send("completion/complete", run.session.peer().complete(params))
+        .await?;
     run.print(&completed, |completed| {
         let completion = &completed.completion;
-        let mut out = completion.values.join("\n");
+        // One value a line: a value cannot pass for two.
+        let mut out = completion
+            .values
+            .iter()
+            .map(|value| crate::escape::field(value))
+            .collect::<Vec<_>>()
+            .join("\n");
         if !out.is_empty() {
             out.push('\n');
         }

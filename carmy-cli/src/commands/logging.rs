@@ -22,7 +22,7 @@ pub(super) async fn set_level(run: &Run, args: &SetLogLevel) -> Outcome {
         .session
         .peer()
         .set_level(SetLevelRequestParams::new(level));
-    match run.send(set).await {
+    match run.send("logging/setLevel", set).await {
         Ok(()) => run.print(&serde_json::json!({}), |_| {
             Ok(format!("log level set to {}", level_name(args.level)))
         }),

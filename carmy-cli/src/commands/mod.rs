@@ -2,13 +2,14 @@
 
 mod complete;
 mod logging;
+mod pagination;
 mod ping;
 mod prompts;
 mod resources;
 mod subscribe;
 mod tools;
 
-use std::{future::Future, sync::Arc, time::Duration};
+use std::{future::Future, sync::Arc};
 
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
@@ -19,6 +20,7 @@ use crate::{
     exit::{Failure, Outcome},
     interrupt::Interrupt,
     progress::Stderr,
+    timeout::Timeout,
 };
 
 /// What every command needs besides its own arguments.
@@ -26,7 +28,10 @@ use crate::{
 pub(crate) struct Run {
     pub(crate) session: Session,
     pub(crate) json: bool,
-    pub(crate) timeout: Option<Duration>,
+    /// `--timeout`, restarted by progress (src/timeout.rs).
+    pub(crate) timeout: Arc<Timeout>,
+    /// `--max-pages`.
+    pub(crate) max_pages: u32,
     pub(crate) stderr: Arc<Stderr>,
     /// `notifications/resources/updated` received by the handler (src/handler.rs).
     pub(crate) updates: mpsc::UnboundedReceiver<String>,
@@ -43,28 +48,28 @@ impl Run {
             .is_none_or(|info| info.protocol_version.has_initialize())
     }
 
-    /// `request`, within `--timeout` and until Ctrl-C. Dropping a request of rmcp's before its
-    /// answer sends `notifications/cancelled`, so both ways out cancel it on the server.
+    /// `request` (the `method` named in errors), until `--timeout` of silence or Ctrl-C.
+    /// Dropping a request of rmcp's before its answer sends `notifications/cancelled`, so both
+    /// ways out cancel it on the server.
     pub(crate) async fn send<T>(
         &self,
+        method: &str,
         request: impl Future<Output = Result<T, rmcp::ServiceError>>,
     ) -> Result<T, Failure> {
-        let answered = async {
-            match self.timeout {
-                Some(timeout) => tokio::time::timeout(timeout, request).await.map_err(|_| {
-                    Failure::Server(format!(
-                        "no answer within {} s; the request was cancelled",
-                        timeout.as_secs_f64()
-                    ))
-                })?,
-                None => request.await,
-            }
-            .map_err(Failure::from_service)
-        };
         tokio::select! {
-            answer = answered => answer,
-            _ = self.interrupt.wait() => Err(Failure::Interrupted),
+            answer = request => answer.map_err(Failure::from_service),
+            () = self.timeout.expired() => Err(self.timed_out(method)),
+            () = self.interrupt.wait() => Err(Failure::Interrupted),
         }
+    }
+
+    /// The failure of a `method` given up on after `--timeout`.
+    pub(crate) fn timed_out(&self, method: &str) -> Failure {
+        Failure::Timeout(format!(
+            "no answer to {method} and no progress for {} s; the request was cancelled \
+             (--timeout SECONDS waits longer)",
+            self.timeout.limit().as_secs_f64()
+        ))
     }
 
     /// Prints `result` as the server sent it (`--json`), or `human` made from it.

@@ -19,12 +19,12 @@ pub(super) async fn ping(run: &Run) -> Outcome {
         ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams::default()))
     };
     let started = Instant::now();
-    let answer = run.send(peer.send_request(request)).await?;
+    let method = if legacy { "ping" } else { "server/discover" };
+    let answer = run.send(method, peer.send_request(request)).await?;
     let elapsed = started.elapsed();
     run.print(&answer, |_| {
-        let how = if legacy { "ping" } else { "server/discover" };
         Ok(format!(
-            "the server answered {how} in {:.1} ms",
+            "the server answered {method} in {:.1} ms",
             elapsed.as_secs_f64() * 1000.0
         ))
     })

@@ -11,7 +11,12 @@ use crate::{
 };
 
 pub(super) async fn list(run: &Run) -> Outcome {
-    let prompts = run.send(run.session.peer().list_all_prompts()).await?;
+    let peer = run.session.peer();
+    let prompts = super::pagination::every_page(run, "prompts/list", |params| async move {
+        let page = peer.list_prompts(params).await?;
+        Ok((page.prompts, page.next_cursor))
+    })
+    .await?;
     let listed = json!({ "prompts": prompts });
     run.print(&listed, |listed| {
         let mut table = Table::new(&["PROMPT", "ARGUMENTS", "DESCRIPTION"]);
@@ -50,7 +55,9 @@ pub(super) async fn get(run: &Run, args: &GetPrompt) -> Outcome {
                 .collect(),
         );
     }
-    let prompt = run.send(run.session.get_prompt(params)).await?;
+    let prompt = run
+        .send("prompts/get", run.session.get_prompt(params))
+        .await?;
     run.print(&prompt, |prompt| {
         let prompt = to_json(prompt);
         let mut out = String::new();
@@ -64,7 +71,8 @@ pub(super) async fn get(run: &Run, args: &GetPrompt) -> Outcome {
                 block => vec![block.clone()],
             };
             let body = contents(&blocks, &mut Saver::new(None))?;
-            out.push_str(&format!("\n[{}]\n{body}\n", str_of(message, "role")));
+            let role = crate::escape::field(str_of(message, "role"));
+            out.push_str(&format!("\n[{role}]\n{body}\n"));
         }
         Ok(out)
     })

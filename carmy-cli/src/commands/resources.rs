@@ -11,7 +11,12 @@ use crate::{
 };
 
 pub(super) async fn list(run: &Run) -> Outcome {
-    let resources = run.send(run.session.peer().list_all_resources()).await?;
+    let peer = run.session.peer();
+    let resources = super::pagination::every_page(run, "resources/list", |params| async move {
+        let page = peer.list_resources(params).await?;
+        Ok((page.resources, page.next_cursor))
+    })
+    .await?;
     let listed = json!({ "resources": resources });
     run.print(&listed, |listed| {
         let mut table = Table::new(&["URI", "NAME", "MIME", "DESCRIPTION"]);
@@ -28,8 +33,12 @@ pub(super) async fn list(run: &Run) -> Outcome {
 }
 
 pub(super) async fn templates(run: &Run) -> Outcome {
-    let templates = run
-        .send(run.session.peer().list_all_resource_templates())
+    let peer = run.session.peer();
+    let templates =
+        super::pagination::every_page(run, "resources/templates/list", |params| async move {
+            let page = peer.list_resource_templates(params).await?;
+            Ok((page.resource_templates, page.next_cursor))
+        })
         .await?;
     let listed = json!({ "resourceTemplates": templates });
     run.print(&listed, |listed| {
@@ -51,6 +60,7 @@ pub(super) async fn read(run: &Run, args: &ReadResource) -> Outcome {
     // the handler, as a call does.
     let read = run
         .send(
+            "resources/read",
             run.session
                 .read_resource(ReadResourceRequestParams::new(args.uri.clone())),
         )

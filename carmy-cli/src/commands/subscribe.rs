@@ -22,9 +22,11 @@ pub(super) async fn subscribe(run: &mut Run, args: &Subscribe) -> Outcome {
             .session
             .peer()
             .subscribe(SubscribeRequestParams::new(args.uri.clone()));
-        run.send(subscribed).await?;
-        run.stderr
-            .line(&format!("subscribed to {}; Ctrl-C to stop", args.uri));
+        run.send("resources/subscribe", subscribed).await?;
+        run.stderr.line(&format!(
+            "subscribed to {}; Ctrl-C to stop",
+            crate::escape::field(&args.uri)
+        ));
         loop {
             let uri = tokio::select! {
                 uri = run.updates.recv() => uri,
@@ -43,9 +45,13 @@ pub(super) async fn subscribe(run: &mut Run, args: &Subscribe) -> Outcome {
     let filter = SubscriptionFilter::builder()
         .resource_subscriptions([args.uri.clone()])
         .build();
-    let mut subscription = run.send(run.session.peer().listen(filter)).await?;
-    run.stderr
-        .line(&format!("subscribed to {}; Ctrl-C to stop", args.uri));
+    let mut subscription = run
+        .send("subscriptions/listen", run.session.peer().listen(filter))
+        .await?;
+    run.stderr.line(&format!(
+        "subscribed to {}; Ctrl-C to stop",
+        crate::escape::field(&args.uri)
+    ));
     loop {
         let next = tokio::select! {
             next = subscription.next() => next.map_err(Failure::from_service)?,
@@ -71,14 +77,13 @@ pub(super) async fn subscribe(run: &mut Run, args: &Subscribe) -> Outcome {
     }
 }
 
-/// One update: `updated URI`, or a JSON line with `--json`.
+/// One update: `updated URI` on one line, or a JSON line with `--json`.
 fn show(json: bool, uri: &str) -> Result<Printed, Failure> {
     if json {
-        print(
-            &json!({ "method": "notifications/resources/updated", "params": { "uri": uri } })
-                .to_string(),
-        )
+        print(&crate::out::compact(
+            &json!({ "method": "notifications/resources/updated", "params": { "uri": uri } }),
+        ))
     } else {
-        print(&format!("updated {uri}"))
+        print(&format!("updated {}", crate::escape::field(uri)))
     }
 }

@@ -27,7 +27,12 @@ const REQUEST_ID_META: &str = "carmy/request_id";
 const MAX_INPUT_ROUNDS: usize = 8;
 
 pub(super) async fn list(run: &Run) -> Outcome {
-    let tools = run.send(run.session.peer().list_all_tools()).await?;
+    let peer = run.session.peer();
+    let tools = super::pagination::every_page(run, "tools/list", |params| async move {
+        let page = peer.list_tools(params).await?;
+        Ok((page.tools, page.next_cursor))
+    })
+    .await?;
     let listed = json!({ "tools": tools });
     run.print(&listed, |listed| {
         let mut table = Table::new(&["TOOL", "TITLE", "DESCRIPTION"]);
@@ -72,7 +77,9 @@ pub(super) async fn call(run: &Run, args: &CallTool) -> Outcome {
                     .session
                     .peer()
                     .set_level(SetLevelRequestParams::new(level));
-                if let Err(Failure::Server(refused)) = run.send(set).await {
+                if let Err(Failure::Server(refused) | Failure::Timeout(refused)) =
+                    run.send("logging/setLevel", set).await
+                {
                     run.stderr.line(&format!(
                         "warning: --log-level: {refused}; calling without server logs"
                     ));
@@ -109,17 +116,15 @@ pub(super) async fn call(run: &Run, args: &CallTool) -> Outcome {
     )))
 }
 
-/// One `tools/call`. Ctrl-C sends `notifications/cancelled` for it and waits until that is
-/// written, so the server stops the call before carmy exits (130).
+/// One `tools/call`. Ctrl-C, or `--timeout` of silence, sends `notifications/cancelled` for it
+/// and waits until that is written, so the server stops the call before carmy exits.
 async fn send_call(
     run: &Run,
     params: CallToolRequestParams,
     meta: RequestMetaObject,
 ) -> Result<ServerResult, Failure> {
     let peer = run.session.peer();
-    let mut options = PeerRequestOptions::no_options();
-    options.timeout = run.timeout;
-    options.meta = Some(meta);
+    let options = PeerRequestOptions::no_options().with_meta(meta);
     let handle = peer
         .send_cancellable_request(
             ClientRequest::CallToolRequest(CallToolRequest::new(params)),
@@ -128,21 +133,24 @@ async fn send_call(
         .await
         .map_err(Failure::from_service)?;
     let id = handle.id.clone();
-    let answer = tokio::select! {
-        answer = handle.await_response() => answer,
-        _ = run.interrupt.wait() => {
+    let (reason, failure) = tokio::select! {
+        answer = handle.await_response() => {
             run.stderr.finish();
-            let cancelled = CancelledNotificationParam::new(
-                Some(id),
-                Some("interrupted by the user (Ctrl-C)".to_owned()),
-            );
-            // A failure here means the connection is gone, and the call with it.
-            let _ = peer.notify_cancelled(cancelled).await;
-            return Err(Failure::Interrupted);
+            return answer.map_err(Failure::from_service);
         }
+        () = run.interrupt.wait() => {
+            ("interrupted by the user (Ctrl-C)".to_owned(), Failure::Interrupted)
+        }
+        () = run.timeout.expired() => (
+            format!("no answer within carmy's --timeout of {} s", run.timeout.limit().as_secs_f64()),
+            run.timed_out("tools/call"),
+        ),
     };
     run.stderr.finish();
-    answer.map_err(Failure::from_service)
+    let cancelled = CancelledNotificationParam::new(Some(id), Some(reason));
+    // A failure here means the connection is gone, and the call with it.
+    let _ = peer.notify_cancelled(cancelled).await;
+    Err(failure)
 }
 
 /// The answers to an `input_required` result (2026-07-28): questions are put to the user as

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 use serde_json::Value;
 
-use crate::exit::Failure;
+use crate::{escape, exit::Failure};
 
 /// Where `-o FILE` puts the bytes of a result: the first binary part in FILE, the next ones in
 /// FILE.2, FILE.3… so that no part silently overwrites another.
@@ -61,12 +61,16 @@ pub(crate) fn contents(blocks: &[Value], saver: &mut Saver) -> Result<String, Fa
             Some("resource") => {
                 let resource = block.get("resource").cloned().unwrap_or(Value::Null);
                 let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("");
-                format!("[resource {uri}]\n{}", one_resource(&resource, saver)?)
+                format!(
+                    "[resource {}]\n{}",
+                    escape::field(uri),
+                    one_resource(&resource, saver)?
+                )
             }
             Some("resource_link") => {
                 let uri = block.get("uri").and_then(Value::as_str).unwrap_or("");
                 let name = block.get("name").and_then(Value::as_str).unwrap_or("");
-                format!("[link {uri}] {name}")
+                format!("[link {}] {}", escape::field(uri), escape::field(name))
             }
             // A block of a kind this carmy does not know: shown as the server sent it.
             _ => crate::out::pretty(block),
@@ -97,7 +101,8 @@ fn one_resource(item: &Value, saver: &mut Saver) -> Result<String, Failure> {
     // `-o` on a text resource saves the text as it came, so a file can be fetched whole.
     if let Some(target) = saver.save(body.as_bytes())? {
         return Ok(format!(
-            "[{mime}, {} bytes, saved to {}]",
+            "[{}, {} bytes, saved to {}]",
+            escape::field(mime),
             body.len(),
             target.display()
         ));
@@ -125,6 +130,7 @@ fn text(body: &str) -> String {
 
 /// `[image/png, 1234 bytes]`, and where it was saved.
 fn binary(mime: &str, base64: &str, saver: &mut Saver) -> Result<String, Failure> {
+    let mime = escape::field(mime);
     let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(base64) else {
         return Ok(format!("[{mime}, not valid base64]"));
     };

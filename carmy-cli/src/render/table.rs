@@ -1,6 +1,9 @@
 //! Lists as aligned columns.
 
-/// Rows of cells under a header, each column as wide as its widest cell.
+use crate::escape;
+
+/// Rows of cells under a header, each column as wide as its widest cell. A cell is one line:
+/// a server's value cannot break it into a row of its own.
 #[derive(Debug)]
 pub(crate) struct Table {
     rows: Vec<Vec<String>>,
@@ -14,6 +17,10 @@ impl Table {
     }
 
     pub(crate) fn row(&mut self, cells: Vec<String>) {
+        let cells = cells
+            .into_iter()
+            .map(|cell| escape::field(&cell).into_owned())
+            .collect();
         self.rows.push(cells);
     }
 
@@ -77,6 +84,16 @@ mod tests {
             "NAME         DESCRIPTION\na            first\nlonger_name  second\n"
         );
         assert_eq!(Table::new(&["NAME"]).render("(no tools)"), "(no tools)\n");
+    }
+
+    #[test]
+    fn a_cell_stays_on_its_row() {
+        let mut table = Table::new(&["NAME", "DESCRIPTION"]);
+        table.row(vec!["a\nforged  row".into(), "\x1b[2J".into()]);
+        assert_eq!(
+            table.render("none"),
+            "NAME            DESCRIPTION\na\\nforged  row  \\x1b[2J\n"
+        );
     }
 
     #[test]

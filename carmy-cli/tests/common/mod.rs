@@ -1,6 +1,8 @@
 //! The `carmy` binary run as a user runs it, against the shop served over each transport.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod hostile;
+
 use std::{
     io::{BufRead, BufReader, Read},
     path::{Path, PathBuf},
