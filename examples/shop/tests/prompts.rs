@@ -1,4 +1,7 @@
-//! The shop's prompt and its completions, through the real runtime, in process.
+//! The shop's prompt and its completions, through the real runtime, in process, and over MCP
+//! where the answer's form is the point.
+
+mod common;
 
 use carmy::{
     Body, CompleteRequest, CompletionTarget, MessageContent, RenderRequest, Role, testing::TestHost,
@@ -126,4 +129,25 @@ async fn product_ids_are_completed_in_catalog_order() {
     let none = CompleteRequest::new(template(), "id", "nothing");
     let none = host.runtime().complete(none).await.result.unwrap();
     assert_eq!((none.values().len(), none.total()), (0, 0));
+}
+
+#[test]
+fn an_order_that_does_not_exist_is_the_callers_mistake_over_mcp() {
+    let mut shop = common::StdioShop::start(&[]);
+    shop.send(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+        "params": { "name": "order_help", "arguments": { "order_id": "ord-42" } }
+    }));
+    let answer = shop.receive();
+    // Invalid params, as a missing argument is, with the agent's error in `data`.
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let error = &answer["error"]["data"]["error"];
+    assert_eq!(error["code"], "ORDER_NOT_FOUND", "{answer}");
+    assert_eq!(error["category"], "not_found");
+    shop.send(&json!({
+        "jsonrpc": "2.0", "id": 2, "method": "prompts/get",
+        "params": { "name": "order_help", "arguments": {} }
+    }));
+    let missing = shop.receive();
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
 }
