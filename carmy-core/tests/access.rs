@@ -1,7 +1,8 @@
 //! Access rules: a call of a tool the context's rules leave out is refused with
-//! `TOOL_NOT_ALLOWED` before anything else is looked at, recorded, and never runs; so are reads
-//! of resources and renders of prompts (`RESOURCE_NOT_ALLOWED`, `PROMPT_NOT_ALLOWED`), and
-//! their completions.
+//! `TOOL_NOT_ALLOWED` before anything else is looked at, recorded, and never runs, and a caller
+//! so restricted gets the same answer for a tool that does not exist; so are reads of resources
+//! and renders of prompts (`RESOURCE_NOT_ALLOWED`, `PROMPT_NOT_ALLOWED`), and their
+//! completions.
 
 mod common;
 
@@ -86,10 +87,38 @@ async fn restrictions_add_up_and_a_later_one_never_widens() {
 }
 
 #[tokio::test]
-async fn an_unknown_tool_is_still_not_found() {
+async fn a_caller_held_to_some_tools_gets_one_answer_for_a_hidden_tool_and_a_missing_one() {
     let runtime = Shop::new().carmy().build().unwrap();
-    let outcome = runtime.execute(order("nope", reader())).await;
-    assert_eq!(outcome.unwrap_error_code(), "TOOL_NOT_FOUND");
+    let hidden = runtime.execute(order("place_order", reader())).await;
+    let missing = runtime.execute(order("plaice_order", reader())).await;
+    // The same answer, but for the name each echoes: whether a tool it may not call exists is
+    // none of this caller's business.
+    assert_eq!(
+        (hidden.status, &hidden.kind),
+        (missing.status, &missing.kind)
+    );
+    let answer = serde_json::to_value(missing.error().unwrap())
+        .unwrap()
+        .to_string()
+        .replace("plaice_order", "place_order");
+    assert_eq!(
+        answer,
+        serde_json::to_value(hidden.error().unwrap())
+            .unwrap()
+            .to_string()
+    );
+    assert_eq!(missing.unwrap_error_code(), "TOOL_NOT_ALLOWED");
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_not_found_by_a_caller_not_held_to_some_tools() {
+    let runtime = Shop::new().carmy().build().unwrap();
+    let docs = Context::new().with_access("resource:docs://*".parse().unwrap());
+    for context in [Context::new(), docs] {
+        let outcome = runtime.execute(order("nope", context)).await;
+        assert_eq!(outcome.unwrap_error_code(), "TOOL_NOT_FOUND");
+        assert_eq!(outcome.kind, carmy_core::OutcomeKind::Unroutable);
+    }
 }
 
 mod resources_and_prompts {

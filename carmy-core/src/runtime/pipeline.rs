@@ -14,11 +14,12 @@ use super::{
 use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},
     approval::{Approval, ApprovalRequest, CallApprover, HostGrants},
-    catalog::ToolEntry,
+    catalog::{MAX_TOOL_NAME_LEN, ToolEntry},
     context::{Asking, Context},
     effect::Confirmation,
     erased::Prepared,
     error::AgentError,
+    excerpt::excerpt,
     execution::{ExecutionId, ExecutionKind, ExecutionStatus, OutcomeKind},
     history::Running,
     idempotency::{
@@ -183,6 +184,13 @@ impl Inner {
                 tracing::Span::current().record("effect", entry.effect().as_str());
                 Ok(entry)
             }
+            // To a caller held to some tools, a missing one is answered as a hidden one is:
+            // which tools exist beyond its rules is none of its business.
+            None if call.context.restricts_tools() => Err(Ended::Execution(Ending::stopped(
+                None,
+                ExecutionStatus::Rejected,
+                AgentError::tool_not_allowed(&excerpt(&call.begun.named, MAX_TOOL_NAME_LEN)),
+            ))),
             None => Err(Ended::Execution(Ending {
                 target: None,
                 status: ExecutionStatus::Rejected,
