@@ -461,6 +461,16 @@ impl AgentError {
         Self::new(ErrorCategory::Internal, codes::INVALID_OUTPUT, message)
     }
 
+    /// `RESOURCE_NOT_ALLOWED`: the prompt `prompt` rendered with the resource `uri` embedded,
+    /// which the context's access rules leave out (given cut short).
+    pub(crate) fn embedded_resource_not_allowed(prompt: &str, uri: &str) -> Self {
+        Self::permission(
+            codes::RESOURCE_NOT_ALLOWED,
+            format!("the prompt `{prompt}` embeds `{uri}`, which this caller may not read"),
+        )
+        .with_details(serde_json::json!({ "prompt": prompt, "uri": uri }))
+    }
+
     /// `TOOL_NOT_ALLOWED`: the context's access rules leave `tool` out.
     pub(crate) fn tool_not_allowed(tool: &str) -> Self {
         Self::permission(

@@ -123,8 +123,9 @@ async fn an_unknown_tool_is_not_found_by_a_caller_not_held_to_some_tools() {
 
 mod resources_and_prompts {
     use carmy_core::{
-        AgentError, Carmy, CompleteRequest, CompletionTarget, Context, ExecutionStatus, Invocation,
-        Prompt, PromptSpec, ReadRequest, RenderRequest, Resource, ResourceSpec, Runtime,
+        AgentError, Carmy, CompleteRequest, CompletionRequest, CompletionTarget, Completions,
+        Content, Context, ExecutionStatus, Invocation, Message, Messages, Prompt, PromptSpec,
+        ReadRequest, RenderRequest, Resource, ResourceSpec, Role, Runtime,
     };
     use schemars::JsonSchema;
     use serde::Deserialize;
@@ -198,6 +199,40 @@ mod resources_and_prompts {
         }
     }
 
+    #[derive(Deserialize, JsonSchema)]
+    struct AboutOrder {
+        id: String,
+    }
+
+    /// Embeds the order it is asked about, as a resource of its URI (or of none, for `-`), and
+    /// completes the ids of orders `1`, `10`, `11` and `20`.
+    struct OrderHelp;
+    impl Prompt for OrderHelp {
+        type Input = AboutOrder;
+        type Output = Messages;
+        const SPEC: PromptSpec = PromptSpec::new("order_help");
+        const COMPLETES: &'static [&'static str] = &["id"];
+
+        async fn complete(
+            &self,
+            request: CompletionRequest<'_>,
+        ) -> Result<Completions, AgentError> {
+            let ids = ["1", "10", "11", "20"];
+            Ok(Completions::starting_with(request.value(), ids).naming("shop://orders/{id}"))
+        }
+
+        async fn render(&self, input: AboutOrder, _: Invocation) -> Result<Messages, AgentError> {
+            let order = Content::text(format!("order {}: 2 mice, to 12 Rue Oberkampf", input.id));
+            let order = match input.id.as_str() {
+                "-" => order,
+                id => order.uri(format!("shop://orders/{id}")),
+            };
+            Ok(Messages::new()
+                .with(Message::resource(Role::User, order))
+                .with(Message::user("Help the customer with this order.")))
+        }
+    }
+
     /// The catalog, and the runs of its order resource and of its prompts.
     fn runtime() -> (Runtime, Runs, Runs) {
         let (reads, renders) = (Runs::default(), Runs::default());
@@ -206,9 +241,69 @@ mod resources_and_prompts {
             .resource(Policy)
             .prompt(Greeting(renders.clone()))
             .prompt(Pitch(renders.clone()))
+            .prompt(OrderHelp)
             .build()
             .expect("catalog");
         (runtime, reads, renders)
+    }
+
+    /// A caller that may get every prompt and read only `resources`.
+    fn reading(resources: &str) -> Context {
+        Context::new().with_access(resources.parse().unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_prompt_may_not_embed_what_its_caller_may_not_read() {
+        let (runtime, _, _) = runtime();
+        let render = |id: &str, context: Context| {
+            RenderRequest::new("order_help")
+                .argument("id", id)
+                .context(context)
+        };
+        let refused = runtime
+            .render(render("7", reading("resource:docs://*")))
+            .await;
+        assert_eq!(refused.status, ExecutionStatus::Failed);
+        let error = refused.error().unwrap();
+        assert_eq!(error.code(), "RESOURCE_NOT_ALLOWED");
+        assert_eq!(error.details().unwrap()["uri"], "shop://orders/7");
+        assert!(
+            !format!("{error:?}").contains("Oberkampf"),
+            "the refusal shows the order: {error:?}"
+        );
+        // An embedded resource that does not say its URI cannot be shown to be readable.
+        let unnamed = runtime
+            .render(render("-", reading("resource:docs://*")))
+            .await;
+        assert_eq!(unnamed.unwrap_error_code(), "RESOURCE_NOT_ALLOWED");
+        // Whoever may read it gets it embedded, as does a caller its rules leave resources to.
+        for context in [reading("resource:shop://orders/*"), reading("effect:read")] {
+            let rendered = runtime.render(render("7", context)).await;
+            assert_eq!(rendered.status, ExecutionStatus::Succeeded);
+            assert_eq!(rendered.result.unwrap().len(), 2);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_completion_suggests_only_what_its_caller_may_read() {
+        let (runtime, _, _) = runtime();
+        let complete = |context: Context| {
+            let request =
+                CompleteRequest::new(CompletionTarget::Prompt("order_help".into()), "id", "1")
+                    .context(context);
+            let runtime = runtime.clone();
+            async move { runtime.complete(request).await.result.unwrap() }
+        };
+        let none = complete(reading("resource:docs://*")).await;
+        assert_eq!((none.values().len(), none.total()), (0, 0));
+        let some = complete(reading(
+            "resource:shop://orders/10, resource:shop://orders/11, resource:docs://*",
+        ))
+        .await;
+        assert_eq!(some.values(), ["10", "11"]);
+        assert_eq!((some.total(), some.has_more()), (2, false));
+        let all = complete(reading("effect:read")).await;
+        assert_eq!(all.values(), ["1", "10", "11"]);
     }
 
     fn support() -> Context {

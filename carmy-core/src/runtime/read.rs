@@ -22,8 +22,8 @@ use crate::{
     },
 };
 
-/// How much of a URI a log line or a record keeps.
-const MAX_URI_ECHO: usize = 256;
+/// How much of a URI a log line, a record or an error keeps.
+pub(super) const MAX_URI_ECHO: usize = 256;
 
 /// One read: a URI, and what the host knows about it.
 ///
