@@ -251,6 +251,7 @@ impl Inner {
             kind: OutcomeKind::Result,
             running: Some(running),
         }
+        .within(self.limits.max_result_bytes, "completion")
     }
 }
 

@@ -8,8 +8,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Begun, Ending, Inner, Request, claim::Claimed, guard::guarded, suspension::until_asked,
-    task::TaskSlot,
+    Begun, Ending, Inner, Request, claim::Claimed, guard::guarded, result_size,
+    suspension::until_asked, task::TaskSlot,
 };
 use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},
@@ -454,7 +454,10 @@ impl Inner {
         };
         let (status, result) = match ran {
             (ExecutionStatus::Succeeded, Ok(mut output)) => {
-                match entry.validate_output(&mut output) {
+                let max = self.limits.max_result_bytes;
+                match result_size::check(&output, max, "tool", entry.name())
+                    .and_then(|()| entry.validate_output(&mut output))
+                {
                     Ok(()) => (ExecutionStatus::Succeeded, Ok(output)),
                     Err(error) => (ExecutionStatus::Failed, Err(error)),
                 }

@@ -121,7 +121,8 @@ impl Runtime {
             .inner
             .read_steps(&begun, &context, &cancellation)
             .instrument(span.clone())
-            .await;
+            .await
+            .within(self.inner.limits.max_result_bytes, "resource");
         let duration = begun.started.elapsed();
         let outcome = self.inner.conclude(begun, ending, duration);
         span.record("status", outcome.status.as_str());

@@ -121,7 +121,8 @@ impl Runtime {
             .render_steps(&begun, arguments, &context, &cancellation, asking)
             .instrument(span.clone())
             .await;
-        let ending = embedding_readable(ending, &context);
+        let ending = embedding_readable(ending, &context)
+            .within(self.inner.limits.max_result_bytes, "prompt");
         let duration = begun.started.elapsed();
         let outcome = self.inner.conclude(begun, ending, duration);
         span.record("status", outcome.status.as_str());

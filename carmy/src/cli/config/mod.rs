@@ -308,6 +308,10 @@ fn validate(settings: &Settings, merged: &Merged, file: Option<&File>) -> Result
         let key = "tool_settings.max_execution_time_ms";
         return Err(ConfigError(describe(merged, file, key, "at least 1")));
     }
+    if settings.tool_settings.max_result_bytes == Some(0) {
+        let key = "tool_settings.max_result_bytes";
+        return Err(ConfigError(describe(merged, file, key, "at least 1")));
+    }
     Ok(())
 }
 
