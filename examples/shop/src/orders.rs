@@ -1,5 +1,6 @@
 //! Orders: `place_order` (write), `get_order` and `list_orders` (read), `cancel_order`
-//! (destructive).
+//! (destructive). An order is its placer's: the principal the host named for the call, never an
+//! argument ([`books::owner`]). Another's order is answered as one that does not exist.
 
 use std::collections::BTreeMap;
 
@@ -63,9 +64,9 @@ pub struct Order {
     /// A note for the packer, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// Who placed it, when the host named the caller.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub placed_by: Option<String>,
+    /// Who placed it: the principal the host named for the call (`anonymous` when it named
+    /// none). Only they see it.
+    pub placed_by: String,
 }
 
 /// Arguments of `place_order`.
@@ -140,9 +141,9 @@ pub async fn place_order(
         delivery: input.delivery,
         total_cents,
         note: input.note,
-        placed_by: ctx.principal().map(str::to_owned),
+        placed_by: books::owner(ctx).to_owned(),
     };
-    books::put_order(records, &order)?;
+    books::add_order(records, &order).await?;
     tracing::info!(order_id = %order.order_id, total_cents, "order placed");
     Ok(order)
 }
@@ -154,27 +155,26 @@ pub struct OrderRef {
     pub order_id: String,
 }
 
-/// Get one order by id.
+/// Get one of your orders by id.
 #[tool(effect = "read", idempotent, title = "Get an order")]
 pub async fn get_order(input: OrderRef, ctx: &Context) -> Result<Order, AgentError> {
-    books::order(ctx.records(), &input.order_id)
+    books::order(ctx.records(), books::owner(ctx), &input.order_id)
         .await?
         .ok_or_else(|| order_not_found(&input.order_id))
 }
 
-/// Every order, oldest first.
+/// Your orders, oldest first.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct OrderList {
     /// The orders.
     pub orders: Vec<Order>,
 }
 
-/// List every order, oldest first.
+/// List your orders, oldest first.
 #[tool(effect = "read", idempotent, title = "List orders")]
 pub async fn list_orders(ctx: &Context) -> Result<OrderList, AgentError> {
-    Ok(OrderList {
-        orders: books::orders(ctx.records()).await?,
-    })
+    let (orders, _) = books::orders_of(ctx.records(), books::owner(ctx), None, usize::MAX).await?;
+    Ok(OrderList { orders })
 }
 
 /// Arguments of `cancel_order`.
@@ -197,8 +197,8 @@ pub struct Cancellation {
     pub refunded_cents: u64,
 }
 
-/// Cancel an order, refund it and put its units back in stock. Cannot be undone, so the host
-/// must confirm it (grant `confirm:cancel_order`).
+/// Cancel one of your orders, refund it and put its units back in stock. Cannot be undone, so
+/// the host must confirm it (grant `confirm:cancel_order`).
 #[tool(
     effect = "destructive",
     idempotent,
@@ -211,7 +211,7 @@ pub async fn cancel_order(
     ctx: &Context,
 ) -> Result<Cancellation, AgentError> {
     let records = ctx.records();
-    let mut order = books::order(records, &input.order_id)
+    let mut order = books::order(records, books::owner(ctx), &input.order_id)
         .await?
         .ok_or_else(|| order_not_found(&input.order_id))?;
     if order.status == OrderStatus::Cancelled {

@@ -1,4 +1,4 @@
-//! The shop's tools through the real pipeline, in process.
+//! The shop's tools through the real pipeline, in process: orders are their placer's.
 
 use std::time::Duration;
 
@@ -220,4 +220,51 @@ async fn two_shops_on_one_store_share_their_books() {
     assert_eq!(placed.order_id, "ord-1001");
     assert_eq!(next.order_id, "ord-1002");
     assert_eq!(order_count(&first).await, 2);
+}
+
+/// `order_args(1)` of `product`: one unit, so that many orders fit the stock.
+fn one_of(product: &str) -> Value {
+    let mut args = order_args(1);
+    args["lines"][0]["product_id"] = json!(product);
+    args
+}
+
+#[tokio::test]
+async fn an_order_is_seen_and_touched_only_by_whoever_placed_it() {
+    let store = Store::new();
+    let runtime = shop::runtime_with(store.clone()).unwrap();
+    let alice = TestHost::new(runtime.clone()).with_principal("alice");
+    let bob = TestHost::new(runtime.clone())
+        .with_principal("bob")
+        .with_grant("confirm:cancel_order");
+    let anonymous = TestHost::new(runtime).with_grant("confirm:cancel_order");
+    let order: Value = alice
+        .call("place_order", order_args(1))
+        .await
+        .unwrap_output();
+    assert_eq!(order["placed_by"], "alice");
+    let id = json!({ "order_id": order["order_id"] });
+    for other in [&bob, &anonymous] {
+        // Another's order is answered as one that does not exist, whatever the tool.
+        let got = other.call("get_order", id.clone()).await;
+        assert_eq!(got.unwrap_error_code(), "ORDER_NOT_FOUND");
+        assert_eq!(order_count(other).await, 0);
+        let cancelled = other.call("cancel_order", id.clone()).await;
+        assert_eq!(cancelled.unwrap_error_code(), "ORDER_NOT_FOUND");
+        let receipt = json!({ "order_id": order["order_id"], "email": "eve@example.com" });
+        let sent = other.call("send_receipt", receipt).await;
+        assert_eq!(sent.unwrap_error_code(), "ORDER_NOT_FOUND");
+    }
+    assert!(store.outbox().is_empty());
+    let mine: Value = alice.call("get_order", id).await.unwrap_output();
+    assert_eq!(mine, order, "untouched");
+    assert_eq!(order_count(&alice).await, 1);
+    // The anonymous caller has a book of its own, like anyone.
+    let theirs: Value = anonymous
+        .call("place_order", one_of("sku-002"))
+        .await
+        .unwrap_output();
+    assert_eq!(theirs["placed_by"], "anonymous");
+    assert_eq!(order_count(&anonymous).await, 1);
+    assert_eq!(order_count(&alice).await, 1);
 }
