@@ -20,16 +20,21 @@ pub struct OrderLine {
     pub quantity: u32,
 }
 
-/// A postal address.
+/// A postal address. Every field is bounded, as everything a caller sends that the shop keeps
+/// and sends back should be.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Address {
     /// Recipient's full name.
+    #[schemars(length(min = 1, max = 100))]
     pub name: String,
     /// Street and number.
+    #[schemars(length(min = 1, max = 200))]
     pub street: String,
     /// City.
+    #[schemars(length(min = 1, max = 100))]
     pub city: String,
     /// Postal code.
+    #[schemars(length(min = 1, max = 16))]
     pub postal_code: String,
     /// ISO 3166-1 alpha-2 country code, e.g. `FR`.
     #[schemars(length(equal = 2))]
@@ -163,18 +168,45 @@ pub async fn get_order(input: OrderRef, ctx: &Context) -> Result<Order, AgentErr
         .ok_or_else(|| order_not_found(&input.order_id))
 }
 
-/// Your orders, oldest first.
+/// Arguments of `list_orders`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListOrdersInput {
+    /// Where to go on from: the `next_cursor` of the page before; unset: the first page.
+    #[schemars(regex(pattern = r"^ord-[0-9]{1,18}$"))]
+    pub cursor: Option<String>,
+    /// Orders per page, 1 to 50 (default 20).
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+}
+
+/// One page of your orders, oldest first.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct OrderList {
     /// The orders.
     pub orders: Vec<Order>,
+    /// Set when there are more: pass it as `cursor` for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
-/// List your orders, oldest first.
+/// List your orders, oldest first, a page at a time.
 #[tool(effect = "read", idempotent, title = "List orders")]
-pub async fn list_orders(ctx: &Context) -> Result<OrderList, AgentError> {
-    let (orders, _) = books::orders_of(ctx.records(), books::owner(ctx), None, usize::MAX).await?;
-    Ok(OrderList { orders })
+pub async fn list_orders(input: ListOrdersInput, ctx: &Context) -> Result<OrderList, AgentError> {
+    let limit = input.limit.unwrap_or(20) as usize;
+    let (orders, more) = books::orders_of(
+        ctx.records(),
+        books::owner(ctx),
+        input.cursor.as_deref(),
+        limit,
+    )
+    .await?;
+    let next_cursor = more
+        .then(|| orders.last().map(|order| order.order_id.clone()))
+        .flatten();
+    Ok(OrderList {
+        orders,
+        next_cursor,
+    })
 }
 
 /// Arguments of `cancel_order`.

@@ -132,6 +132,66 @@ fn a_published_email_format_is_enforced() {
     assert_eq!(error_code(&answer), "ORDER_NOT_FOUND");
 }
 
+/// An order of one unit of `product`, with every address field and the note as long as the
+/// schema allows.
+fn largest_order(product: &str) -> serde_json::Value {
+    json!({
+        "lines": [{ "product_id": product, "quantity": 1 }],
+        "ship_to": {
+            "name": "n".repeat(100), "street": "s".repeat(200), "city": "c".repeat(100),
+            "postal_code": "p".repeat(16), "country": "GB"
+        },
+        "note": "é".repeat(500)
+    })
+}
+
+#[test]
+fn every_order_of_the_largest_allowed_kind_is_listed_in_bounded_pages() {
+    let mut shop = StdioShop::start(&[]);
+    let before = shop.memory_kib();
+    // A megabyte of name is refused before anything runs.
+    let mut huge = largest_order("sku-001");
+    huge["ship_to"]["name"] = json!("n".repeat(1_000_000));
+    let answer = shop.call(1, "place_order", huge, None);
+    assert_eq!(error_code(&answer), "INVALID_ARGUMENTS");
+    // The whole stock (5 units of each product in stock), one unit an order, with the largest
+    // addresses allowed.
+    let store = shop::Store::new();
+    let in_stock = store.products().iter().filter(|product| product.in_stock);
+    let mut id = 1;
+    for product in in_stock {
+        for _ in 0..5 {
+            id += 1;
+            let answer = shop.call(id, "place_order", largest_order(&product.id), None);
+            assert_eq!(answer["result"]["isError"], false, "{answer}");
+        }
+    }
+    let mut listed = 0;
+    let mut cursor = None;
+    loop {
+        id += 1;
+        let arguments = match &cursor {
+            Some(cursor) => json!({ "cursor": cursor, "limit": 50 }),
+            None => json!({ "limit": 50 }),
+        };
+        let answer = shop.call(id, "list_orders", arguments, None);
+        let size = answer.to_string().len();
+        assert!(size < 1 << 20, "a page of {size} bytes");
+        let page = &answer["result"]["structuredContent"];
+        listed += page["orders"].as_array().expect("orders").len();
+        match page.get("next_cursor") {
+            Some(next) => cursor = Some(next.clone()),
+            None => break,
+        }
+    }
+    assert_eq!(listed, 170);
+    report(
+        "170 orders of the largest kind, listed",
+        before,
+        shop.memory_kib(),
+    );
+}
+
 mod over_http {
     use super::common::{HttpClient, HttpShop};
     use serde_json::{Value, json};
