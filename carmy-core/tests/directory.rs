@@ -12,8 +12,8 @@ use std::{
 };
 
 use carmy_core::{
-    Body, Carmy, ChangeSink, Directory, ErrorCategory, ExecutionStatus, ReadRequest, Runtime,
-    directory::codes,
+    Body, Carmy, ChangeSink, Context, Directory, ErrorCategory, ExecutionStatus, ReadRequest,
+    Runtime, directory::codes,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -371,14 +371,17 @@ async fn a_check_accepts_what_a_read_would_and_refuses_the_rest_as_not_found() {
     let never = CancellationToken::new();
     for relative in ["returns.md", "policies/data.json", "big.txt", "latest.md"] {
         let uri = directory.uri_of(relative).unwrap();
-        let checked = runtime.check_resource(&uri, &never).await;
+        let checked = runtime.check_resource(&uri, &Context::new(), &never).await;
         assert!(checked.is_ok(), "{uri}: {checked:?}");
     }
     for uri in crafted(&root).into_iter().chain([
         format!("file://{root}/missing.md"),
         "shop://nothing".to_owned(),
     ]) {
-        let error = runtime.check_resource(&uri, &never).await.unwrap_err();
+        let error = runtime
+            .check_resource(&uri, &Context::new(), &never)
+            .await
+            .unwrap_err();
         assert_eq!(
             error.category(),
             ErrorCategory::NotFound,

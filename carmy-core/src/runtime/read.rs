@@ -249,16 +249,26 @@ impl Runtime {
         Ok(all)
     }
 
-    /// Whether `uri` names a resource this runtime serves, found without reading it: one of the
-    /// catalog's (a fixed URI, or one a template matches), or one a provider claims and its
-    /// [`check`](crate::ResourceProvider::check) accepts, under the provider's deadline and
-    /// `cancellation`, its panics caught. Otherwise the error a read would give: not found for a
-    /// URI nobody claims. Not recorded: nobody's code runs on anyone's behalf.
+    /// Whether `uri` names a resource this runtime serves to `context`'s caller, found without
+    /// reading it: one of the catalog's (a fixed URI, or one a template matches), or one a
+    /// provider claims and its [`check`](crate::ResourceProvider::check) accepts, under the
+    /// provider's deadline and `cancellation`, its panics caught. Otherwise the error a read
+    /// would give: `RESOURCE_NOT_ALLOWED` for a URI outside the caller's access rules, before
+    /// anything is resolved; not found for a URI nobody claims. Not recorded: nobody's code runs
+    /// on anyone's behalf.
     pub async fn check_resource(
         &self,
         uri: &str,
+        context: &Context,
         cancellation: &CancellationToken,
     ) -> Result<(), AgentError> {
+        // As a read is: whether it exists is none of this caller's business.
+        if !context.allows_resource(uri) {
+            return Err(AgentError::resource_not_allowed(&excerpt(
+                uri,
+                MAX_URI_ECHO,
+            )));
+        }
         let catalog = self.catalog();
         if catalog.resolve_resource(uri).is_some() {
             return Ok(());

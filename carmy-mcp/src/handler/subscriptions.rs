@@ -200,9 +200,11 @@ async fn checked(
 ) -> Result<(), ErrorData> {
     let scope = CallScope::of(&server.context, context);
     scope
-        .run(pin!(
-            server.runtime.check_resource(uri, &scope.cancellation)
-        ))
+        .run(pin!(server.runtime.check_resource(
+            uri,
+            &scope.context,
+            &scope.cancellation
+        )))
         .await
         .map_err(|error| read_error(&error, false, context.protocol_version().as_ref()))
 }

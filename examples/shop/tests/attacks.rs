@@ -192,6 +192,25 @@ fn every_order_of_the_largest_allowed_kind_is_listed_in_bounded_pages() {
     );
 }
 
+#[test]
+fn a_restricted_caller_gets_one_answer_for_subscribing_to_a_hidden_resource_and_a_missing_one() {
+    // Held to the policy documents: the shop's own resources are hidden.
+    let mut shop = common::RawShop::start(
+        &[],
+        &[("CARMY_TOOL_SETTINGS__ALLOWED_TOOLS", "resource:file://*")],
+    );
+    shop.initialize(json!({}));
+    let mut subscribe = |uri: &str| {
+        shop.send(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": { "uri": uri }
+        }));
+        shop.receive().to_string().replace(uri, "URI")
+    };
+    let hidden = subscribe("shop://catalog");
+    assert_eq!(hidden, subscribe("shop://nothing"));
+    assert!(hidden.contains("RESOURCE_NOT_ALLOWED"), "{hidden}");
+}
+
 mod over_http {
     use super::common::{HttpClient, HttpShop};
     use serde_json::{Value, json};
