@@ -3,7 +3,10 @@
 //! add up (a token's list narrows the server's, never widens it). What is outside them is left
 //! out of listings, and using it is refused with a permission error (`TOOL_NOT_ALLOWED`,
 //! `RESOURCE_NOT_ALLOWED`, `PROMPT_NOT_ALLOWED`), recorded as rejected, before its arguments
-//! are looked at.
+//! are looked at; what does not exist is answered the same, so a caller learns nothing of what
+//! its rules hide. The resource rules also hold for what a caller gets by other ways: the
+//! resources a prompt embeds, and the values a completion suggests when they name resources
+//! ([`Completions::naming`](crate::Completions::naming)).
 //!
 //! Rules, kept few:
 //! - `search_products`: the tool of that name;

@@ -227,6 +227,13 @@ impl Carmy {
         self
     }
 
+    /// Replaces the bound on a result's size, keeping the other limits
+    /// ([`Limits::max_result_bytes`]).
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_result_bytes = bytes;
+        self
+    }
+
     /// Chooses how schemas are published and validated (default: [`SchemaProfile::Portable`]).
     pub fn schema_profile(mut self, profile: SchemaProfile) -> Self {
         self.profile = profile;

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use crate::{
     context::Context,
     records::Records,
+    resource::UriTemplate,
     state::{State, StateMap},
 };
 
@@ -66,8 +67,11 @@ impl<'a> CompletionRequest<'a> {
 /// Suggested values, most likely first.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Completions {
+    /// The values; every one given until the runtime keeps what it answers with.
     values: Vec<String>,
     total: usize,
+    /// The URI template whose resources the values name, if they do.
+    naming: Option<&'static str>,
 }
 
 impl Completions {
@@ -79,10 +83,12 @@ impl Completions {
     /// These values, most likely first; only the first [`MAX_COMPLETIONS`] are kept, the rest
     /// counted.
     pub fn new(values: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        let mut values: Vec<String> = values.into_iter().map(Into::into).collect();
-        let total = values.len();
-        values.truncate(MAX_COMPLETIONS);
-        Self { values, total }
+        let values: Vec<String> = values.into_iter().map(Into::into).collect();
+        Self {
+            total: values.len(),
+            values,
+            naming: None,
+        }
     }
 
     /// The values of `candidates` that start with `typed`, ignoring case: the usual answer.
@@ -95,9 +101,28 @@ impl Completions {
         )
     }
 
+    /// Says that the values name resources: each is what the URI template `template` takes
+    /// for the argument being completed (its other variables are the other arguments the user
+    /// chose). The runtime then suggests only the values whose resource the caller may read
+    /// ([`Access`](crate::Access)), and counts only those: a suggestion shows that what it
+    /// names exists.
+    ///
+    /// ```
+    /// use carmy_core::Completions;
+    ///
+    /// let ids = ["ord-1001", "ord-1002"];
+    /// let completions = Completions::starting_with("ord-", ids).naming("shop://orders/{order_id}");
+    /// assert_eq!(completions.values().len(), 2);
+    /// ```
+    #[must_use]
+    pub fn naming(mut self, template: &'static str) -> Self {
+        self.naming = Some(template);
+        self
+    }
+
     /// The values kept.
     pub fn values(&self) -> &[String] {
-        &self.values
+        &self.values[..self.values.len().min(MAX_COMPLETIONS)]
     }
 
     /// How many values there were before keeping [`MAX_COMPLETIONS`].
@@ -107,7 +132,40 @@ impl Completions {
 
     /// Whether some values were not kept.
     pub fn has_more(&self) -> bool {
-        self.total > self.values.len()
+        self.total > self.values().len()
+    }
+
+    /// Keeps what the runtime answers with: when `readable` is given and the values name
+    /// resources, only those whose URI it accepts, all of them counted; at most
+    /// [`MAX_COMPLETIONS`] of them. `argument` is the argument completed, `arguments` the
+    /// others the user chose.
+    pub(crate) fn keep(
+        &mut self,
+        argument: &str,
+        arguments: &HashMap<String, String>,
+        readable: Option<impl Fn(&str) -> bool>,
+    ) {
+        if let (Some(template), Some(readable)) = (self.naming, readable) {
+            match UriTemplate::parse(template) {
+                Ok(template) => self.values.retain(|value| {
+                    let chosen: Vec<(&str, &str)> = std::iter::once((argument, value.as_str()))
+                        .chain(
+                            arguments
+                                .iter()
+                                .map(|(name, value)| (name.as_str(), value.as_str())),
+                        )
+                        .collect();
+                    template.expand(&chosen).is_some_and(|uri| readable(&uri))
+                }),
+                Err(error) => {
+                    // What the values name cannot be told: none is suggested rather than any.
+                    tracing::warn!(%error, "completions name resources by a template that does not parse");
+                    self.values.clear();
+                }
+            }
+            self.total = self.values.len();
+        }
+        self.values.truncate(MAX_COMPLETIONS);
     }
 }
 

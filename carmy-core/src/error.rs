@@ -81,6 +81,10 @@ pub mod codes {
     pub const TOOL_PANIC: &str = "TOOL_PANIC";
     /// The tool returned output that does not match its own output schema.
     pub const INVALID_OUTPUT: &str = "INVALID_OUTPUT";
+    /// The result (a tool's output, a read's contents, a prompt's messages, a completion's
+    /// values) is larger than [`Limits::max_result_bytes`](crate::Limits::max_result_bytes):
+    /// it was dropped.
+    pub const OUTPUT_TOO_LARGE: &str = "OUTPUT_TOO_LARGE";
     /// A runtime limit is reached (concurrent executions, a tool's turn, the idempotency
     /// store).
     pub const CAPACITY: &str = "CAPACITY";
@@ -459,6 +463,31 @@ impl AgentError {
 
     pub(crate) fn invalid_output(message: String) -> Self {
         Self::new(ErrorCategory::Internal, codes::INVALID_OUTPUT, message)
+    }
+
+    /// `OUTPUT_TOO_LARGE`: the result of the `kind` (`tool`, `resource`, `prompt`,
+    /// `completion`) named `name` is larger than `max` bytes, and was dropped. Not retryable:
+    /// the same request gets the same result.
+    pub(crate) fn output_too_large(kind: &str, name: &str, max: usize) -> Self {
+        Self::new(
+            ErrorCategory::Internal,
+            codes::OUTPUT_TOO_LARGE,
+            format!(
+                "the result of the {kind} `{name}` is larger than {max} bytes, the most this \
+                 server returns, and was dropped: ask for less (a narrower query, a smaller page)"
+            ),
+        )
+        .with_details(serde_json::json!({ kind: name, "max_result_bytes": max }))
+    }
+
+    /// `RESOURCE_NOT_ALLOWED`: the prompt `prompt` rendered with the resource `uri` embedded,
+    /// which the context's access rules leave out (given cut short).
+    pub(crate) fn embedded_resource_not_allowed(prompt: &str, uri: &str) -> Self {
+        Self::permission(
+            codes::RESOURCE_NOT_ALLOWED,
+            format!("the prompt `{prompt}` embeds `{uri}`, which this caller may not read"),
+        )
+        .with_details(serde_json::json!({ "prompt": prompt, "uri": uri }))
     }
 
     /// `TOOL_NOT_ALLOWED`: the context's access rules leave `tool` out.

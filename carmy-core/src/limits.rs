@@ -28,6 +28,11 @@ pub struct Limits {
     /// The lease the replica running a task holds on it (default 30 s), renewed every third of
     /// it: a replica that dies leaves the task `failed` at most this long after.
     pub task_lease: Duration,
+    /// The largest result handed back, in bytes (default 8 MiB): a tool's output as JSON, a
+    /// read's contents, a prompt's messages, a completion's values (text as UTF-8, bytes as
+    /// base64). Past it the result is dropped and the execution fails with
+    /// `OUTPUT_TOO_LARGE`.
+    pub max_result_bytes: usize,
 }
 
 impl Default for Limits {
@@ -41,6 +46,9 @@ impl Default for Limits {
             task_ttl: Duration::from_secs(60 * 60),
             task_poll_interval: Duration::from_millis(500),
             task_lease: Duration::from_secs(30),
+            // Above the largest file a directory serves (4 MiB, 5.4 MiB as base64), and beyond
+            // what any model's context holds.
+            max_result_bytes: 8 << 20,
         }
     }
 }
@@ -92,6 +100,13 @@ impl Limits {
     #[must_use]
     pub fn with_task_lease(mut self, lease: Duration) -> Self {
         self.task_lease = lease;
+        self
+    }
+
+    /// Replaces the bound on a result's size.
+    #[must_use]
+    pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
         self
     }
 

@@ -1,7 +1,8 @@
 //! Access rules: a call of a tool the context's rules leave out is refused with
-//! `TOOL_NOT_ALLOWED` before anything else is looked at, recorded, and never runs; so are reads
-//! of resources and renders of prompts (`RESOURCE_NOT_ALLOWED`, `PROMPT_NOT_ALLOWED`), and
-//! their completions.
+//! `TOOL_NOT_ALLOWED` before anything else is looked at, recorded, and never runs, and a caller
+//! so restricted gets the same answer for a tool that does not exist; so are reads of resources
+//! and renders of prompts (`RESOURCE_NOT_ALLOWED`, `PROMPT_NOT_ALLOWED`), and their
+//! completions.
 
 mod common;
 
@@ -86,16 +87,45 @@ async fn restrictions_add_up_and_a_later_one_never_widens() {
 }
 
 #[tokio::test]
-async fn an_unknown_tool_is_still_not_found() {
+async fn a_caller_held_to_some_tools_gets_one_answer_for_a_hidden_tool_and_a_missing_one() {
     let runtime = Shop::new().carmy().build().unwrap();
-    let outcome = runtime.execute(order("nope", reader())).await;
-    assert_eq!(outcome.unwrap_error_code(), "TOOL_NOT_FOUND");
+    let hidden = runtime.execute(order("place_order", reader())).await;
+    let missing = runtime.execute(order("plaice_order", reader())).await;
+    // The same answer, but for the name each echoes: whether a tool it may not call exists is
+    // none of this caller's business.
+    assert_eq!(
+        (hidden.status, &hidden.kind),
+        (missing.status, &missing.kind)
+    );
+    let answer = serde_json::to_value(missing.error().unwrap())
+        .unwrap()
+        .to_string()
+        .replace("plaice_order", "place_order");
+    assert_eq!(
+        answer,
+        serde_json::to_value(hidden.error().unwrap())
+            .unwrap()
+            .to_string()
+    );
+    assert_eq!(missing.unwrap_error_code(), "TOOL_NOT_ALLOWED");
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_not_found_by_a_caller_not_held_to_some_tools() {
+    let runtime = Shop::new().carmy().build().unwrap();
+    let docs = Context::new().with_access("resource:docs://*".parse().unwrap());
+    for context in [Context::new(), docs] {
+        let outcome = runtime.execute(order("nope", context)).await;
+        assert_eq!(outcome.unwrap_error_code(), "TOOL_NOT_FOUND");
+        assert_eq!(outcome.kind, carmy_core::OutcomeKind::Unroutable);
+    }
 }
 
 mod resources_and_prompts {
     use carmy_core::{
-        AgentError, Carmy, CompleteRequest, CompletionTarget, Context, ExecutionStatus, Invocation,
-        Prompt, PromptSpec, ReadRequest, RenderRequest, Resource, ResourceSpec, Runtime,
+        AgentError, Carmy, CompleteRequest, CompletionRequest, CompletionTarget, Completions,
+        Content, Context, ExecutionStatus, Invocation, Message, Messages, Prompt, PromptSpec,
+        ReadRequest, RenderRequest, Resource, ResourceSpec, Role, Runtime,
     };
     use schemars::JsonSchema;
     use serde::Deserialize;
@@ -169,6 +199,40 @@ mod resources_and_prompts {
         }
     }
 
+    #[derive(Deserialize, JsonSchema)]
+    struct AboutOrder {
+        id: String,
+    }
+
+    /// Embeds the order it is asked about, as a resource of its URI (or of none, for `-`), and
+    /// completes the ids of orders `1`, `10`, `11` and `20`.
+    struct OrderHelp;
+    impl Prompt for OrderHelp {
+        type Input = AboutOrder;
+        type Output = Messages;
+        const SPEC: PromptSpec = PromptSpec::new("order_help");
+        const COMPLETES: &'static [&'static str] = &["id"];
+
+        async fn complete(
+            &self,
+            request: CompletionRequest<'_>,
+        ) -> Result<Completions, AgentError> {
+            let ids = ["1", "10", "11", "20"];
+            Ok(Completions::starting_with(request.value(), ids).naming("shop://orders/{id}"))
+        }
+
+        async fn render(&self, input: AboutOrder, _: Invocation) -> Result<Messages, AgentError> {
+            let order = Content::text(format!("order {}: 2 mice, to 12 Rue Oberkampf", input.id));
+            let order = match input.id.as_str() {
+                "-" => order,
+                id => order.uri(format!("shop://orders/{id}")),
+            };
+            Ok(Messages::new()
+                .with(Message::resource(Role::User, order))
+                .with(Message::user("Help the customer with this order.")))
+        }
+    }
+
     /// The catalog, and the runs of its order resource and of its prompts.
     fn runtime() -> (Runtime, Runs, Runs) {
         let (reads, renders) = (Runs::default(), Runs::default());
@@ -177,9 +241,69 @@ mod resources_and_prompts {
             .resource(Policy)
             .prompt(Greeting(renders.clone()))
             .prompt(Pitch(renders.clone()))
+            .prompt(OrderHelp)
             .build()
             .expect("catalog");
         (runtime, reads, renders)
+    }
+
+    /// A caller that may get every prompt and read only `resources`.
+    fn reading(resources: &str) -> Context {
+        Context::new().with_access(resources.parse().unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_prompt_may_not_embed_what_its_caller_may_not_read() {
+        let (runtime, _, _) = runtime();
+        let render = |id: &str, context: Context| {
+            RenderRequest::new("order_help")
+                .argument("id", id)
+                .context(context)
+        };
+        let refused = runtime
+            .render(render("7", reading("resource:docs://*")))
+            .await;
+        assert_eq!(refused.status, ExecutionStatus::Failed);
+        let error = refused.error().unwrap();
+        assert_eq!(error.code(), "RESOURCE_NOT_ALLOWED");
+        assert_eq!(error.details().unwrap()["uri"], "shop://orders/7");
+        assert!(
+            !format!("{error:?}").contains("Oberkampf"),
+            "the refusal shows the order: {error:?}"
+        );
+        // An embedded resource that does not say its URI cannot be shown to be readable.
+        let unnamed = runtime
+            .render(render("-", reading("resource:docs://*")))
+            .await;
+        assert_eq!(unnamed.unwrap_error_code(), "RESOURCE_NOT_ALLOWED");
+        // Whoever may read it gets it embedded, as does a caller its rules leave resources to.
+        for context in [reading("resource:shop://orders/*"), reading("effect:read")] {
+            let rendered = runtime.render(render("7", context)).await;
+            assert_eq!(rendered.status, ExecutionStatus::Succeeded);
+            assert_eq!(rendered.result.unwrap().len(), 2);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_completion_suggests_only_what_its_caller_may_read() {
+        let (runtime, _, _) = runtime();
+        let complete = |context: Context| {
+            let request =
+                CompleteRequest::new(CompletionTarget::Prompt("order_help".into()), "id", "1")
+                    .context(context);
+            let runtime = runtime.clone();
+            async move { runtime.complete(request).await.result.unwrap() }
+        };
+        let none = complete(reading("resource:docs://*")).await;
+        assert_eq!((none.values().len(), none.total()), (0, 0));
+        let some = complete(reading(
+            "resource:shop://orders/10, resource:shop://orders/11, resource:docs://*",
+        ))
+        .await;
+        assert_eq!(some.values(), ["10", "11"]);
+        assert_eq!((some.total(), some.has_more()), (2, false));
+        let all = complete(reading("effect:read")).await;
+        assert_eq!(all.values(), ["1", "10", "11"]);
     }
 
     fn support() -> Context {

@@ -1,5 +1,6 @@
 //! Completions: a prompt's argument or a resource template's variable, resolved, checked, and
-//! its values suggested under the guard, recorded like any execution.
+//! its values suggested under the guard, held to the caller's rules when they name resources,
+//! recorded like any execution.
 
 use std::collections::HashMap;
 
@@ -228,13 +229,21 @@ impl Inner {
             Complete::Prompt(prompt) => prompt.prompt.complete(asked),
             Complete::Resource(resource) => resource.resource.complete(asked),
         };
-        let (status, result) = guarded(
+        let (status, mut result) = guarded(
             suggested,
             target.timeout,
             &request.cancellation,
             "completion",
         )
         .await;
+        if let Ok(completions) = &mut result {
+            // What the values name is held to the caller's rules, as a read of it would be.
+            let context = &request.context;
+            let readable = context
+                .restricts_resources()
+                .then_some(|uri: &str| context.allows_resource(uri));
+            completions.keep(&request.argument, &request.arguments, readable);
+        }
         Ending {
             target: Some(target.name),
             status,
@@ -242,6 +251,7 @@ impl Inner {
             kind: OutcomeKind::Result,
             running: Some(running),
         }
+        .within(self.limits.max_result_bytes, "completion")
     }
 }
 

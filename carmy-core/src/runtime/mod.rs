@@ -7,6 +7,7 @@ mod pipeline;
 mod read;
 mod render;
 mod request;
+mod result_size;
 mod suspension;
 mod task;
 mod transaction;

@@ -11,17 +11,19 @@ use super::{
     Begun, Ending, Inner, Request,
     claim::{Claimed, takes_claim},
     guard::guarded,
+    result_size,
     suspension::until_asked,
     task::TaskSlot,
 };
 use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},
     approval::{Approval, ApprovalRequest, CallApprover, HostGrants},
-    catalog::ToolEntry,
+    catalog::{MAX_TOOL_NAME_LEN, ToolEntry},
     context::{Asking, Context},
     effect::Confirmation,
     erased::Prepared,
     error::AgentError,
+    excerpt::excerpt,
     execution::{ExecutionId, ExecutionKind, ExecutionStatus, OutcomeKind},
     history::Running,
     idempotency::{
@@ -191,6 +193,13 @@ impl Inner {
                 tracing::Span::current().record("effect", entry.effect().as_str());
                 Ok(entry)
             }
+            // To a caller held to some tools, a missing one is answered as a hidden one is:
+            // which tools exist beyond its rules is none of its business.
+            None if call.context.restricts_tools() => Err(Ended::Execution(Ending::stopped(
+                None,
+                ExecutionStatus::Rejected,
+                AgentError::tool_not_allowed(&excerpt(&call.begun.named, MAX_TOOL_NAME_LEN)),
+            ))),
             None => Err(Ended::Execution(Ending {
                 target: None,
                 status: ExecutionStatus::Rejected,
@@ -448,7 +457,10 @@ impl Inner {
         };
         let (status, result) = match ran {
             (ExecutionStatus::Succeeded, Ok(mut output)) => {
-                match entry.validate_output(&mut output) {
+                let max = self.limits.max_result_bytes;
+                match result_size::check(&output, max, "tool", entry.name())
+                    .and_then(|()| entry.validate_output(&mut output))
+                {
                     Ok(()) => (ExecutionStatus::Succeeded, Ok(output)),
                     Err(error) => (ExecutionStatus::Failed, Err(error)),
                 }

@@ -22,8 +22,8 @@ use crate::{
     },
 };
 
-/// How much of a URI a log line or a record keeps.
-const MAX_URI_ECHO: usize = 256;
+/// How much of a URI a log line, a record or an error keeps.
+pub(super) const MAX_URI_ECHO: usize = 256;
 
 /// One read: a URI, and what the host knows about it.
 ///
@@ -121,7 +121,8 @@ impl Runtime {
             .inner
             .read_steps(&begun, &context, &cancellation)
             .instrument(span.clone())
-            .await;
+            .await
+            .within(self.inner.limits.max_result_bytes, "resource");
         let duration = begun.started.elapsed();
         let outcome = self.inner.conclude(begun, ending, duration);
         span.record("status", outcome.status.as_str());

@@ -1,5 +1,6 @@
 //! Renders: a prompt resolved by name, its arguments checked against its input, admitted under
-//! the runtime's capacity, run under the guard, recorded.
+//! the runtime's capacity, run under the guard, what it embeds held to the caller's rules,
+//! recorded.
 
 use std::sync::Arc;
 
@@ -7,10 +8,11 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, field};
 
-use super::{Begun, Ending, Inner, Runtime, guard::Work};
+use super::{Begun, Ending, Inner, Runtime, guard::Work, read::MAX_URI_ECHO};
 use crate::{
     ask::{Asker, CallAsker},
     catalog::MAX_TOOL_NAME_LEN,
+    content::ContentBlock,
     context::{Asking, Context},
     error::AgentError,
     excerpt::excerpt,
@@ -119,6 +121,8 @@ impl Runtime {
             .render_steps(&begun, arguments, &context, &cancellation, asking)
             .instrument(span.clone())
             .await;
+        let ending = embedding_readable(ending, &context)
+            .within(self.inner.limits.max_result_bytes, "prompt");
         let duration = begun.started.elapsed();
         let outcome = self.inner.conclude(begun, ending, duration);
         span.record("status", outcome.status.as_str());
@@ -188,4 +192,36 @@ impl Inner {
         )
         .await
     }
+}
+
+/// The same ending, unless the messages embed a resource the caller may not read: then it
+/// failed with `RESOURCE_NOT_ALLOWED`, and they are dropped. A prompt shows what it embeds, so
+/// its caller may get it only if a read would give it the same (an embedded resource that does
+/// not say its URI cannot be shown to be readable).
+fn embedding_readable<'a>(
+    mut ending: Ending<'a, Messages>,
+    context: &Context,
+) -> Ending<'a, Messages> {
+    let Ok(messages) = &ending.result else {
+        return ending;
+    };
+    if !context.restricts_resources() {
+        return ending;
+    }
+    let unreadable = messages.iter().find_map(|message| match message.content() {
+        ContentBlock::Resource(content) => {
+            let uri = content.uri_of().unwrap_or_default();
+            (!context.allows_resource(uri)).then_some(uri)
+        }
+        _ => None,
+    });
+    if let Some(uri) = unreadable {
+        let error = AgentError::embedded_resource_not_allowed(
+            ending.target.unwrap_or_default(),
+            &excerpt(uri, MAX_URI_ECHO),
+        );
+        ending.status = ExecutionStatus::Failed;
+        ending.result = Err(error);
+    }
+    ending
 }

@@ -1,8 +1,8 @@
 //! `completion/complete`: an MCP reference becomes the runtime's completion target, and its
 //! suggestions a `CompleteResult` (at most 100 values, the total, whether there are more).
 
-use carmy_core::{CompletionTarget, Completions, ErrorCategory, Outcome, OutcomeKind};
-use rmcp::model::{CompleteResult, CompletionInfo, ErrorCode, ErrorData, Reference};
+use carmy_core::{CompletionTarget, Completions, Outcome, OutcomeKind};
+use rmcp::model::{CompleteResult, CompletionInfo, ErrorData, Reference};
 
 /// What `reference` asks to complete: a prompt by name, or a resource template by its URI
 /// template (a kind of reference this version does not know names nothing).
@@ -14,8 +14,9 @@ pub(crate) fn target(reference: &Reference) -> CompletionTarget {
     }
 }
 
-/// The answer: the suggestions, or `-32602` for a reference or an argument that names nothing,
-/// `-32603` for any other failure; each error carries the `{"error": {...}}` envelope.
+/// The answer: the suggestions, or `-32602` for a reference or an argument that names nothing
+/// or that the caller may not use, `-32603` for any other failure; each error carries the
+/// `{"error": {...}}` envelope.
 pub(crate) fn complete_result(outcome: Outcome<Completions>) -> Result<CompleteResult, ErrorData> {
     match outcome.result {
         Ok(completions) => {
@@ -28,19 +29,9 @@ pub(crate) fn complete_result(outcome: Outcome<Completions>) -> Result<CompleteR
             .map_err(|reason| ErrorData::internal_error(reason, None))?;
             Ok(CompleteResult::new(info))
         }
-        Err(error) => {
-            let code = if outcome.kind == OutcomeKind::Unroutable
-                || error.category() == ErrorCategory::Validation
-            {
-                ErrorCode::INVALID_PARAMS
-            } else {
-                ErrorCode::INTERNAL_ERROR
-            };
-            Err(ErrorData::new(
-                code,
-                error.message().to_owned(),
-                Some(error.to_envelope()),
-            ))
-        }
+        Err(error) => Err(super::error::request_error(
+            &error,
+            outcome.kind == OutcomeKind::Unroutable,
+        )),
     }
 }

@@ -1,9 +1,9 @@
 //! `prompts/list` and `prompts/get`: catalog prompts as MCP `Prompt`s, renders as
 //! `GetPromptResult`s or JSON-RPC errors.
 
-use carmy_core::{ErrorCategory, Message, Messages, Outcome, OutcomeKind, PromptEntry, Role};
+use carmy_core::{Message, Messages, Outcome, OutcomeKind, PromptEntry, Role};
 use rmcp::model::{
-    CacheScope, ErrorCode, ErrorData, GetPromptResponse, GetPromptResult, InputRequiredResult,
+    CacheScope, ErrorData, GetPromptResponse, GetPromptResult, InputRequiredResult,
     ListPromptsResult, Prompt, PromptArgument, PromptMessage,
 };
 
@@ -91,8 +91,9 @@ fn prompt(entry: &PromptEntry) -> Prompt {
 }
 
 /// The answer to `prompts/get`: the messages, or `-32602` for an unknown prompt, bad
-/// arguments (saying which) or a prompt the caller may not get (`PROMPT_NOT_ALLOWED`), `-32603` for any other failure; each error carries the
-/// `{"error": {...}}` envelope.
+/// arguments (saying which), an argument naming what does not exist (the prompt's own
+/// `not_found` error) or a prompt the caller may not get (`PROMPT_NOT_ALLOWED`), `-32603` for
+/// any other failure; each error carries the `{"error": {...}}` envelope.
 pub(crate) fn get_result(
     entry: Option<&PromptEntry>,
     outcome: Outcome<Messages>,
@@ -107,19 +108,9 @@ pub(crate) fn get_result(
         Ok(messages) => return Ok(result(entry, messages).into()),
         Err(error) => error,
     };
-    let code = if outcome.kind == OutcomeKind::Unroutable
-        || matches!(
-            error.category(),
-            ErrorCategory::Validation | ErrorCategory::Permission
-        ) {
-        ErrorCode::INVALID_PARAMS
-    } else {
-        ErrorCode::INTERNAL_ERROR
-    };
-    Err(ErrorData::new(
-        code,
-        error.message().to_owned(),
-        Some(error.to_envelope()),
+    Err(super::error::request_error(
+        &error,
+        outcome.kind == OutcomeKind::Unroutable,
     ))
 }
 

@@ -93,7 +93,7 @@ impl ResourceListing {
             } else {
                 ErrorCode::INTERNAL_ERROR
             };
-            error_data(code, &error)
+            super::error::with_envelope(code, &error)
         })?;
         let all: Vec<Resource> = self
             .resources
@@ -230,19 +230,12 @@ pub(crate) fn read_error(
             Some(version) if *version >= ProtocolVersion::V_2026_07_28 => ErrorCode::INVALID_PARAMS,
             _ => ErrorCode::RESOURCE_NOT_FOUND,
         }
-    } else if matches!(
-        error.category(),
-        ErrorCategory::Validation | ErrorCategory::Permission
-    ) {
+    } else if super::error::by_caller(error.category()) {
         ErrorCode::INVALID_PARAMS
     } else {
         ErrorCode::INTERNAL_ERROR
     };
-    error_data(code, error)
-}
-
-fn error_data(code: ErrorCode, error: &AgentError) -> ErrorData {
-    ErrorData::new(code, error.message().to_owned(), Some(error.to_envelope()))
+    super::error::with_envelope(code, error)
 }
 
 /// Contents as MCP's: text as `text`, bytes as a base64 `blob`; each for the URI read unless it

@@ -1,6 +1,6 @@
 //! `[tool_settings]` on the runtime the command line builds: the rate limit of every tool that
-//! sets none of its own, the deadline of every tool without a `timeout`, and the tools that
-//! must be confirmed whatever they declare. A runtime built
+//! sets none of its own, the deadline of every tool without a `timeout`, the tools that
+//! must be confirmed whatever they declare, and the bound on a result's size. A runtime built
 //! before the configuration was read ([`Cli::new`](super::Cli::new)) cannot take them: a
 //! configuration that sets them is refused rather than ignored.
 
@@ -22,6 +22,9 @@ pub(super) fn apply(mut carmy: Carmy, settings: &ToolSettings) -> Carmy {
     if let Some(rules) = settings.confirmation() {
         carmy = carmy.require_confirmation(rules);
     }
+    if let Some(bytes) = settings.max_result_bytes {
+        carmy = carmy.max_result_bytes(bytes);
+    }
     carmy
 }
 
@@ -42,6 +45,10 @@ pub(super) fn refused_on_built(settings: &Settings) -> Option<String> {
         (
             "tool_settings.require_confirmation",
             tools.require_confirmation.is_some(),
+        ),
+        (
+            "tool_settings.max_result_bytes",
+            tools.max_result_bytes.is_some(),
         ),
     ]
     .into_iter()
@@ -100,10 +107,12 @@ mod tests {
             max_execution_time_ms: Some(1500),
             allowed_tools: None,
             require_confirmation: Some(vec!["plain".to_owned()]),
+            max_result_bytes: Some(4096),
         };
         let runtime = apply(Carmy::new().tool(Plain).tool(Timed), &settings)
             .build()
             .unwrap();
+        assert_eq!(runtime.limits().max_result_bytes, 4096);
         let catalog = runtime.catalog();
         let plain = catalog.get("plain").unwrap();
         assert_eq!(plain.timeout(), Duration::from_millis(1500));

@@ -6,13 +6,15 @@ use carmy::{AgentError, CompletionRequest, Completions};
 
 use crate::{Store, books};
 
-/// The ids of the orders placed so far that start with what the user typed, oldest first.
+/// The ids of the caller's orders that start with what the user typed, oldest first. Each
+/// names an order resource, so that a caller who may not read those is suggested none.
 pub async fn order_ids(request: CompletionRequest<'_>) -> Result<Completions, AgentError> {
-    let ids = books::order_ids(request.records()).await?;
-    Ok(Completions::starting_with(
-        request.value(),
-        ids.iter().map(String::as_str),
-    ))
+    let owner = books::owner(request.context());
+    let ids = books::order_ids(request.records(), owner).await?;
+    Ok(
+        Completions::starting_with(request.value(), ids.iter().map(String::as_str))
+            .naming("shop://orders/{order_id}"),
+    )
 }
 
 /// The ids of the products in the catalog that start with what the user typed, in catalog

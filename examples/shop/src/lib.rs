@@ -1,6 +1,7 @@
 //! The shop: a small store whose tools cover every effect Carmy knows, with its
 //! products and orders also readable as resources (see [`resources`]), a prompt for helping a
 //! customer with an order ([`prompts`]), and ids completed as the user types ([`completion`]).
+//! An order is its placer's alone, whichever way it is reached ([`books`]).
 //!
 //! | tool | effect | notes |
 //! |---|---|---|
@@ -8,7 +9,7 @@
 //! | `search_products` | read, idempotent | `mouse` matches exactly 4 products |
 //! | `get_product` | read, idempotent | `PRODUCT_NOT_FOUND` suggests `search_products` |
 //! | `place_order` | write, transactional | safe to retry with a request id; its writes commit with its outcome |
-//! | `get_order`, `list_orders` | read, idempotent | |
+//! | `get_order`, `list_orders` | read, idempotent | the caller's own orders; `list_orders` a page at a time |
 //! | `send_receipt` | external_write | writes to the outbox (a stand-in for email) |
 //! | `cancel_order` | destructive, idempotent, transactional | needs the host's grant `confirm:cancel_order` |
 //! | `sales_report` | read, idempotent | slow; reports progress and honours cancellation |

@@ -1,5 +1,6 @@
 //! Orders: `place_order` (write), `get_order` and `list_orders` (read), `cancel_order`
-//! (destructive).
+//! (destructive). An order is its placer's: the principal the host named for the call, never an
+//! argument ([`books::owner`]). Another's order is answered as one that does not exist.
 
 use std::collections::BTreeMap;
 
@@ -19,16 +20,21 @@ pub struct OrderLine {
     pub quantity: u32,
 }
 
-/// A postal address.
+/// A postal address. Every field is bounded, as everything a caller sends that the shop keeps
+/// and sends back should be.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Address {
     /// Recipient's full name.
+    #[schemars(length(min = 1, max = 100))]
     pub name: String,
     /// Street and number.
+    #[schemars(length(min = 1, max = 200))]
     pub street: String,
     /// City.
+    #[schemars(length(min = 1, max = 100))]
     pub city: String,
     /// Postal code.
+    #[schemars(length(min = 1, max = 16))]
     pub postal_code: String,
     /// ISO 3166-1 alpha-2 country code, e.g. `FR`.
     #[schemars(length(equal = 2))]
@@ -63,9 +69,9 @@ pub struct Order {
     /// A note for the packer, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// Who placed it, when the host named the caller.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub placed_by: Option<String>,
+    /// Who placed it: the principal the host named for the call (`anonymous` when it named
+    /// none). Only they see it.
+    pub placed_by: String,
 }
 
 /// Arguments of `place_order`.
@@ -140,9 +146,9 @@ pub async fn place_order(
         delivery: input.delivery,
         total_cents,
         note: input.note,
-        placed_by: ctx.principal().map(str::to_owned),
+        placed_by: books::owner(ctx).to_owned(),
     };
-    books::put_order(records, &order)?;
+    books::add_order(records, &order).await?;
     tracing::info!(order_id = %order.order_id, total_cents, "order placed");
     Ok(order)
 }
@@ -154,26 +160,52 @@ pub struct OrderRef {
     pub order_id: String,
 }
 
-/// Get one order by id.
+/// Get one of your orders by id.
 #[tool(effect = "read", idempotent, title = "Get an order")]
 pub async fn get_order(input: OrderRef, ctx: &Context) -> Result<Order, AgentError> {
-    books::order(ctx.records(), &input.order_id)
+    books::order(ctx.records(), books::owner(ctx), &input.order_id)
         .await?
         .ok_or_else(|| order_not_found(&input.order_id))
 }
 
-/// Every order, oldest first.
+/// Arguments of `list_orders`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListOrdersInput {
+    /// Where to go on from: the `next_cursor` of the page before; unset: the first page.
+    #[schemars(regex(pattern = r"^ord-[0-9]{1,18}$"))]
+    pub cursor: Option<String>,
+    /// Orders per page, 1 to 50 (default 20).
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+}
+
+/// One page of your orders, oldest first.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct OrderList {
     /// The orders.
     pub orders: Vec<Order>,
+    /// Set when there are more: pass it as `cursor` for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
-/// List every order, oldest first.
+/// List your orders, oldest first, a page at a time.
 #[tool(effect = "read", idempotent, title = "List orders")]
-pub async fn list_orders(ctx: &Context) -> Result<OrderList, AgentError> {
+pub async fn list_orders(input: ListOrdersInput, ctx: &Context) -> Result<OrderList, AgentError> {
+    let limit = input.limit.unwrap_or(20) as usize;
+    let (orders, more) = books::orders_of(
+        ctx.records(),
+        books::owner(ctx),
+        input.cursor.as_deref(),
+        limit,
+    )
+    .await?;
+    let next_cursor = more
+        .then(|| orders.last().map(|order| order.order_id.clone()))
+        .flatten();
     Ok(OrderList {
-        orders: books::orders(ctx.records()).await?,
+        orders,
+        next_cursor,
     })
 }
 
@@ -197,8 +229,8 @@ pub struct Cancellation {
     pub refunded_cents: u64,
 }
 
-/// Cancel an order, refund it and put its units back in stock. Cannot be undone, so the host
-/// must confirm it (grant `confirm:cancel_order`).
+/// Cancel one of your orders, refund it and put its units back in stock. Cannot be undone, so
+/// the host must confirm it (grant `confirm:cancel_order`).
 #[tool(
     effect = "destructive",
     idempotent,
@@ -211,7 +243,7 @@ pub async fn cancel_order(
     ctx: &Context,
 ) -> Result<Cancellation, AgentError> {
     let records = ctx.records();
-    let mut order = books::order(records, &input.order_id)
+    let mut order = books::order(records, books::owner(ctx), &input.order_id)
         .await?
         .ok_or_else(|| order_not_found(&input.order_id))?;
     if order.status == OrderStatus::Cancelled {

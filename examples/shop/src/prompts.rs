@@ -23,7 +23,7 @@ pub struct OrderHelpInput {
 /// Help a customer with one of their orders: the order as it stands, and what to answer.
 #[prompt(title = "Help with an order", complete(order_id = order_ids))]
 pub async fn order_help(input: OrderHelpInput, ctx: &Context) -> Result<Messages, AgentError> {
-    let order = books::order(ctx.records(), &input.order_id).await?;
+    let order = books::order(ctx.records(), books::owner(ctx), &input.order_id).await?;
     let order = order.ok_or_else(|| order_not_found(&input.order_id))?;
     let issue = input
         .issue

@@ -27,14 +27,15 @@ pub struct Receipt {
     pub sent_to: String,
 }
 
-/// Email the receipt of an order. Reaches outside the store: an email cannot be unsent.
+/// Email the receipt of one of your orders. Reaches outside the store: an email cannot be
+/// unsent.
 #[tool(effect = "external_write", title = "Send a receipt")]
 pub async fn send_receipt(
     input: ReceiptInput,
     store: State<Store>,
     ctx: &Context,
 ) -> Result<Receipt, AgentError> {
-    if books::order(ctx.records(), &input.order_id)
+    if books::order(ctx.records(), books::owner(ctx), &input.order_id)
         .await?
         .is_none()
     {

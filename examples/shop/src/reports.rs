@@ -41,7 +41,7 @@ pub async fn sales_report(input: ReportInput, ctx: &Context) -> Result<SalesRepo
             Some("crunching orders"),
         );
     }
-    let orders = books::orders(ctx.records()).await?;
+    let orders = books::all_orders(ctx.records()).await?;
     let mut report = SalesReport {
         orders: 0,
         revenue_cents: 0,

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `shop://catalog` | every product, in catalog order |
 //! | `shop://products/{id}` | one product with its stock now (what `get_product` returns) |
-//! | `shop://orders/{order_id}` | one order (what `get_order` returns) |
+//! | `shop://orders/{order_id}` | one of the caller's orders (what `get_order` returns) |
 
 use carmy::{AgentError, Content, Context, State, resource};
 
@@ -41,7 +41,7 @@ pub async fn product(
     Content::json(&product_details(&store, ctx.records(), &input.id).await?)
 }
 
-/// One order: its lines, address, total and status.
+/// One of your orders: its lines, address, total and status.
 #[resource(
     uri = "shop://orders/{order_id}",
     title = "Order",
@@ -49,6 +49,6 @@ pub async fn product(
     mime_type = "application/json"
 )]
 pub async fn order(input: OrderRef, ctx: &Context) -> Result<Content, AgentError> {
-    let found = books::order(ctx.records(), &input.order_id).await?;
+    let found = books::order(ctx.records(), books::owner(ctx), &input.order_id).await?;
     Content::json(&found.ok_or_else(|| order_not_found(&input.order_id))?)
 }

@@ -1,8 +1,9 @@
-//! The shop's release surface under the outside attack of issue 14, replayed against the real
-//! binary over stdio: what a hostile client sends that the server would keep (tool names,
-//! request ids, outcomes that echo arguments) stays bounded in bytes, and what a schema
-//! publishes is enforced. Memory is read from `/proc` while the attack runs; the figures are
-//! printed (`--nocapture`) for the record.
+//! The shop's release surface under the outside attacks of issues 14 and 33, replayed against
+//! the real binary over stdio and HTTP: what a hostile client sends that the server would keep
+//! (tool names, request ids, outcomes that echo arguments) or send back (orders) stays bounded
+//! in bytes, what a schema publishes is enforced, an order is its placer's alone, and a
+//! restricted token learns nothing its rules hide. Memory is read from `/proc` while the attack
+//! runs; the figures are printed (`--nocapture`) for the record.
 
 mod common;
 
@@ -132,14 +133,248 @@ fn a_published_email_format_is_enforced() {
     assert_eq!(error_code(&answer), "ORDER_NOT_FOUND");
 }
 
+/// An order of one unit of `product`, with every address field and the note as long as the
+/// schema allows.
+fn largest_order(product: &str) -> serde_json::Value {
+    json!({
+        "lines": [{ "product_id": product, "quantity": 1 }],
+        "ship_to": {
+            "name": "n".repeat(100), "street": "s".repeat(200), "city": "c".repeat(100),
+            "postal_code": "p".repeat(16), "country": "GB"
+        },
+        "note": "é".repeat(500)
+    })
+}
+
+#[test]
+fn every_order_of_the_largest_allowed_kind_is_listed_in_bounded_pages() {
+    let mut shop = StdioShop::start(&[]);
+    let before = shop.memory_kib();
+    // A megabyte of name is refused before anything runs.
+    let mut huge = largest_order("sku-001");
+    huge["ship_to"]["name"] = json!("n".repeat(1_000_000));
+    let answer = shop.call(1, "place_order", huge, None);
+    assert_eq!(error_code(&answer), "INVALID_ARGUMENTS");
+    // The whole stock (5 units of each product in stock), one unit an order, with the largest
+    // addresses allowed.
+    let store = shop::Store::new();
+    let in_stock = store.products().iter().filter(|product| product.in_stock);
+    let mut id = 1;
+    for product in in_stock {
+        for _ in 0..5 {
+            id += 1;
+            let answer = shop.call(id, "place_order", largest_order(&product.id), None);
+            assert_eq!(answer["result"]["isError"], false, "{answer}");
+        }
+    }
+    let mut listed = 0;
+    let mut cursor = None;
+    loop {
+        id += 1;
+        let arguments = match &cursor {
+            Some(cursor) => json!({ "cursor": cursor, "limit": 50 }),
+            None => json!({ "limit": 50 }),
+        };
+        let answer = shop.call(id, "list_orders", arguments, None);
+        let size = answer.to_string().len();
+        assert!(size < 1 << 20, "a page of {size} bytes");
+        let page = &answer["result"]["structuredContent"];
+        listed += page["orders"].as_array().expect("orders").len();
+        match page.get("next_cursor") {
+            Some(next) => cursor = Some(next.clone()),
+            None => break,
+        }
+    }
+    assert_eq!(listed, 170);
+    report(
+        "170 orders of the largest kind, listed",
+        before,
+        shop.memory_kib(),
+    );
+}
+
+#[test]
+fn a_restricted_caller_gets_one_answer_for_subscribing_to_a_hidden_resource_and_a_missing_one() {
+    // Held to the policy documents: the shop's own resources are hidden.
+    let mut shop = common::RawShop::start(
+        &[],
+        &[("CARMY_TOOL_SETTINGS__ALLOWED_TOOLS", "resource:file://*")],
+    );
+    shop.initialize(json!({}));
+    let mut subscribe = |uri: &str| {
+        shop.send(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": { "uri": uri }
+        }));
+        shop.receive().to_string().replace(uri, "URI")
+    };
+    let hidden = subscribe("shop://catalog");
+    assert_eq!(hidden, subscribe("shop://nothing"));
+    assert!(hidden.contains("RESOURCE_NOT_ALLOWED"), "{hidden}");
+}
+
 mod over_http {
-    use super::common::HttpShop;
-    use serde_json::json;
+    use super::common::{HttpClient, HttpShop};
+    use serde_json::{Value, json};
 
     const ALICE: &str = "alice-token-0123456789abcdef";
     const MALLORY: &str = "mallory-token-0123456789abcdef";
+    /// Alice's token for a product page: it may read product resources and nothing else.
+    const ALICE_PRODUCTS: &str = "alice-products-token-0123456789abcdef";
+    /// A token that may call only the tools that read.
+    const READER: &str = "reader-token-0123456789abcdef";
 
-    fn order() -> serde_json::Value {
+    /// `method` with `params`, answered over HTTP.
+    fn request(client: &mut HttpClient, method: &str, params: Value) -> Value {
+        let (_, body) = client.post(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": method, "params": params
+        }));
+        assert!(body.is_object(), "{method}: no JSON-RPC answer");
+        body
+    }
+
+    /// What `client` gets of order `id` through each way there is to it: `get_order`,
+    /// `list_orders`, `resources/read`, the `order_help` prompt and the completion of its
+    /// `order_id`.
+    fn ways_to(client: &mut HttpClient, id: &str) -> [Value; 5] {
+        let call = |client: &mut HttpClient, name: &str, arguments: Value| {
+            request(
+                client,
+                "tools/call",
+                json!({ "name": name, "arguments": arguments }),
+            )
+        };
+        [
+            call(client, "get_order", json!({ "order_id": id })),
+            call(client, "list_orders", json!({})),
+            request(
+                client,
+                "resources/read",
+                json!({ "uri": format!("shop://orders/{id}") }),
+            ),
+            request(
+                client,
+                "prompts/get",
+                json!({ "name": "order_help", "arguments": { "order_id": id } }),
+            ),
+            request(
+                client,
+                "completion/complete",
+                json!({
+                    "ref": { "type": "ref/prompt", "name": "order_help" },
+                    "argument": { "name": "order_id", "value": "ord-" }
+                }),
+            ),
+        ]
+    }
+
+    #[test]
+    fn an_order_is_its_placers_alone_through_every_way_to_it() {
+        let shop = HttpShop::start(&[(ALICE, "alice"), (MALLORY, "mallory")]);
+        let mut alice = shop.client(ALICE);
+        let placed = alice.call("place_order", order(), "order-1");
+        let id = placed["result"]["structuredContent"]["order_id"]
+            .as_str()
+            .expect("an order id")
+            .to_owned();
+        let [got, listed, read, prompt, completed] = ways_to(&mut alice, &id);
+        assert_eq!(got["result"]["structuredContent"]["order_id"], id.as_str());
+        assert_eq!(
+            listed["result"]["structuredContent"]["orders"][0]["order_id"],
+            id.as_str()
+        );
+        assert!(read["result"]["contents"][0]["text"].is_string(), "{read}");
+        assert!(prompt["result"]["messages"].is_array(), "{prompt}");
+        assert_eq!(completed["result"]["completion"]["values"], json!([id]));
+
+        let mut mallory = shop.client(MALLORY);
+        let answers = ways_to(&mut mallory, &id);
+        for answer in &answers {
+            // Nothing of the order: not its address, nor its id where an id is not echoed.
+            assert!(!answer.to_string().contains("Lovelace"), "{answer}");
+        }
+        let [got, listed, read, prompt, completed] = answers;
+        assert_eq!(
+            got["result"]["_meta"]["carmy/error"]["code"], "ORDER_NOT_FOUND",
+            "{got}"
+        );
+        assert_eq!(
+            listed["result"]["structuredContent"]["orders"],
+            json!([]),
+            "{listed}"
+        );
+        assert_eq!(
+            read["error"]["data"]["error"]["code"], "ORDER_NOT_FOUND",
+            "{read}"
+        );
+        assert_eq!(prompt["error"]["code"], -32602, "{prompt}");
+        assert_eq!(prompt["error"]["data"]["error"]["code"], "ORDER_NOT_FOUND");
+        assert_eq!(
+            completed["result"]["completion"]["values"],
+            json!([]),
+            "{completed}"
+        );
+    }
+
+    #[test]
+    fn a_token_allowed_only_product_resources_gets_no_order_through_a_prompt() {
+        let shop = HttpShop::start(&[
+            (ALICE, "alice"),
+            (ALICE_PRODUCTS, "alice allow:resource:shop://products/*"),
+        ]);
+        let placed = shop.client(ALICE).call("place_order", order(), "order-1");
+        let id = placed["result"]["structuredContent"]["order_id"]
+            .as_str()
+            .expect("an order id")
+            .to_owned();
+        let mut products = shop.client(ALICE_PRODUCTS);
+        let [_, _, read, prompt, completed] = ways_to(&mut products, &id);
+        assert_eq!(
+            read["error"]["data"]["error"]["code"], "RESOURCE_NOT_ALLOWED",
+            "{read}"
+        );
+        assert_eq!(prompt["error"]["code"], -32602, "{prompt}");
+        assert_eq!(
+            prompt["error"]["data"]["error"]["code"], "RESOURCE_NOT_ALLOWED",
+            "{prompt}"
+        );
+        assert!(!prompt.to_string().contains("Lovelace"), "{prompt}");
+        assert_eq!(
+            completed["result"]["completion"]["values"],
+            json!([]),
+            "{completed}"
+        );
+        // The products it may read, it reads.
+        let product = request(
+            &mut products,
+            "resources/read",
+            json!({ "uri": "shop://products/sku-001" }),
+        );
+        assert!(product["result"]["contents"].is_array(), "{product}");
+    }
+
+    #[test]
+    fn a_restricted_token_gets_one_answer_for_a_hidden_tool_and_a_missing_one() {
+        let shop = HttpShop::start(&[(READER, "auditor allow:effect:read")]);
+        let mut reader = shop.client(READER);
+        let mut answer = |name: &str| {
+            let mut answer = request(
+                &mut reader,
+                "tools/call",
+                json!({ "name": name, "arguments": { "order_id": "ord-1001" } }),
+            );
+            // Each execution has an id of its own; nothing else may differ but the name.
+            if let Some(meta) = answer["result"]["_meta"].as_object_mut() {
+                meta.remove("carmy/execution_id");
+            }
+            answer.to_string().replace(name, "NAME")
+        };
+        let hidden = answer("cancel_order");
+        assert_eq!(hidden, answer("cancel_orders"));
+        assert_eq!(hidden, answer("drop_database"));
+        assert!(hidden.contains("TOOL_NOT_ALLOWED"), "{hidden}");
+    }
+
+    fn order() -> Value {
         json!({
             "lines": [{ "product_id": "sku-001", "quantity": 1 }],
             "ship_to": {

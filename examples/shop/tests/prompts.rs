@@ -1,7 +1,11 @@
-//! The shop's prompt and its completions, through the real runtime, in process.
+//! The shop's prompt and its completions, through the real runtime, in process, and over MCP
+//! where the answer's form is the point.
+
+mod common;
 
 use carmy::{
-    Body, CompleteRequest, CompletionTarget, MessageContent, RenderRequest, Role, testing::TestHost,
+    Body, CompleteRequest, CompletionTarget, Context, MessageContent, RenderRequest, Role,
+    testing::TestHost,
 };
 use serde_json::{Value, json};
 use shop::Store;
@@ -126,4 +130,98 @@ async fn product_ids_are_completed_in_catalog_order() {
     let none = CompleteRequest::new(template(), "id", "nothing");
     let none = host.runtime().complete(none).await.result.unwrap();
     assert_eq!((none.values().len(), none.total()), (0, 0));
+}
+
+#[test]
+fn an_order_that_does_not_exist_is_the_callers_mistake_over_mcp() {
+    let mut shop = common::StdioShop::start(&[]);
+    shop.send(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+        "params": { "name": "order_help", "arguments": { "order_id": "ord-42" } }
+    }));
+    let answer = shop.receive();
+    // Invalid params, as a missing argument is, with the agent's error in `data`.
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let error = &answer["error"]["data"]["error"];
+    assert_eq!(error["code"], "ORDER_NOT_FOUND", "{answer}");
+    assert_eq!(error["category"], "not_found");
+    shop.send(&json!({
+        "jsonrpc": "2.0", "id": 2, "method": "prompts/get",
+        "params": { "name": "order_help", "arguments": {} }
+    }));
+    let missing = shop.receive();
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+}
+
+/// What `context` gets: `order_help` rendered for `order_id` (its error code, if it fails),
+/// and the ids suggested for its `order_id` and for the order template's.
+async fn seen_by(
+    host: &TestHost,
+    context: &Context,
+    order_id: &str,
+) -> (Result<usize, String>, Vec<String>, Vec<String>) {
+    let runtime = host.runtime();
+    let render = RenderRequest::new("order_help")
+        .argument("order_id", order_id)
+        .context(context.clone());
+    let rendered = match runtime.render(render).await.result {
+        Ok(messages) => Ok(messages.len()),
+        Err(error) => Err(error.code().to_owned()),
+    };
+    let mut suggested = Vec::new();
+    for target in [
+        CompletionTarget::Prompt("order_help".into()),
+        CompletionTarget::Resource("shop://orders/{order_id}".into()),
+    ] {
+        let request = CompleteRequest::new(target, "order_id", "ord-").context(context.clone());
+        suggested.push(match runtime.complete(request).await.result {
+            Ok(completions) => completions.values().to_vec(),
+            Err(error) => vec![error.code().to_owned()],
+        });
+    }
+    let template = suggested.pop().unwrap();
+    (rendered, suggested.pop().unwrap(), template)
+}
+
+#[tokio::test]
+async fn order_help_and_its_completions_show_only_the_callers_own_orders() {
+    let host = host();
+    let alice = Context::new().with_principal("alice");
+    let order = host
+        .clone()
+        .with_context(alice.clone())
+        .call(
+            "place_order",
+            json!({
+                "lines": [{ "product_id": "sku-001", "quantity": 1 }],
+                "ship_to": {
+                    "name": "Ada Lovelace", "street": "12 St James's Square",
+                    "city": "London", "postal_code": "SW1Y 4JH", "country": "GB"
+                }
+            }),
+        )
+        .await
+        .unwrap_output::<Value>();
+    let id = order["order_id"].as_str().unwrap();
+    let (rendered, prompt, template) = seen_by(&host, &alice, id).await;
+    assert_eq!(rendered, Ok(2));
+    assert_eq!(
+        (prompt, template),
+        (vec![id.to_owned()], vec![id.to_owned()])
+    );
+    for other in [Context::new().with_principal("bob"), Context::new()] {
+        let (rendered, prompt, template) = seen_by(&host, &other, id).await;
+        assert_eq!(rendered, Err("ORDER_NOT_FOUND".to_owned()));
+        assert!(
+            prompt.is_empty() && template.is_empty(),
+            "{prompt:?} {template:?}"
+        );
+    }
+    // Alice's token, allowed only the product resources, gets her order neither embedded in
+    // the prompt nor named by the prompt's completion (the template is refused outright).
+    let products_only = alice.with_access("resource:shop://products/*".parse().unwrap());
+    let (rendered, prompt, template) = seen_by(&host, &products_only, id).await;
+    assert_eq!(rendered, Err("RESOURCE_NOT_ALLOWED".to_owned()));
+    assert!(prompt.is_empty(), "{prompt:?}");
+    assert_eq!(template, ["RESOURCE_NOT_ALLOWED"]);
 }

@@ -277,20 +277,24 @@ fn order_of(product: &str) -> Value {
     })
 }
 
-/// Every order the shop holds, by id.
+/// Every order the shop holds, by id, page after page.
 fn orders(client: &mut Client) -> BTreeMap<String, Value> {
-    let listed = client.call("list_orders", json!({}), None).unwrap();
-    listed["structuredContent"]["orders"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|order| {
-            (
+    let mut all = BTreeMap::new();
+    let mut arguments = json!({ "limit": 50 });
+    loop {
+        let listed = client.call("list_orders", arguments.clone(), None).unwrap();
+        let page = &listed["structuredContent"];
+        for order in page["orders"].as_array().unwrap() {
+            all.insert(
                 order["order_id"].as_str().unwrap().to_owned(),
                 order.clone(),
-            )
-        })
-        .collect()
+            );
+        }
+        match page.get("next_cursor") {
+            Some(cursor) => arguments["cursor"] = cursor.clone(),
+            None => return all,
+        }
+    }
 }
 
 /// Checks the books against what the calls were told: one order per request id that placed

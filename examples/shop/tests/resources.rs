@@ -1,12 +1,17 @@
 //! The shop's resources and its effect-free tool, through the real runtime, in process.
 
-use carmy::{Body, Effect, ReadRequest, Runtime, testing::TestHost};
+use carmy::{Body, Context, Effect, ReadRequest, Runtime, testing::TestHost};
 use serde_json::{Value, json};
 use shop::{Store, delivery::Quote};
 
 /// The one content of `uri`, parsed as JSON, or the read's error code.
 async fn read_json(runtime: &Runtime, uri: &str) -> Result<Value, String> {
-    let outcome = runtime.read(ReadRequest::new(uri)).await;
+    read_as(runtime, uri, Context::new()).await
+}
+
+/// The same, read by `context`.
+async fn read_as(runtime: &Runtime, uri: &str, context: Context) -> Result<Value, String> {
+    let outcome = runtime.read(ReadRequest::new(uri).context(context)).await;
     let contents = match outcome.result {
         Ok(contents) => contents,
         Err(error) => return Err(error.code().to_owned()),
@@ -119,5 +124,32 @@ async fn a_delivery_quote_counts_business_days_and_reads_nothing() {
             .call("quote_delivery", json!({ "ordered_on": day }))
             .await;
         assert_eq!(outcome.unwrap_error_code(), "INVALID_ARGUMENTS", "{day}");
+    }
+}
+
+#[tokio::test]
+async fn an_order_is_read_only_by_whoever_placed_it() {
+    let runtime = shop::runtime().unwrap();
+    let alice = Context::new().with_principal("alice");
+    let order: Value = TestHost::new(runtime.clone())
+        .with_context(alice.clone())
+        .call(
+            "place_order",
+            json!({
+                "lines": [{ "product_id": "sku-001", "quantity": 1 }],
+                "ship_to": {
+                    "name": "Ada Lovelace", "street": "12 St James's Square",
+                    "city": "London", "postal_code": "SW1Y 4JH", "country": "GB"
+                },
+                "note": "leave it with the porter"
+            }),
+        )
+        .await
+        .unwrap_output();
+    let uri = format!("shop://orders/{}", order["order_id"].as_str().unwrap());
+    assert_eq!(read_as(&runtime, &uri, alice).await.unwrap(), order);
+    for other in [Context::new().with_principal("bob"), Context::new()] {
+        let code = read_as(&runtime, &uri, other).await.unwrap_err();
+        assert_eq!(code, "ORDER_NOT_FOUND");
     }
 }

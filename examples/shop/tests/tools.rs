@@ -1,4 +1,5 @@
-//! The shop's tools through the real pipeline, in process.
+//! The shop's tools through the real pipeline, in process: orders are their placer's, listed a
+//! page at a time, with bounded addresses.
 
 use std::time::Duration;
 
@@ -220,4 +221,124 @@ async fn two_shops_on_one_store_share_their_books() {
     assert_eq!(placed.order_id, "ord-1001");
     assert_eq!(next.order_id, "ord-1002");
     assert_eq!(order_count(&first).await, 2);
+}
+
+/// The ids of the products in stock (5 units each).
+fn in_stock() -> Vec<String> {
+    let store = Store::new();
+    let products = store.products().iter().filter(|product| product.in_stock);
+    products.map(|product| product.id.clone()).collect()
+}
+
+/// `order_args(1)` of `product`: one unit, so that many orders fit the stock.
+fn one_of(product: &str) -> Value {
+    let mut args = order_args(1);
+    args["lines"][0]["product_id"] = json!(product);
+    args
+}
+
+#[tokio::test]
+async fn an_order_is_seen_and_touched_only_by_whoever_placed_it() {
+    let store = Store::new();
+    let runtime = shop::runtime_with(store.clone()).unwrap();
+    let alice = TestHost::new(runtime.clone()).with_principal("alice");
+    let bob = TestHost::new(runtime.clone())
+        .with_principal("bob")
+        .with_grant("confirm:cancel_order");
+    let anonymous = TestHost::new(runtime).with_grant("confirm:cancel_order");
+    let order: Value = alice
+        .call("place_order", order_args(1))
+        .await
+        .unwrap_output();
+    assert_eq!(order["placed_by"], "alice");
+    let id = json!({ "order_id": order["order_id"] });
+    for other in [&bob, &anonymous] {
+        // Another's order is answered as one that does not exist, whatever the tool.
+        let got = other.call("get_order", id.clone()).await;
+        assert_eq!(got.unwrap_error_code(), "ORDER_NOT_FOUND");
+        assert_eq!(order_count(other).await, 0);
+        let cancelled = other.call("cancel_order", id.clone()).await;
+        assert_eq!(cancelled.unwrap_error_code(), "ORDER_NOT_FOUND");
+        let receipt = json!({ "order_id": order["order_id"], "email": "eve@example.com" });
+        let sent = other.call("send_receipt", receipt).await;
+        assert_eq!(sent.unwrap_error_code(), "ORDER_NOT_FOUND");
+    }
+    assert!(store.outbox().is_empty());
+    let mine: Value = alice.call("get_order", id).await.unwrap_output();
+    assert_eq!(mine, order, "untouched");
+    assert_eq!(order_count(&alice).await, 1);
+    // The anonymous caller has a book of its own, like anyone.
+    let theirs: Value = anonymous
+        .call("place_order", one_of("sku-002"))
+        .await
+        .unwrap_output();
+    assert_eq!(theirs["placed_by"], "anonymous");
+    assert_eq!(order_count(&anonymous).await, 1);
+    assert_eq!(order_count(&alice).await, 1);
+}
+
+#[tokio::test]
+async fn orders_are_listed_a_page_at_a_time_oldest_first() {
+    let (host, _) = host();
+    let mut placed = Vec::new();
+    for product in &in_stock()[..25] {
+        let order: Value = host
+            .call("place_order", one_of(product))
+            .await
+            .unwrap_output();
+        placed.push(order["order_id"].clone());
+    }
+    let list = |arguments: Value| {
+        let host = host.clone();
+        async move {
+            let list: Value = host.call("list_orders", arguments).await.unwrap_output();
+            let ids: Vec<Value> = list["orders"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|order| order["order_id"].clone())
+                .collect();
+            (ids, list.get("next_cursor").cloned())
+        }
+    };
+    let (first, cursor) = list(json!({})).await;
+    assert_eq!(first, placed[..20]);
+    let cursor = cursor.expect("a next page");
+    let (second, last) = list(json!({ "cursor": cursor, "limit": 50 })).await;
+    assert_eq!(second, placed[20..]);
+    assert_eq!(last, None);
+    let (one, _) = list(json!({ "limit": 1 })).await;
+    assert_eq!(one, placed[..1]);
+    for bad in [
+        json!({ "limit": 51 }),
+        json!({ "limit": 0 }),
+        json!({ "cursor": "x" }),
+    ] {
+        let refused = host.call("list_orders", bad.clone()).await;
+        assert_eq!(refused.unwrap_error_code(), "INVALID_ARGUMENTS", "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn address_fields_are_bounded() {
+    let (host, _) = host();
+    for (field, longest) in [
+        ("name", 100),
+        ("street", 200),
+        ("city", 100),
+        ("postal_code", 16),
+    ] {
+        let mut args = order_args(1);
+        args["ship_to"][field] = json!("x".repeat(longest));
+        let placed = host.call("place_order", args.clone()).await;
+        assert!(placed.is_ok(), "{field}: {:?}", placed.error());
+        args["ship_to"][field] = json!("x".repeat(longest + 1));
+        let refused = host.call("place_order", args).await;
+        let error = refused.error().unwrap();
+        assert_eq!(error.code(), "INVALID_ARGUMENTS", "{field}");
+        assert_eq!(
+            error.details().unwrap()["errors"][0]["path"],
+            format!("/ship_to/{field}")
+        );
+    }
 }

@@ -328,6 +328,10 @@ fn validate(settings: &Settings, merged: &Merged, file: Option<&File>) -> Result
     {
         return Err(ConfigError(describe(merged, file, key, "at least 1")));
     }
+    if settings.tool_settings.max_result_bytes == Some(0) {
+        let key = "tool_settings.max_result_bytes";
+        return Err(ConfigError(describe(merged, file, key, "at least 1")));
+    }
     Ok(())
 }
 

@@ -213,6 +213,8 @@ pub(in crate::cli) struct ToolSettings {
     pub(in crate::cli) allowed_tools: Option<Vec<String>>,
     /// Tool rules (`effect:destructive`, `send_*`) whose tools need confirmation.
     pub(in crate::cli) require_confirmation: Option<Vec<String>>,
+    /// The largest result handed back; unset: the runtime's (8 MiB).
+    pub(in crate::cli) max_result_bytes: Option<usize>,
 }
 
 impl ToolSettings {
@@ -560,6 +562,11 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "tool_settings.max_execution_time_ms",
         "",
         "The deadline of a tool that sets no `timeout` (default: the runtime's, 60 s)",
+    ),
+    key(
+        "tool_settings.max_result_bytes",
+        "",
+        "The largest result a tool, a resource, a prompt or a completion may hand back, in bytes (JSON as sent, bytes as base64); past it `OUTPUT_TOO_LARGE` (default: the runtime's, 8 MiB)",
     ),
     key(
         "store",
