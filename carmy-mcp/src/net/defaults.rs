@@ -26,3 +26,6 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 /// Default for `HttpServer::header_read_timeout`: 10 s for a request head from its first
 /// byte (an honest one arrives in one packet).
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default for `HttpServer::write_timeout`: 30 s during which a client takes no bytes of what
+/// is written to it.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);

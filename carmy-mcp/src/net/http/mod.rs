@@ -52,7 +52,7 @@ use super::{
     defaults::{
         DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
         DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT,
-        DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+        DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT, DEFAULT_WRITE_TIMEOUT,
     },
     shutdown::{self, DEFAULT_GRACE_PERIOD},
 };
@@ -80,9 +80,9 @@ pub const LOOPBACK_ORIGINS: &[&str] = &[
 /// An [`McpServer`] served over MCP's streamable HTTP transport, with secure defaults:
 /// loopback `Host` names only, browser `Origin`s only from loopback pages, 4 MiB bodies, a 120 s deadline per
 /// request, stateful sessions (256 at most, 32 per principal, each usable by its principal
-/// only, closed after 2 minutes idle), 512 connections at most with 10 s for each request head,
-/// and no authentication (so it refuses to serve on a non-loopback address until given an
-/// [`authenticator`](HttpServer::authenticator)).
+/// only, closed after 2 minutes idle), 512 connections at most with 10 s for each request head
+/// and 30 s for each stalled write, and no authentication (so it refuses to serve on a
+/// non-loopback address until given an [`authenticator`](HttpServer::authenticator)).
 ///
 /// ```no_run
 /// # async fn demo(server: carmy_mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
@@ -170,6 +170,7 @@ impl HttpServer {
             connections: ConnectionLimits {
                 max_connections: DEFAULT_MAX_CONNECTIONS,
                 header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+                write_timeout: DEFAULT_WRITE_TIMEOUT,
             },
             legacy_sse: false,
             rate_limit: RateLimit::unlimited(),
@@ -272,9 +273,12 @@ impl HttpServer {
 
     /// How many connections may be open at once (with [`serve`](Self::serve)). At the bound,
     /// the connection that has waited longest without a request in progress is closed to make
-    /// room; if every connection is serving a request, new ones wait to be accepted. Keep it
-    /// under the process's open-files limit; reaching that limit also closes a waiting
-    /// connection.
+    /// room, or else the one whose client has taken no bytes of its answer for longest. If
+    /// every connection is serving a request, a new one is answered at once and closed:
+    /// [`HEALTH_PATH`] as usual, anything else `503` with `Retry-After` and a JSON-RPC
+    /// `CAPACITY` error (up to an eighth as many as the bound at once; past that, it is closed
+    /// unanswered). Keep it under the process's open-files limit; reaching that limit also
+    /// closes a waiting connection.
     pub fn max_connections(mut self, max: usize) -> Self {
         self.connections.max_connections = max;
         self
@@ -285,6 +289,15 @@ impl HttpServer {
     /// is not timed out: it is the first closed when room is needed.
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.connections.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long an answer being written may wait for its client to take bytes before the
+    /// connection is closed (with [`serve`](Self::serve)), whatever it was writing: an answer,
+    /// a session's stream, a legacy SSE stream (which closes its session). The clock restarts
+    /// whenever the client takes some; a client that reads, however slowly, is not timed out.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.connections.write_timeout = timeout;
         self
     }
 
@@ -373,8 +386,10 @@ impl HttpServer {
         let grace = self.grace_period;
         let limits = self.connections;
         let (router, control) = self.build(Control::new());
+        let overflow = overflow_router(limits.max_connections, control.draining.clone());
         let stop_accepting = CancellationToken::new();
-        let serving = connections::serve(listener, router, limits, stop_accepting.clone());
+        let serving =
+            connections::serve(listener, router, overflow, limits, stop_accepting.clone());
         let mut serving = tokio::spawn(serving);
         tokio::select! {
             stopped = &mut serving => return finished(stopped),
@@ -552,6 +567,13 @@ fn oauth_metadata(oauth: &crate::OAuth) -> Router {
         router = router.route(oauth.metadata_path(), get(answer));
     }
     router
+}
+
+/// What a connection past the bound is answered: its health, or that there is no room.
+fn overflow_router(max_connections: usize, draining: Arc<AtomicBool>) -> Router {
+    Router::new()
+        .route(HEALTH_PATH, get(move || health(draining.clone())))
+        .fallback(move || async move { refusal::no_room(max_connections) })
 }
 
 async fn health(draining: Arc<AtomicBool>) -> Response {

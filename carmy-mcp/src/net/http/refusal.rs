@@ -144,6 +144,26 @@ pub(super) fn sessions_full(
     response
 }
 
+/// `503` with `Retry-After`: every connection the server may hold is serving a request, and
+/// this one was accepted only to say so.
+pub(super) fn no_room(max_connections: usize) -> Response {
+    let message =
+        format!("the server is serving its maximum of {max_connections} connections; retry later");
+    let error = AgentError::new(ErrorCategory::Capacity, codes::CAPACITY, message.clone())
+        .with_details(serde_json::json!({ "max_connections": max_connections }));
+    let mut response = json_rpc(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        CAPACITY,
+        &message,
+        Some(error.to_envelope()),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 /// `429`: this client address sent more requests than `limit` allows; `Retry-After` says when
 /// the next is accepted (whole seconds, rounded up), and the error's details in milliseconds.
 pub(super) fn rate_limited(limit: RateLimit, wait: Duration) -> Response {
