@@ -1348,6 +1348,115 @@ async fn a_connection_only_writing_to_a_client_that_stopped_reading_is_closed_fo
     served.shutdown().await;
 }
 
+/// `_meta` every 2026-07-28 request carries.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+/// `subscriptions/listen` (2026-07-28) as `token`: the connection, and the status once the
+/// head is read.
+async fn listen(served: &Served, token: &str, id: u64) -> (TcpStream, u16) {
+    let auth = bearer(token);
+    let body = json!({
+        "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+        "params": { "_meta": modern_meta(), "notifications": { "resourcesListChanged": true } }
+    });
+    let mut stream = TcpStream::connect(served.addr).await.expect("connect");
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "subscriptions/listen"),
+    ];
+    stream
+        .write_all(&request_bytes(
+            served.addr,
+            "POST",
+            "/mcp",
+            &headers,
+            &body.to_string(),
+        ))
+        .await
+        .expect("send");
+    let status = read_head(&mut stream).await;
+    (stream, status)
+}
+
+/// Listens as `token` until a stream opens, while refusals say its principal is at its bound.
+async fn listen_once_room(served: &Served, token: &str) -> TcpStream {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let (stream, status) = listen(served, token, 9).await;
+        if status == 200 {
+            return stream;
+        }
+        assert_eq!(status, 429);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the place was not given back"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn listen_streams_are_bounded_per_principal_as_sessions_are() {
+    let served = serve_with(
+        |carmy| carmy.reports_resource_changes(),
+        |http| http.max_sessions_per_principal(2),
+    )
+    .await;
+    let (first, status) = listen(&served, ALICE, 1).await;
+    assert_eq!(status, 200);
+    let (_second, status) = listen(&served, ALICE, 2).await;
+    assert_eq!(status, 200);
+    let (mut third, status) = listen(&served, ALICE, 3).await;
+    assert_eq!(status, 429);
+    let mut body = String::new();
+    tokio::time::timeout(PATIENCE, third.read_to_string(&mut body))
+        .await
+        .expect("the refusal in time")
+        .expect("read");
+    let error: Value = serde_json::from_str(&body).expect("a JSON-RPC error");
+    assert_eq!(error["id"], 3, "the refusal answers the listen: {error}");
+    assert_eq!(
+        error["error"]["data"]["error"]["code"], "CAPACITY",
+        "{error}"
+    );
+    assert_eq!(
+        error["error"]["data"]["error"]["details"]["max_sessions_per_principal"], 2,
+        "{error}"
+    );
+    // Alice's bound is hers, and a stream that ends gives its place back.
+    let (_bobs, status) = listen(&served, BOB, 4).await;
+    assert_eq!(status, 200);
+    drop(first);
+    listen_once_room(&served, ALICE).await;
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_listen_stream_ends_at_the_stream_deadline_and_gives_its_place_back() {
+    let served = serve_with(
+        |carmy| carmy.reports_resource_changes(),
+        |http| {
+            http.max_sessions_per_principal(1)
+                .stream_timeout(Duration::from_millis(300))
+        },
+    )
+    .await;
+    let (mut stream, status) = listen(&served, ALICE, 1).await;
+    assert_eq!(status, 200);
+    assert!(
+        closed_within(&mut stream, PATIENCE).await,
+        "the listen stream ended"
+    );
+    listen_once_room(&served, ALICE).await;
+    served.shutdown().await;
+}
+
 #[tokio::test]
 async fn methods_a_revision_lacks_are_not_found_404_and_the_rest_are_served() {
     let served = serve(|http| http.stateless(true)).await;

@@ -34,6 +34,8 @@ pub(super) struct Message {
     pub(super) id: Option<RequestId>,
     /// Whether it is a `tools/call` request (whose `Mcp-Param-*` headers may need checking).
     pub(super) tools_call: bool,
+    /// Whether it is a `subscriptions/listen` request, which opens a stream.
+    pub(super) listen: bool,
 }
 
 /// Whether the request says its body is JSON: only such bodies are read here; rmcp refuses the
@@ -76,6 +78,8 @@ pub(super) async fn read(
                     && opens_session(&bytes),
                 tools_call: kind == Kind::Request
                     && envelope.method.as_deref() == Some("tools/call"),
+                listen: kind == Kind::Request
+                    && envelope.method.as_deref() == Some("subscriptions/listen"),
                 id: envelope.id.flatten(),
                 bytes,
             }),

@@ -244,15 +244,17 @@ impl HttpServer {
 
     /// How many sessions may be open at once, all principals together. Past it, an `initialize`
     /// is answered `503` (with `Retry-After`) and a JSON-RPC error whose `data` is a `CAPACITY`
-    /// error.
+    /// error. An open `subscriptions/listen` stream (2026-07-28, where every request stands
+    /// alone) counts as a session, and is refused alike.
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.sessions.max_sessions = max;
         self
     }
 
-    /// How many sessions one principal may have open at once. Past it, its `initialize` is
-    /// answered `429` (with `Retry-After`) and a JSON-RPC `CAPACITY` error; other principals are
-    /// not affected. Callers without a principal count as one.
+    /// How many sessions one principal may have open at once, its open `subscriptions/listen`
+    /// streams included. Past it, its `initialize` (or `subscriptions/listen`) is answered `429`
+    /// (with `Retry-After`) and a JSON-RPC `CAPACITY` error; other principals are not affected.
+    /// Callers without a principal count as one.
     pub fn max_sessions_per_principal(mut self, max: usize) -> Self {
         self.sessions.max_per_principal = max;
         self
@@ -265,7 +267,8 @@ impl HttpServer {
         self
     }
 
-    /// How long a session's stream (`GET`) stays open; then it ends and the client reconnects.
+    /// How long a session's stream (`GET`), or a `subscriptions/listen` stream, stays open; then
+    /// it ends and the client reconnects.
     pub fn stream_timeout(mut self, timeout: Duration) -> Self {
         self.stream_timeout = timeout;
         self
@@ -462,7 +465,8 @@ impl HttpServer {
             request_timeout: self.request_timeout,
             stream_timeout: self.stream_timeout,
             idle_timeout: self.sessions.idle_timeout,
-            sessions: (!self.stateless).then_some(sessions),
+            sessions,
+            stateful: !self.stateless,
             calls: control.calls.clone(),
             header_params: Arc::new(header_params),
             #[cfg(feature = "oauth")]

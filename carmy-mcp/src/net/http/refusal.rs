@@ -112,8 +112,9 @@ pub(super) fn too_large(max_body_bytes: usize) -> Response {
     )
 }
 
-/// `503` (the server's bound) or `429` (the principal's): no session can be opened now. A
-/// place frees when a session is closed (`DELETE`) or reaped after `idle_timeout`.
+/// `503` (the server's bound) or `429` (the principal's): no session (nor `subscriptions/listen`
+/// stream, which counts as one) can be opened now. A place frees when a session is closed
+/// (`DELETE`) or reaped after `idle_timeout`, or a stream ends.
 pub(super) fn sessions_full(
     full: Full,
     id: Option<&RequestId>,
@@ -122,14 +123,18 @@ pub(super) fn sessions_full(
     let (status, message, details) = match full {
         Full::Server { max } => (
             StatusCode::SERVICE_UNAVAILABLE,
-            format!("the server holds its maximum of {max} sessions; retry later"),
+            format!(
+                "the server holds its maximum of {max} sessions (open subscriptions/listen \
+                 streams count as sessions); retry later"
+            ),
             serde_json::json!({ "max_sessions": max }),
         ),
         Full::Principal { max } => (
             StatusCode::TOO_MANY_REQUESTS,
             format!(
-                "this principal holds its maximum of {max} sessions; close one (DELETE) or \
-                 retry once an idle one is closed"
+                "this principal holds its maximum of {max} sessions (open \
+                 subscriptions/listen streams count as sessions); close one (DELETE, or end \
+                 a stream) or retry once an idle one is closed"
             ),
             serde_json::json!({ "max_sessions_per_principal": max }),
         ),
