@@ -1458,6 +1458,46 @@ async fn a_listen_stream_ends_at_the_stream_deadline_and_gives_its_place_back() 
 }
 
 #[tokio::test]
+async fn a_request_id_longer_than_request_ids_may_be_is_refused() {
+    let served = serve(|http| http.stateless(true)).await;
+    let auth = bearer(ALICE);
+    let list = |id: &str| json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list" }).to_string();
+    let longest = "i".repeat(carmy_core::MAX_REQUEST_ID_LEN);
+    let listed = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth)],
+        &list(&longest),
+    )
+    .await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert_eq!(listed.answer()["id"], longest.as_str());
+
+    let longer = format!("{longest}i");
+    let refused = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth)],
+        &list(&longer),
+    )
+    .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    let error = json_rpc_error(&refused);
+    assert_eq!(error["id"], Value::Null, "the id is not echoed: {error}");
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    let data = &error["error"]["data"]["error"];
+    assert_eq!(data["code"], "INVALID_REQUEST_ID", "{error}");
+    assert_eq!(
+        data["details"]["max_length"],
+        carmy_core::MAX_REQUEST_ID_LEN,
+        "{error}"
+    );
+    served.shutdown().await;
+}
+
+#[tokio::test]
 async fn methods_a_revision_lacks_are_not_found_404_and_the_rest_are_served() {
     let served = serve(|http| http.stateless(true)).await;
     let auth = bearer(ALICE);

@@ -1,6 +1,8 @@
 //! A JSON `POST` body, read and checked before rmcp: at most so many bytes (`413`), a leading
-//! byte order mark dropped, and a body that is not a JSON-RPC message answered `400` with
-//! JSON-RPC's own codes. rmcp would answer both `415 Unsupported Media Type`, which tells a
+//! byte order mark dropped, a body that is not a JSON-RPC message answered `400` with
+//! JSON-RPC's own codes, and so is a request whose id is longer than request ids may be
+//! ([`MAX_REQUEST_ID_LEN`] bytes, as the runtime bounds the request ids it keeps): the id stays
+//! in memory as long as its request is served. rmcp would answer both `415 Unsupported Media Type`, which tells a
 //! client its `Content-Type` is wrong when it is the body that is.
 //!
 //! The check is one pass over the body that builds nothing ([`Envelope`]): parsing it as rmcp's
@@ -16,9 +18,10 @@ use axum::{
     body::{Body, Bytes},
     response::Response,
 };
+use carmy_core::MAX_REQUEST_ID_LEN;
 use http::{HeaderMap, header};
 use http_body::Body as _;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, NumberOrString, RequestId};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess};
 
 use super::refusal;
@@ -72,6 +75,9 @@ pub(super) async fn read(
     }
     match serde_json::from_slice::<Envelope<'_>>(&bytes) {
         Ok(envelope) => match envelope.kind() {
+            Ok(Kind::Request) if envelope.id_len() > MAX_REQUEST_ID_LEN => {
+                Err(refusal::invalid_request_id(envelope.id_len()))
+            }
             Ok(kind) => Ok(Message {
                 initialize: kind == Kind::Request
                     && envelope.method.as_deref() == Some("initialize")
@@ -125,6 +131,14 @@ enum Kind {
 }
 
 impl Envelope<'_> {
+    /// How long the id is, as a string; 0 for a number.
+    fn id_len(&self) -> usize {
+        match &self.id {
+            Some(Some(NumberOrString::String(id))) => id.len(),
+            _ => 0,
+        }
+    }
+
     /// Which message this is, by rmcp's rule (`JsonRpcMessageShape` in its `model.rs`): the
     /// members present decide; or what is wrong with it.
     fn kind(&self) -> Result<Kind, &'static str> {

@@ -8,7 +8,7 @@ use axum::{
     body::Body,
     response::{IntoResponse, Response},
 };
-use carmy_core::{AgentError, ErrorCategory, RateLimit, codes};
+use carmy_core::{AgentError, ErrorCategory, MAX_REQUEST_ID_LEN, RateLimit, codes};
 use http::{HeaderValue, StatusCode, header};
 use rmcp::model::RequestId;
 
@@ -86,6 +86,24 @@ pub(super) fn not_a_message(problem: &str) -> Response {
         INVALID_REQUEST,
         &message,
         None,
+    )
+}
+
+/// `400`: the request's id is longer than request ids may be (`-32600`, with an
+/// `INVALID_REQUEST_ID` error). Answered `id: null`: the id is not echoed.
+pub(super) fn invalid_request_id(length: usize) -> Response {
+    let message = format!(
+        "Invalid Request: the request id is {length} bytes long; request ids are at most \
+         {MAX_REQUEST_ID_LEN} bytes"
+    );
+    let error = AgentError::validation(codes::INVALID_REQUEST_ID, message.clone())
+        .with_details(serde_json::json!({ "length": length, "max_length": MAX_REQUEST_ID_LEN }));
+    json_rpc(
+        StatusCode::BAD_REQUEST,
+        None,
+        INVALID_REQUEST,
+        &message,
+        Some(error.to_envelope()),
     )
 }
 
