@@ -50,13 +50,14 @@ use self::{
 use super::{
     auth::{Authenticator, DynAuthenticator},
     defaults::{
-        DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
-        DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT,
-        DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT, DEFAULT_WRITE_TIMEOUT,
+        DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT, DEFAULT_MAX_BODY_BYTES,
+        DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+        DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+        DEFAULT_WRITE_TIMEOUT,
     },
     shutdown::{self, DEFAULT_GRACE_PERIOD},
 };
-use crate::server::McpServer;
+use crate::{server::McpServer, transport::DEFAULT_MAX_OUTBOX_BYTES};
 
 pub use self::sse::{MESSAGES_PATH, SSE_PATH};
 
@@ -112,6 +113,8 @@ pub struct HttpServer {
     stream_timeout: Duration,
     connections: ConnectionLimits,
     legacy_sse: bool,
+    max_outbox_bytes: usize,
+    max_in_flight: usize,
     rate_limit: RateLimit,
     cors: Option<Cors>,
     #[cfg(feature = "oauth")]
@@ -139,6 +142,8 @@ impl std::fmt::Debug for HttpServer {
             .field("stream_timeout", &self.stream_timeout)
             .field("connections", &self.connections)
             .field("legacy_sse", &self.legacy_sse)
+            .field("max_outbox_bytes", &self.max_outbox_bytes)
+            .field("max_in_flight", &self.max_in_flight)
             .field("rate_limit", &self.rate_limit)
             .field("cors", &self.cors)
             .finish()
@@ -173,6 +178,8 @@ impl HttpServer {
                 write_timeout: DEFAULT_WRITE_TIMEOUT,
             },
             legacy_sse: false,
+            max_outbox_bytes: DEFAULT_MAX_OUTBOX_BYTES,
+            max_in_flight: DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT,
             rate_limit: RateLimit::unlimited(),
             cors: Some(Cors { credentials: false }),
             #[cfg(feature = "oauth")]
@@ -304,6 +311,31 @@ impl HttpServer {
         self
     }
 
+    /// How many bytes of messages may wait for a legacy SSE session's client to read them
+    /// ([`DEFAULT_MAX_OUTBOX_BYTES`](crate::DEFAULT_MAX_OUTBOX_BYTES) by default, as on stdio).
+    /// Once half of it waits, the client is behind: the session's new requests are refused
+    /// `429` (with `Retry-After` and a JSON-RPC `CAPACITY` error) and its notifications
+    /// dropped, until the client reads. An answer that would take it past the bound closes the
+    /// session instead (its calls are cancelled, its stream ends), unless nothing else waits.
+    /// A client that reads nothing at all loses its stream at the [write
+    /// deadline](Self::write_timeout).
+    pub fn max_outbox_bytes(mut self, bytes: usize) -> Self {
+        self.max_outbox_bytes = bytes;
+        self
+    }
+
+    /// How many requests a legacy SSE session may have in progress
+    /// ([`DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT`] by default; at least 1). Past it, the session's new
+    /// requests are refused `429` (with `Retry-After` and a JSON-RPC `CAPACITY` error); a
+    /// request stops counting however it ends: answered, cancelled, past its deadline. Its
+    /// `POST` is answered before it is, so this bounds the work one session has the server do
+    /// at once. (Streamable HTTP needs no such bound: each request there holds a connection
+    /// until it is answered.)
+    pub fn max_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max.max(1);
+        self
+    }
+
     /// Also serves the legacy HTTP+SSE transport of MCP 2024-11-05, for clients that speak only
     /// that: `GET` [`SSE_PATH`] opens a session's event stream, whose first event names where
     /// to `POST` its messages ([`MESSAGES_PATH`]`?sessionId=…`). Off by default.
@@ -313,7 +345,10 @@ impl HttpServer {
     /// sessions; each belongs to the principal that opened it. A session lasts as long as its
     /// stream: the [stream timeout](Self::stream_timeout) and idle timeout do not apply (the
     /// transport cannot resume a stream), and closing the stream closes the session and
-    /// cancels its calls.
+    /// cancels its calls, as does a client taking no bytes of it within the [write
+    /// timeout](Self::write_timeout). As a `POST` is answered before its request, a session
+    /// takes no new request while [`max_in_flight`](Self::max_in_flight) are in progress or
+    /// [`max_outbox_bytes`](Self::max_outbox_bytes) wait for its client.
     pub fn legacy_sse(mut self, enabled: bool) -> Self {
         self.legacy_sse = enabled;
         self
@@ -444,6 +479,8 @@ impl HttpServer {
             },
             max_body_bytes: self.max_body_bytes,
             request_timeout: self.request_timeout,
+            max_outbox_bytes: self.max_outbox_bytes,
+            max_in_flight: self.max_in_flight,
             idle_timeout: self.sessions.idle_timeout,
             sessions: sessions.clone(),
             table: Arc::default(),

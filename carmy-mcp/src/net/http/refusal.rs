@@ -187,6 +187,46 @@ pub(super) fn no_room(max_connections: usize) -> Response {
     response
 }
 
+/// What a legacy SSE session has too much of to take another request.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Backlog {
+    /// Requests in progress.
+    InFlight { max: usize },
+    /// Bytes waiting for its client to read them (half the bound).
+    Outbox { max: usize },
+}
+
+/// `429` with `Retry-After`: this session takes no more requests until its client reads what
+/// waits for it, or its calls in progress end.
+pub(super) fn backlog(backlog: Backlog, id: &RequestId) -> Response {
+    let (message, details) = match backlog {
+        Backlog::InFlight { max } => (
+            format!("this session has its maximum of {max} requests in progress; retry later"),
+            serde_json::json!({ "max_in_flight": max }),
+        ),
+        Backlog::Outbox { max } => (
+            format!(
+                "this session's client is behind in reading its stream (half of {max} bytes \
+                 wait); retry once it has read them"
+            ),
+            serde_json::json!({ "max_outbox_bytes": max }),
+        ),
+    };
+    let error = AgentError::new(ErrorCategory::Capacity, codes::CAPACITY, message.clone())
+        .with_details(details);
+    let mut response = json_rpc(
+        StatusCode::TOO_MANY_REQUESTS,
+        Some(id),
+        CAPACITY,
+        &message,
+        Some(error.to_envelope()),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 /// `429`: this client address sent more requests than `limit` allows; `Retry-After` says when
 /// the next is accepted (whole seconds, rounded up), and the error's details in milliseconds.
 pub(super) fn rate_limited(limit: RateLimit, wait: Duration) -> Response {
