@@ -396,8 +396,8 @@ impl HttpServer {
     /// The MCP endpoint ([`MCP_PATH`]) and the health endpoint ([`HEALTH_PATH`]) as an axum
     /// router, to merge into an existing application. Calls are cancelled when their client
     /// disconnects or their deadline passes, and sessions are bounded as configured; accepting
-    /// connections (their number, the deadline of a request head) and shutting down are up to
-    /// the application.
+    /// connections (their number, the deadlines of a request head and of writes, answering
+    /// those past the bound) and shutting down are up to the application.
     pub fn into_router(self) -> Router {
         self.build(Control::new()).0
     }
