@@ -1242,6 +1242,11 @@ async fn with_every_connection_busy_a_new_one_is_refused_at_once_and_health_stil
     let (first, one) = start_slow(&mut served, &[("Authorization", &auth)], 1).await;
     let (second, two) = start_slow(&mut served, &[("Authorization", &auth)], 2).await;
 
+    // Heads that never end, past the bound too, keep nobody out.
+    let mut heads = Vec::new();
+    for _ in 0..5 {
+        heads.push(half_open(served.addr).await);
+    }
     let health = exchange(served.addr, "GET", "/health", &[], "").await;
     assert_eq!(health.status, 200, "{}", health.body);
     assert_eq!(health.body, r#"{"status":"ok"}"#);

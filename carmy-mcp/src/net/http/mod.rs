@@ -286,8 +286,8 @@ impl HttpServer {
     /// room, or else the one whose client has taken no bytes of its answer for longest. If
     /// every connection is serving a request, a new one is answered at once and closed:
     /// [`HEALTH_PATH`] as usual, anything else `503` with `Retry-After` and a JSON-RPC
-    /// `CAPACITY` error (up to an eighth as many as the bound at once; past that, it is closed
-    /// unanswered). Keep it under the process's open-files limit; reaching that limit also
+    /// `CAPACITY` error (up to an eighth as many as the bound at once, the oldest of them closed
+    /// for a new one). Keep it under the process's open-files limit; reaching that limit also
     /// closes a waiting connection.
     pub fn max_connections(mut self, max: usize) -> Self {
         self.connections.max_connections = max;
