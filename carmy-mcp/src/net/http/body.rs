@@ -1,9 +1,9 @@
 //! A JSON `POST` body, read and checked before rmcp: at most so many bytes (`413`), a leading
-//! byte order mark dropped, a body that is not a JSON-RPC message answered `400` with
-//! JSON-RPC's own codes, and so is a request whose id is longer than request ids may be
-//! ([`MAX_REQUEST_ID_LEN`] bytes, as the runtime bounds the request ids it keeps): the id stays
-//! in memory as long as its request is served. rmcp would answer both `415 Unsupported Media Type`, which tells a
-//! client its `Content-Type` is wrong when it is the body that is.
+//! byte order mark dropped, and a body that is not a JSON-RPC message answered `400` with
+//! JSON-RPC's own codes. rmcp would answer both `415 Unsupported Media Type`, which tells a
+//! client its `Content-Type` is wrong when it is the body that is. A request whose id is longer
+//! than request ids may be ([`MAX_REQUEST_ID_LEN`] bytes, as the runtime bounds those it keeps)
+//! is answered `400` too: its id stays in memory as long as the request is served.
 //!
 //! The check is one pass over the body that builds nothing ([`Envelope`]): parsing it as rmcp's
 //! `ClientJsonRpcMessage` here as well would be a second full parse of every message, an order

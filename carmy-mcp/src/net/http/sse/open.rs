@@ -2,7 +2,8 @@
 //! messages; the server's messages follow as `message` events, and a comment now and then keeps
 //! an idle stream open and shows whether the client is still there. The session closes when
 //! the stream does (the client went away, or took no bytes of it within the write deadline, the
-//! server shut down, or rmcp's session ended).
+//! server shut down, or rmcp's session ended), or when its client leaves more unread than its
+//! outbox holds.
 
 use std::{convert::Infallible, sync::Arc};
 
