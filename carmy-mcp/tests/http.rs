@@ -9,7 +9,9 @@ use std::{
     time::Duration,
 };
 
-use carmy_core::{Context, ExecutionStatus, Runtime};
+use carmy_core::{
+    AgentError, Carmy, Context, Effect, ExecutionStatus, Invocation, Runtime, Tool, ToolSpec,
+};
 use carmy_mcp::{BearerTokens, HttpServer, McpServer};
 use common::{PATIENCE, next_probe, tools::ProbeEvent};
 use serde_json::{Value, json};
@@ -34,8 +36,16 @@ struct Served {
 
 /// The testbed on 127.0.0.1, alice and bob holding tokens; `configure` adjusts the server.
 async fn serve(configure: impl FnOnce(HttpServer) -> HttpServer) -> Served {
+    serve_with(|carmy| carmy, configure).await
+}
+
+/// [`serve`], with what `more` adds to the testbed's catalog.
+async fn serve_with(
+    more: impl FnOnce(Carmy) -> Carmy,
+    configure: impl FnOnce(HttpServer) -> HttpServer,
+) -> Served {
     let (probe_tx, probe) = mpsc::unbounded_channel();
-    let testbed = common::tools::testbed(probe_tx);
+    let testbed = common::tools::testbed_with(probe_tx, |carmy| more(carmy.tool(Pad)));
     let tokens = BearerTokens::new()
         .token(ALICE, "alice", ["confirm:delete_order"])
         .token(BOB, "bob", Vec::<String>::new());
@@ -230,6 +240,25 @@ async fn call(
         &call_body(1, tool, arguments, meta),
     )
     .await
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct PadInput {
+    bytes: usize,
+}
+
+/// Answers with as many bytes as asked: an answer larger than the buffers between server and
+/// client, without a request as large.
+struct Pad;
+
+impl Tool for Pad {
+    type Input = PadInput;
+    type Output = String;
+    const SPEC: ToolSpec = ToolSpec::new("pad", Effect::None).description("Answers `bytes` bytes.");
+
+    async fn run(&self, input: PadInput, _: Invocation) -> Result<String, AgentError> {
+        Ok("x".repeat(input.bytes))
+    }
 }
 
 fn structured(answer: &Value) -> &Value {
@@ -1150,6 +1179,326 @@ async fn a_request_head_over_64_kib_is_refused() {
     let _ = tokio::time::timeout(PATIENCE, stream.read_to_end(&mut raw)).await;
     let text = String::from_utf8_lossy(&raw);
     assert!(text.starts_with("HTTP/1.1 431"), "{text}");
+    served.shutdown().await;
+}
+
+// Connections kept by what their clients do not do (issue 33, rows 3 and 4).
+
+/// A connection that reads little at a time: its receive buffer is small, so an answer larger
+/// than the buffers between it and the server stops the server's writes until it reads.
+async fn connect_slow_reader(addr: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .set_recv_buffer_size(4096)
+        .expect("a small receive buffer");
+    socket.connect(addr).await.expect("connect")
+}
+
+/// Reads an answer's head off `stream`: its status.
+async fn read_head(stream: &mut TcpStream) -> u16 {
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0; 1];
+        let read = tokio::time::timeout(PATIENCE, stream.read(&mut byte))
+            .await
+            .expect("a head in time")
+            .expect("read");
+        assert_eq!(read, 1, "the connection closed before the head");
+        head.push(byte[0]);
+    }
+    String::from_utf8_lossy(&head)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status")
+}
+
+/// Bytes in an answer larger than the buffers of the connection it goes out on.
+const LARGE_ANSWER: usize = 8 * 1024 * 1024;
+
+/// Sends `session`'s call of a [`LARGE_ANSWER`] on a connection that then reads nothing past
+/// the answer's head.
+async fn unread_answer(served: &Served, session: &Session) -> TcpStream {
+    let mut stream = connect_slow_reader(served.addr).await;
+    let body = call_body(5, "pad", json!({ "bytes": LARGE_ANSWER }), None);
+    stream
+        .write_all(&request_bytes(
+            served.addr,
+            "POST",
+            "/mcp",
+            &session.headers(),
+            &body,
+        ))
+        .await
+        .expect("send");
+    assert_eq!(read_head(&mut stream).await, 200);
+    stream
+}
+
+#[tokio::test]
+async fn with_every_connection_busy_a_new_one_is_refused_at_once_and_health_still_answers() {
+    let mut served = serve(|http| http.stateless(true).max_connections(2)).await;
+    let auth = bearer(ALICE);
+    let (first, one) = start_slow(&mut served, &[("Authorization", &auth)], 1).await;
+    let (second, two) = start_slow(&mut served, &[("Authorization", &auth)], 2).await;
+
+    // Heads that never end, past the bound too, keep nobody out.
+    let mut heads = Vec::new();
+    for _ in 0..5 {
+        heads.push(half_open(served.addr).await);
+    }
+    let health = exchange(served.addr, "GET", "/health", &[], "").await;
+    assert_eq!(health.status, 200, "{}", health.body);
+    assert_eq!(health.body, r#"{"status":"ok"}"#);
+    let refused = call(&served, ALICE, "word_count", json!({ "text": "a b" }), None).await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert!(
+        refused.header("retry-after").is_some(),
+        "{:?}",
+        refused.headers
+    );
+    let error = json_rpc_error(&refused);
+    assert_eq!(
+        error["error"]["data"]["error"]["code"], "CAPACITY",
+        "{error}"
+    );
+    assert_eq!(
+        error["error"]["data"]["error"]["retryable"], true,
+        "{error}"
+    );
+    assert_eq!(
+        error["error"]["data"]["error"]["details"]["max_connections"], 2,
+        "{error}"
+    );
+
+    // The busy connections were left alone: their calls ran until their clients left.
+    drop((first, second));
+    let mut stopped = Vec::new();
+    for _ in 0..2 {
+        let ProbeEvent::Stopped { id, cancelled } = next_probe(&mut served.probe).await else {
+            panic!("expected the slow tool to stop");
+        };
+        assert!(cancelled);
+        stopped.push(id);
+    }
+    stopped.sort_by_key(ToString::to_string);
+    let mut started = vec![one, two];
+    started.sort_by_key(ToString::to_string);
+    assert_eq!(stopped, started);
+    // Once they are closed, calls are served again.
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let answer = call(&served, ALICE, "word_count", json!({ "text": "a b" }), None).await;
+        if answer.status == 200 {
+            break;
+        }
+        assert_eq!(answer.status, 503, "{}", answer.body);
+        assert!(tokio::time::Instant::now() < deadline, "no room came back");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_answer_its_client_stops_reading_is_closed_at_the_write_deadline() {
+    let served = serve(|http| {
+        http.max_body_bytes(LARGE_ANSWER * 2)
+            .max_sessions_per_principal(1)
+            .session_idle_timeout(Duration::from_millis(200))
+            .write_timeout(Duration::from_millis(300))
+    })
+    .await;
+    let session = open_session(&served, ALICE).await;
+    let _unread = unread_answer(&served, &session).await;
+    // While its answer is being written the session is busy, and alice has no room for
+    // another. Once the connection is closed, the session is idle, closed in turn, and its
+    // place given back.
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let answer = initialize(&served, ALICE, 2).await;
+        if answer.status == 200 {
+            break;
+        }
+        assert_eq!(answer.status, 429, "{}", answer.body);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the unread answer still holds its connection"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_connection_only_writing_to_a_client_that_stopped_reading_is_closed_for_room() {
+    let served = serve(|http| http.max_body_bytes(LARGE_ANSWER * 2).max_connections(1)).await;
+    let session = open_session(&served, ALICE).await;
+    let _unread = unread_answer(&served, &session).await;
+    // The only connection is writing to a client that does not read: a new one takes its
+    // place (refused only until its writes have stopped).
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let answer = count_words(&served, &session.headers()).await;
+        if answer.status != 503 {
+            assert_eq!(answer.status, 200, "{}", answer.body);
+            assert_eq!(answer.answer()["result"]["content"][0]["text"], "2");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the writing connection was never closed for room"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    served.shutdown().await;
+}
+
+/// `_meta` every 2026-07-28 request carries.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+/// `subscriptions/listen` (2026-07-28) as `token`: the connection, and the status once the
+/// head is read.
+async fn listen(served: &Served, token: &str, id: u64) -> (TcpStream, u16) {
+    let auth = bearer(token);
+    let body = json!({
+        "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+        "params": { "_meta": modern_meta(), "notifications": { "resourcesListChanged": true } }
+    });
+    let mut stream = TcpStream::connect(served.addr).await.expect("connect");
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "subscriptions/listen"),
+    ];
+    stream
+        .write_all(&request_bytes(
+            served.addr,
+            "POST",
+            "/mcp",
+            &headers,
+            &body.to_string(),
+        ))
+        .await
+        .expect("send");
+    let status = read_head(&mut stream).await;
+    (stream, status)
+}
+
+/// Listens as `token` until a stream opens, while refusals say its principal is at its bound.
+async fn listen_once_room(served: &Served, token: &str) -> TcpStream {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let (stream, status) = listen(served, token, 9).await;
+        if status == 200 {
+            return stream;
+        }
+        assert_eq!(status, 429);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the place was not given back"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn listen_streams_are_bounded_per_principal_as_sessions_are() {
+    let served = serve_with(
+        |carmy| carmy.reports_resource_changes(),
+        |http| http.max_sessions_per_principal(2),
+    )
+    .await;
+    let (first, status) = listen(&served, ALICE, 1).await;
+    assert_eq!(status, 200);
+    let (_second, status) = listen(&served, ALICE, 2).await;
+    assert_eq!(status, 200);
+    let (mut third, status) = listen(&served, ALICE, 3).await;
+    assert_eq!(status, 429);
+    let mut body = String::new();
+    tokio::time::timeout(PATIENCE, third.read_to_string(&mut body))
+        .await
+        .expect("the refusal in time")
+        .expect("read");
+    let error: Value = serde_json::from_str(&body).expect("a JSON-RPC error");
+    assert_eq!(error["id"], 3, "the refusal answers the listen: {error}");
+    assert_eq!(
+        error["error"]["data"]["error"]["code"], "CAPACITY",
+        "{error}"
+    );
+    assert_eq!(
+        error["error"]["data"]["error"]["details"]["max_sessions_per_principal"], 2,
+        "{error}"
+    );
+    // Alice's bound is hers, and a stream that ends gives its place back.
+    let (_bobs, status) = listen(&served, BOB, 4).await;
+    assert_eq!(status, 200);
+    drop(first);
+    listen_once_room(&served, ALICE).await;
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_listen_stream_ends_at_the_stream_deadline_and_gives_its_place_back() {
+    let served = serve_with(
+        |carmy| carmy.reports_resource_changes(),
+        |http| {
+            http.max_sessions_per_principal(1)
+                .stream_timeout(Duration::from_millis(300))
+        },
+    )
+    .await;
+    let (mut stream, status) = listen(&served, ALICE, 1).await;
+    assert_eq!(status, 200);
+    assert!(
+        closed_within(&mut stream, PATIENCE).await,
+        "the listen stream ended"
+    );
+    listen_once_room(&served, ALICE).await;
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_request_id_longer_than_request_ids_may_be_is_refused() {
+    let served = serve(|http| http.stateless(true)).await;
+    let auth = bearer(ALICE);
+    let list = |id: &str| json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list" }).to_string();
+    let longest = "i".repeat(carmy_core::MAX_REQUEST_ID_LEN);
+    let listed = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth)],
+        &list(&longest),
+    )
+    .await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert_eq!(listed.answer()["id"], longest.as_str());
+
+    let longer = format!("{longest}i");
+    let refused = exchange(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &auth)],
+        &list(&longer),
+    )
+    .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    let error = json_rpc_error(&refused);
+    assert_eq!(error["id"], Value::Null, "the id is not echoed: {error}");
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    let data = &error["error"]["data"]["error"];
+    assert_eq!(data["code"], "INVALID_REQUEST_ID", "{error}");
+    assert_eq!(
+        data["details"]["max_length"],
+        carmy_core::MAX_REQUEST_ID_LEN,
+        "{error}"
+    );
     served.shutdown().await;
 }
 

@@ -6,7 +6,9 @@ mod common;
 
 use std::{net::SocketAddr, time::Duration};
 
-use carmy_core::{Context, ExecutionStatus, Runtime};
+use carmy_core::{
+    AgentError, Context, Effect, ExecutionStatus, Invocation, Runtime, Tool, ToolSpec,
+};
 use carmy_mcp::{BearerTokens, HttpServer, McpServer};
 use common::{PATIENCE, next_probe, tools::ProbeEvent};
 use serde_json::{Value, json};
@@ -31,7 +33,7 @@ struct Served {
 /// The testbed on 127.0.0.1 with the legacy transport on, alice and bob holding tokens.
 async fn serve(configure: impl FnOnce(HttpServer) -> HttpServer) -> Served {
     let (probe_tx, probe) = mpsc::unbounded_channel();
-    let testbed = common::tools::testbed(probe_tx);
+    let testbed = common::tools::testbed_with(probe_tx, |carmy| carmy.tool(Pad));
     let tokens = BearerTokens::new()
         .token(ALICE, "alice", ["confirm:delete_order"])
         .token(BOB, "bob", Vec::<String>::new());
@@ -76,6 +78,18 @@ async fn exchange(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
+    let (status, _, body) = exchange_with_head(addr, method, path, headers, body).await;
+    (status, body)
+}
+
+/// One request on its own connection: its status, head and body.
+async fn exchange_with_head(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     if !headers
         .iter()
@@ -107,8 +121,8 @@ async fn exchange(
         .nth(1)
         .and_then(|code| code.parse().ok())
         .expect("a status line");
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
-    (status, body.to_owned())
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (status, head.to_owned(), body.to_owned())
 }
 
 /// An open event stream (`GET /sse`).
@@ -122,7 +136,30 @@ struct Stream {
 impl Stream {
     /// Opens a stream as whoever `headers` say; `Err` holds the status of a refusal.
     async fn open(addr: SocketAddr, headers: &[(&str, &str)]) -> Result<Self, u16> {
-        let mut tcp = TcpStream::connect(addr).await.expect("connect");
+        Self::open_on(
+            TcpStream::connect(addr).await.expect("connect"),
+            addr,
+            headers,
+        )
+        .await
+    }
+
+    /// [`open`](Self::open), on a connection that reads little at a time: its receive buffer
+    /// is small, so the server's writes stop soon when it does not read.
+    async fn open_slow_reader(addr: SocketAddr, headers: &[(&str, &str)]) -> Result<Self, u16> {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket
+            .set_recv_buffer_size(4096)
+            .expect("a small receive buffer");
+        let tcp = socket.connect(addr).await.expect("connect");
+        Self::open_on(tcp, addr, headers).await
+    }
+
+    async fn open_on(
+        mut tcp: TcpStream,
+        addr: SocketAddr,
+        headers: &[(&str, &str)],
+    ) -> Result<Self, u16> {
         let mut head =
             format!("GET /sse HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
         for (name, value) in headers {
@@ -218,6 +255,29 @@ impl Stream {
         let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
         assert_eq!(self.post(addr, &headers, &initialized).await.0, 202);
         answer
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct PadInput {
+    bytes: usize,
+    /// Milliseconds to wait before answering.
+    delay_ms: Option<u64>,
+}
+
+/// Answers with as many bytes as asked, when asked: large answers, without requests as large.
+struct Pad;
+
+impl Tool for Pad {
+    type Input = PadInput;
+    type Output = String;
+    const SPEC: ToolSpec = ToolSpec::new("pad", Effect::None).description("Answers `bytes` bytes.");
+
+    async fn run(&self, input: PadInput, _: Invocation) -> Result<String, AgentError> {
+        if let Some(delay) = input.delay_ms {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+        Ok("x".repeat(input.bytes))
     }
 }
 
@@ -515,6 +575,267 @@ async fn sessions_are_bounded_per_principal_and_a_closed_stream_frees_its_place(
             }
         }
     }
+    served.shutdown().await;
+}
+
+// What a session's client does not do: read its stream, or end its calls (issue 33, rows 1
+// and 2).
+
+/// A refusal's JSON-RPC error, with its status and `Retry-After`.
+async fn post_refused(
+    addr: SocketAddr,
+    stream: &Stream,
+    headers: &[(&str, &str)],
+    message: &Value,
+) -> (u16, Option<String>, Value) {
+    let (status, head, body) = exchange_with_head(
+        addr,
+        "POST",
+        &stream.endpoint,
+        headers,
+        &message.to_string(),
+    )
+    .await;
+    let retry_after = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("retry-after")
+            .then(|| value.trim().to_owned())
+    });
+    let error = serde_json::from_str(&body).unwrap_or(Value::Null);
+    (status, retry_after, error)
+}
+
+/// Bytes of each answer posted to a stream nobody reads.
+const PAD: usize = 64 * 1024;
+
+/// Posts calls answered [`PAD`] bytes each (after `delay_ms`), `count` at most, until one is
+/// refused: the ids accepted, and the refusal if there was one.
+async fn post_pads(
+    addr: SocketAddr,
+    stream: &Stream,
+    headers: &[(&str, &str)],
+    count: u64,
+    delay_ms: u64,
+) -> (Vec<u64>, Option<(u16, Option<String>, Value)>) {
+    let mut accepted = Vec::new();
+    for id in 10..10 + count {
+        let pad = call(id, "pad", json!({ "bytes": PAD, "delay_ms": delay_ms }));
+        let answer = post_refused(addr, stream, headers, &pad).await;
+        if answer.0 != 202 {
+            return (accepted, Some(answer));
+        }
+        accepted.push(id);
+    }
+    (accepted, None)
+}
+
+#[tokio::test]
+async fn a_client_behind_on_its_stream_is_refused_new_requests_and_loses_no_answer() {
+    let served = serve(|http| http.max_outbox_bytes(1024 * 1024)).await;
+    let bearer = auth(ALICE);
+    let headers = [("Authorization", bearer.as_str())];
+    let mut stream = Stream::open_slow_reader(served.addr, &headers)
+        .await
+        .expect("opened");
+    stream.initialize(served.addr, ALICE).await;
+    let (accepted, refused) = post_pads(served.addr, &stream, &headers, 1000, 0).await;
+    let (status, retry_after, error) = refused.expect("a request refused");
+    assert_eq!(status, 429, "{error}");
+    assert!(retry_after.is_some(), "a refusal says when to retry");
+    assert_eq!(
+        error["id"],
+        10 + accepted.len() as u64,
+        "the refusal answers the request: {error}"
+    );
+    assert_eq!(
+        error["error"]["data"]["error"]["code"], "CAPACITY",
+        "{error}"
+    );
+    assert_eq!(
+        error["error"]["data"]["error"]["retryable"], true,
+        "{error}"
+    );
+    assert_eq!(
+        error["error"]["data"]["error"]["details"]["max_outbox_bytes"],
+        1024 * 1024,
+        "{error}"
+    );
+    // What answers nothing still goes through: a cancellation is never refused.
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": { "requestId": 999 } });
+    assert_eq!(stream.post(served.addr, &headers, &cancel).await.0, 202);
+
+    // Every request accepted is answered in full once the client reads.
+    for &id in &accepted {
+        let answer = stream.next_message().await;
+        assert_eq!(answer["id"], id);
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a full answer to {id}"));
+        assert_eq!(text.len(), PAD + 2, "{id}: a JSON string of the padding");
+    }
+    let count = call(1000, "word_count", json!({ "text": "a b" }));
+    assert_eq!(stream.post(served.addr, &headers, &count).await.0, 202);
+    assert_eq!(stream.next_message().await["id"], 1000);
+    served.shutdown().await;
+}
+
+/// Posts `ping` to `stream`'s session until it is unknown (`404`), within [`PATIENCE`].
+async fn until_closed(addr: SocketAddr, stream: &Stream, headers: &[(&str, &str)]) {
+    let ping = json!({ "jsonrpc": "2.0", "id": 2, "method": "ping" });
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let (status, _) = stream.post(addr, headers, &ping).await;
+        if status == 404 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the session is still open ({status})"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn answers_its_client_leaves_unread_past_the_outbox_bound_close_the_session() {
+    let served = serve(|http| {
+        http.max_outbox_bytes(256 * 1024)
+            .max_in_flight(1000)
+            .write_timeout(Duration::from_secs(600))
+    })
+    .await;
+    let bearer = auth(ALICE);
+    let headers = [("Authorization", bearer.as_str())];
+    let mut stream = Stream::open_slow_reader(served.addr, &headers)
+        .await
+        .expect("opened");
+    stream.initialize(served.addr, ALICE).await;
+    // Taken while nothing waits; answered all at once, more than the connection's buffers
+    // and the outbox hold.
+    let (accepted, _) = post_pads(served.addr, &stream, &headers, 200, 2000).await;
+    assert!(accepted.len() >= 150, "{} taken", accepted.len());
+    until_closed(served.addr, &stream, &headers).await;
+    // The server serves on.
+    let mut again = Stream::open(served.addr, &headers).await.expect("opened");
+    again.initialize(served.addr, ALICE).await;
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stream_that_takes_no_bytes_is_closed_at_the_write_deadline() {
+    let served = serve(|http| {
+        http.max_outbox_bytes(64 * 1024 * 1024)
+            .write_timeout(Duration::from_millis(300))
+    })
+    .await;
+    let bearer = auth(ALICE);
+    let headers = [("Authorization", bearer.as_str())];
+    let mut stream = Stream::open_slow_reader(served.addr, &headers)
+        .await
+        .expect("opened");
+    stream.initialize(served.addr, ALICE).await;
+    // More than the connection's buffers hold, well within the outbox: nothing is refused,
+    // unless the session is already closed.
+    let (_, refused) = post_pads(served.addr, &stream, &headers, 150, 0).await;
+    if let Some((status, _, error)) = refused {
+        assert_eq!(status, 404, "{error}");
+    }
+    // The client reads nothing more: its stream, and with it its session, is closed.
+    until_closed(served.addr, &stream, &headers).await;
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn calls_in_flight_are_bounded_per_session_and_a_cancelled_one_gives_its_place_back() {
+    let mut served = serve(|http| http.max_in_flight(2)).await;
+    let bearer = auth(ALICE);
+    let headers = [("Authorization", bearer.as_str())];
+    let mut stream = Stream::open(served.addr, &headers).await.expect("opened");
+    stream.initialize(served.addr, ALICE).await;
+    for id in [2, 3] {
+        let slow = call(id, "slow", json!({ "steps": 10_000, "step_ms": 10 }));
+        assert_eq!(stream.post(served.addr, &headers, &slow).await.0, 202);
+        let ProbeEvent::Started(_) = next_probe(&mut served.probe).await else {
+            panic!("expected the slow tool to start");
+        };
+    }
+    let count = call(4, "word_count", json!({ "text": "a b" }));
+    let (status, retry_after, error) = post_refused(served.addr, &stream, &headers, &count).await;
+    assert_eq!(status, 429, "{error}");
+    assert!(retry_after.is_some(), "a refusal says when to retry");
+    assert_eq!(error["id"], 4, "{error}");
+    assert_eq!(
+        error["error"]["data"]["error"]["code"], "CAPACITY",
+        "{error}"
+    );
+    assert_eq!(
+        error["error"]["data"]["error"]["details"]["max_in_flight"], 2,
+        "{error}"
+    );
+
+    // Cancelled calls are answered nothing, and give their places back.
+    for id in [2, 3] {
+        let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                             "params": { "requestId": id } });
+        assert_eq!(stream.post(served.addr, &headers, &cancel).await.0, 202);
+        let ProbeEvent::Stopped { cancelled, .. } = next_probe(&mut served.probe).await else {
+            panic!("expected the slow tool to stop");
+        };
+        assert!(cancelled);
+    }
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    for id in 5..7 {
+        let count = call(id, "word_count", json!({ "text": "a b" }));
+        loop {
+            let (status, _) = stream.post(served.addr, &headers, &count).await;
+            if status == 202 {
+                break;
+            }
+            assert_eq!(status, 429);
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the cancelled calls kept their places"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(stream.next_message().await["id"], id);
+    }
+    served.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_request_id_longer_than_request_ids_may_be_is_refused() {
+    let served = serve(|http| http).await;
+    let bearer = auth(ALICE);
+    let headers = [("Authorization", bearer.as_str())];
+    let mut stream = Stream::open(served.addr, &headers).await.expect("opened");
+    stream.initialize(served.addr, ALICE).await;
+    let longest = "i".repeat(carmy_core::MAX_REQUEST_ID_LEN);
+    let ping = |id: &str| json!({ "jsonrpc": "2.0", "id": id, "method": "ping" });
+    assert_eq!(
+        stream.post(served.addr, &headers, &ping(&longest)).await.0,
+        202
+    );
+    assert_eq!(stream.next_message().await["id"], longest.as_str());
+
+    let (status, _, error) = post_refused(
+        served.addr,
+        &stream,
+        &headers,
+        &ping(&format!("{longest}i")),
+    )
+    .await;
+    assert_eq!(status, 400, "{error}");
+    assert_eq!(error["id"], Value::Null, "the id is not echoed: {error}");
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    let data = &error["error"]["data"]["error"];
+    assert_eq!(data["code"], "INVALID_REQUEST_ID", "{error}");
+    assert_eq!(
+        data["details"]["max_length"],
+        carmy_core::MAX_REQUEST_ID_LEN,
+        "{error}"
+    );
     served.shutdown().await;
 }
 

@@ -26,3 +26,10 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 /// Default for `HttpServer::header_read_timeout`: 10 s for a request head from its first
 /// byte (an honest one arrives in one packet).
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default for `HttpServer::max_in_flight`: 8 requests in progress on one legacy SSE session.
+/// Its `POST`s are answered before their requests are, so this, not the client's connections,
+/// bounds the work one session has the server do at once, and the answers being made for it.
+pub const DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT: usize = 8;
+/// Default for `HttpServer::write_timeout`: 30 s during which a client takes no bytes of what
+/// is written to it.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);

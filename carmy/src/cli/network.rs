@@ -66,7 +66,7 @@ fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
     use carmy_mcp::{
         DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
         DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT,
-        DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+        DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT, DEFAULT_WRITE_TIMEOUT,
     };
     Command::new("http")
         .about("Serve the tools over MCP's streamable HTTP on /mcp (health on /health)")
@@ -143,15 +143,15 @@ fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
         .arg(count(
             "max-sessions",
             format!(
-                "Sessions open at once, all principals together (503 past it) \
-                 [default: {DEFAULT_MAX_SESSIONS}]"
+                "Sessions (and subscriptions/listen streams) open at once, all principals \
+                 together (503 past it) [default: {DEFAULT_MAX_SESSIONS}]"
             ),
         ))
         .arg(count(
             "max-sessions-per-principal",
             format!(
-                "Sessions one principal may have open at once (429 past it) \
-                 [default: {DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}]"
+                "Sessions (and subscriptions/listen streams) one principal may have open at \
+                 once (429 past it) [default: {DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}]"
             ),
         ))
         .arg(duration(
@@ -165,7 +165,8 @@ fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
         .arg(duration(
             "stream-timeout",
             format!(
-                "A session's stream (GET) ends after this; clients reconnect [default: {}]",
+                "A session's stream (GET), or a subscriptions/listen stream, ends after this; \
+                 clients reconnect [default: {}]",
                 DEFAULT_STREAM_TIMEOUT.as_secs()
             ),
         ))
@@ -173,7 +174,8 @@ fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
             "max-connections",
             format!(
                 "Connections open at once; at the bound, the one waiting longest for a request \
-                 is closed [default: {DEFAULT_MAX_CONNECTIONS}]"
+                 (or else whose client reads nothing) is closed, or a new one is answered 503 if \
+                 all are busy [default: {DEFAULT_MAX_CONNECTIONS}]"
             ),
         ))
         .arg(duration(
@@ -181,6 +183,14 @@ fn http_command(grants: &impl Fn() -> [Arg; 2]) -> Command {
             format!(
                 "Time a request head may take to arrive, from its first byte [default: {}]",
                 DEFAULT_HEADER_READ_TIMEOUT.as_secs()
+            ),
+        ))
+        .arg(duration(
+            "write-timeout",
+            format!(
+                "Time an answer or stream may wait for its client to take bytes, then its \
+                 connection is closed [default: {}]",
+                DEFAULT_WRITE_TIMEOUT.as_secs()
             ),
         ))
         .arg(grace())
@@ -241,6 +251,7 @@ pub(super) async fn http(server: McpServer, settings: &Settings) -> ExitCode {
         .stream_timeout(millis(limits.stream_timeout_ms))
         .max_connections(limits.max_connections)
         .header_read_timeout(millis(limits.header_read_timeout_ms))
+        .write_timeout(millis(limits.write_timeout_ms))
         .grace_period(millis(limits.grace_period_ms))
         .rate_limit(security.rate_limit.limit())
         .cors(security.cors);

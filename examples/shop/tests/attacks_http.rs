@@ -1,7 +1,8 @@
-//! The shop's HTTP surface under the outside attack of issue 14 (rows 3, 4 and 8, and what was
-//! seen beside them), replayed against the real binary with its default bounds: a flood of
-//! sessions, a flood of request heads that never end, another principal holding a session's
-//! id, and bodies that are not JSON. Memory is read from `/proc` while the attack runs; the
+//! The shop's HTTP surface under the outside attacks of issue 14 (rows 3, 4 and 8, and what was
+//! seen beside them) and issue 33 (rows 1 and 3), replayed against the real binary with its
+//! default bounds: a flood of sessions, a flood of request heads that never end, another
+//! principal holding a session's id, bodies that are not JSON, `subscriptions/listen` streams
+//! holding every connection, and legacy SSE clients that read nothing. Memory is read from `/proc` while the attack runs; the
 //! figures are printed (`--nocapture`) for the record. `SHOP_BIN` names another build to
 //! attack (the one before the fix, to see each attack succeed).
 
@@ -14,7 +15,8 @@ use std::{
 };
 
 use carmy::mcp::{
-    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT, DEFAULT_MAX_OUTBOX_BYTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
 };
 use common::{HttpShop, StdioShop};
 use serde_json::{Value, json};
@@ -569,5 +571,290 @@ fn a_body_starting_with_a_byte_order_mark_is_read_over_http_as_on_stdio() {
             on_stdio["result"]["structuredContent"],
             "{args:?}"
         );
+    }
+}
+
+/// `subscriptions/listen` (2026-07-28) on a connection of its own: the answer's head, and the
+/// connection its stream stays open on.
+fn listen(shop: &HttpShop, token: &str, id: usize) -> (Conn, Answer) {
+    let mut conn = Conn::open(shop, token);
+    conn.stream_only = true;
+    let answer = conn.post(
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "subscriptions/listen"),
+        ],
+        &json!({
+            "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+            "params": {
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {}
+                },
+                "notifications": { "resourcesListChanged": true }
+            }
+        }),
+    );
+    (conn, answer)
+}
+
+/// What a flood of listen streams left: those open, every status seen, and the first refusal
+/// with the number of the listen it answered.
+struct Flood {
+    open: Vec<Conn>,
+    statuses: std::collections::BTreeMap<u16, usize>,
+    refused: Option<(usize, Answer)>,
+}
+
+/// `count` listen streams opened by one principal, one after another.
+fn listen_flood(shop: &HttpShop, token: &str, count: usize) -> Flood {
+    let mut flood = Flood {
+        open: Vec::new(),
+        statuses: std::collections::BTreeMap::new(),
+        refused: None,
+    };
+    for n in 0..count {
+        let (conn, answer) = listen(shop, token, n);
+        *flood.statuses.entry(answer.status).or_default() += 1;
+        if answer.status == 200 {
+            flood.open.push(conn);
+        } else {
+            flood.refused.get_or_insert((n, answer));
+        }
+    }
+    flood
+}
+
+#[test]
+fn listen_streams_of_one_principal_are_bounded_as_its_sessions_are() {
+    const ALICE: &str = "alice-token-0123456789abcdef";
+    const LISTENS: usize = 200;
+    let shop = HttpShop::serve(&[(ALICE, "alice")], &[], None);
+    let before = shop.memory_kib();
+    let Flood {
+        open,
+        statuses,
+        refused,
+    } = listen_flood(&shop, ALICE, LISTENS);
+    let after = shop.memory_kib();
+    report(
+        &format!("{LISTENS} listen streams asked by one principal: {statuses:?}"),
+        before,
+        after,
+    );
+    assert_eq!(
+        open.len(),
+        DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+        "{statuses:?}"
+    );
+    let (n, refused) = refused.expect("refusals");
+    assert_eq!(n, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL);
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert!(refused.header("retry-after").is_some());
+    let error = refused.json();
+    assert_eq!(error["id"], n, "{error}");
+    assert_eq!(
+        error["error"]["data"]["error"]["code"], "CAPACITY",
+        "{error}"
+    );
+    assert_eq!(
+        statuses.get(&429),
+        Some(&(LISTENS - DEFAULT_MAX_SESSIONS_PER_PRINCIPAL))
+    );
+    assert_flat("a flood of listen streams", before, after);
+}
+
+#[test]
+fn listen_streams_holding_every_connection_cannot_keep_health_from_answering() {
+    const ALICE: &str = "alice-token-0123456789abcdef";
+    const CONNECTIONS: usize = 16;
+    const LISTENS: usize = 40;
+    let shop = HttpShop::serve(
+        &[(ALICE, "alice")],
+        &["--max-connections", &CONNECTIONS.to_string()],
+        None,
+    );
+    let Flood {
+        open,
+        statuses,
+        refused,
+    } = listen_flood(&shop, ALICE, LISTENS);
+    let answered = health(shop.addr(), Duration::from_secs(3));
+    eprintln!("{LISTENS} listen streams against {CONNECTIONS} connections: {statuses:?}");
+    assert_eq!(
+        answered.as_deref(),
+        Some("HTTP/1.1 200 OK"),
+        "/health while every connection listens"
+    );
+    assert_eq!(open.len(), CONNECTIONS, "{statuses:?}");
+    // The others were answered at once that there is no room, not left waiting.
+    let (_, refused) = refused.expect("refusals");
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert!(refused.header("retry-after").is_some());
+    let error = refused.json();
+    assert_eq!(
+        error["error"]["data"]["error"]["details"]["max_connections"], CONNECTIONS,
+        "{error}"
+    );
+    assert_eq!(statuses.get(&503), Some(&(LISTENS - CONNECTIONS)));
+}
+
+/// MiB of resident memory the server may gain while legacy SSE clients read nothing, per
+/// session: what waits for it (its outbox) and its reads in progress, each of them holding the
+/// file twice over at most (as read, and as the answer's event); then the allocator's slack.
+fn legacy_sse_growth_mib(sessions: usize, file_bytes: usize) -> u64 {
+    let per_session = DEFAULT_MAX_OUTBOX_BYTES + DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT * 2 * file_bytes;
+    u64::try_from((sessions * per_session) >> 20).expect("MiB fit") + GROWTH_MIB
+}
+
+/// A legacy SSE session whose client reads its stream only as far as the endpoint.
+struct Unread {
+    _stream: TcpStream,
+    endpoint: String,
+}
+
+impl Unread {
+    fn open(shop: &HttpShop, token: &str) -> Self {
+        let mut stream = TcpStream::connect(shop.addr()).expect("connect");
+        stream
+            .set_read_timeout(Some(PATIENCE))
+            .expect("a read timeout");
+        write!(
+            stream,
+            "GET /sse HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+             Accept: text/event-stream\r\n\r\n",
+            shop.addr()
+        )
+        .expect("send");
+        let mut seen = Vec::new();
+        let endpoint = loop {
+            let mut byte = [0; 1];
+            assert_eq!(
+                stream.read(&mut byte).expect("the stream"),
+                1,
+                "the stream ended"
+            );
+            seen.push(byte[0]);
+            let text = String::from_utf8_lossy(&seen);
+            if let Some((_, event)) = text.split_once("event: endpoint\ndata: ")
+                && let Some((endpoint, _)) = event.split_once("\n\n")
+            {
+                break endpoint.to_owned();
+            }
+        };
+        Self {
+            _stream: stream,
+            endpoint,
+        }
+    }
+
+    /// Posts `message` to the session: the status.
+    fn post(&self, shop: &HttpShop, token: &str, message: &Value) -> u16 {
+        let body = message.to_string();
+        let mut stream = TcpStream::connect(shop.addr()).expect("connect");
+        stream
+            .set_read_timeout(Some(PATIENCE))
+            .expect("a read timeout");
+        write!(
+            stream,
+            "POST {} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.endpoint,
+            shop.addr(),
+            body.len()
+        )
+        .expect("send");
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+            .split_whitespace()
+            .nth(1)
+            .and_then(|status| status.parse().ok())
+            .unwrap_or_else(|| panic!("a status: {answer:?}"))
+    }
+}
+
+#[test]
+fn legacy_sse_clients_that_read_nothing_cannot_grow_memory() {
+    const ALICE: &str = "alice-token-0123456789abcdef";
+    const SESSIONS: usize = 2;
+    const READS: usize = 100;
+    const FILE_BYTES: usize = 4 * 1024 * 1024;
+    let dir = std::env::temp_dir().join(format!("shop-unread-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    std::fs::write(dir.join("big.txt"), "x".repeat(FILE_BYTES)).expect("the file");
+    let root = std::fs::canonicalize(&dir).expect("the root");
+    let uri = format!("file://{}/big.txt", root.display());
+    let shop = HttpShop::serve(
+        &[(ALICE, "alice")],
+        &[
+            "--legacy-sse",
+            "--resource-root",
+            root.to_str().expect("a UTF-8 path"),
+            "--write-timeout",
+            "5",
+        ],
+        None,
+    );
+    let before = shop.memory_kib();
+    let sessions: Vec<Unread> = (0..SESSIONS).map(|_| Unread::open(&shop, ALICE)).collect();
+    for session in &sessions {
+        assert_eq!(session.post(&shop, ALICE, &initialize(0)), 202);
+        let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+        assert_eq!(session.post(&shop, ALICE, &initialized), 202);
+    }
+
+    // Each session asks for the file a hundred times, and reads none of it.
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    for n in 1..=READS {
+        for session in &sessions {
+            let read = json!({
+                "jsonrpc": "2.0", "id": n, "method": "resources/read", "params": { "uri": uri }
+            });
+            *statuses
+                .entry(session.post(&shop, ALICE, &read))
+                .or_default() += 1;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let after = shop.memory_kib();
+    report(
+        &format!(
+            "{SESSIONS} unread legacy SSE sessions asking {READS} reads of {} MiB each: \
+             {statuses:?}",
+            FILE_BYTES >> 20
+        ),
+        before,
+        after,
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    // Each session took a few (at most its requests in progress, and while its client was not
+    // behind), then refused the rest (`429`), or was closed for leaving more than its outbox
+    // holds unread (`404`).
+    assert!(
+        statuses.get(&202).copied().unwrap_or_default()
+            <= SESSIONS
+                * (DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT + DEFAULT_MAX_OUTBOX_BYTES / FILE_BYTES),
+        "{statuses:?}"
+    );
+    assert!(
+        after.0 < before.0 + legacy_sse_growth_mib(SESSIONS, FILE_BYTES) * 1024,
+        "resident memory grew from {} to {} KiB",
+        before.0,
+        after.0
+    );
+
+    // Their streams take no bytes: at the write deadline they are closed, and their sessions
+    // with them.
+    let ping = json!({ "jsonrpc": "2.0", "id": 0, "method": "ping" });
+    let deadline = Instant::now() + PATIENCE + Duration::from_secs(5);
+    for session in &sessions {
+        while session.post(&shop, ALICE, &ping) != 404 {
+            assert!(
+                Instant::now() < deadline,
+                "a session outlived its write deadline"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }

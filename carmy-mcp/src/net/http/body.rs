@@ -1,7 +1,9 @@
 //! A JSON `POST` body, read and checked before rmcp: at most so many bytes (`413`), a leading
 //! byte order mark dropped, and a body that is not a JSON-RPC message answered `400` with
 //! JSON-RPC's own codes. rmcp would answer both `415 Unsupported Media Type`, which tells a
-//! client its `Content-Type` is wrong when it is the body that is.
+//! client its `Content-Type` is wrong when it is the body that is. A request whose id is longer
+//! than request ids may be ([`MAX_REQUEST_ID_LEN`] bytes, as the runtime bounds those it keeps)
+//! is answered `400` too: its id stays in memory as long as the request is served.
 //!
 //! The check is one pass over the body that builds nothing ([`Envelope`]): parsing it as rmcp's
 //! `ClientJsonRpcMessage` here as well would be a second full parse of every message, an order
@@ -16,9 +18,10 @@ use axum::{
     body::{Body, Bytes},
     response::Response,
 };
+use carmy_core::MAX_REQUEST_ID_LEN;
 use http::{HeaderMap, header};
 use http_body::Body as _;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, NumberOrString, RequestId};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess};
 
 use super::refusal;
@@ -34,6 +37,8 @@ pub(super) struct Message {
     pub(super) id: Option<RequestId>,
     /// Whether it is a `tools/call` request (whose `Mcp-Param-*` headers may need checking).
     pub(super) tools_call: bool,
+    /// Whether it is a `subscriptions/listen` request, which opens a stream.
+    pub(super) listen: bool,
 }
 
 /// Whether the request says its body is JSON: only such bodies are read here; rmcp refuses the
@@ -70,12 +75,17 @@ pub(super) async fn read(
     }
     match serde_json::from_slice::<Envelope<'_>>(&bytes) {
         Ok(envelope) => match envelope.kind() {
+            Ok(Kind::Request) if envelope.id_len() > MAX_REQUEST_ID_LEN => {
+                Err(refusal::invalid_request_id(envelope.id_len()))
+            }
             Ok(kind) => Ok(Message {
                 initialize: kind == Kind::Request
                     && envelope.method.as_deref() == Some("initialize")
                     && opens_session(&bytes),
                 tools_call: kind == Kind::Request
                     && envelope.method.as_deref() == Some("tools/call"),
+                listen: kind == Kind::Request
+                    && envelope.method.as_deref() == Some("subscriptions/listen"),
                 id: envelope.id.flatten(),
                 bytes,
             }),
@@ -121,6 +131,14 @@ enum Kind {
 }
 
 impl Envelope<'_> {
+    /// How long the id is, as a string; 0 for a number.
+    fn id_len(&self) -> usize {
+        match &self.id {
+            Some(Some(NumberOrString::String(id))) => id.len(),
+            _ => 0,
+        }
+    }
+
     /// Which message this is, by rmcp's rule (`JsonRpcMessageShape` in its `model.rs`): the
     /// members present decide; or what is wrong with it.
     fn kind(&self) -> Result<Kind, &'static str> {

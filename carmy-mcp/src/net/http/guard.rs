@@ -2,6 +2,11 @@
 //! reaches MCP), the request's deadline, its body read and checked, and its session: only the
 //! principal that opened a session may use it, and opening one takes a place within the
 //! bounds. Then the request's calls are tied to its connection and deadline.
+//!
+//! A `subscriptions/listen` request (2026-07-28) opens a stream as a session's `GET` does, but
+//! stands alone: every request on that revision is its own session, so a session's bounds never
+//! see it. It takes a place within the bounds on sessions instead, for as long as its stream is
+//! open, and its stream ends at the stream deadline as a `GET` stream does.
 
 use std::{
     pin::Pin,
@@ -27,7 +32,7 @@ use super::{
     body,
     params::HeaderParams,
     refusal,
-    sessions::{Activity, Entered, Sessions, Visit},
+    sessions::{Activity, Entered, Sessions, Ticket, Visit},
 };
 use crate::{net::auth::DynAuthenticator, scope::RequestScope};
 
@@ -38,8 +43,9 @@ pub(super) struct Guard {
     pub(super) request_timeout: Duration,
     pub(super) stream_timeout: Duration,
     pub(super) idle_timeout: Duration,
-    /// `None` when serving statelessly.
-    pub(super) sessions: Option<Arc<Sessions>>,
+    /// The bounds on sessions; and the sessions themselves unless serving statelessly.
+    pub(super) sessions: Arc<Sessions>,
+    pub(super) stateful: bool,
     pub(super) calls: CancellationToken,
     /// The tools' header-bound arguments (`Mcp-Param-*`), checked against each call's body.
     pub(super) header_params: Arc<HeaderParams>,
@@ -70,9 +76,9 @@ pub(super) async fn guard_request(
         .get(HEADER_SESSION_ID)
         .and_then(|value| value.to_str().ok());
     // On a session, only its owner's requests go on; they keep it from being idle.
-    let activity = match (&guard.sessions, session) {
-        (Some(sessions), Some(id)) => {
-            match sessions.enter(
+    let activity = match session.filter(|_| guard.stateful) {
+        Some(id) => {
+            match guard.sessions.enter(
                 id,
                 context.principal(),
                 visit_of(&parts.method, &parts.headers),
@@ -83,9 +89,9 @@ pub(super) async fn guard_request(
                 Entered::StreamOpen => return refusal::stream_open(),
             }
         }
-        _ => None,
+        None => None,
     };
-    let opens_session = guard.sessions.is_some() && session.is_none();
+    let opens_session = guard.stateful && session.is_none();
     let cancellation = guard.calls.child_token();
     // What the handler runs the request's calls as, and what stops them.
     parts.extensions.insert(RequestScope {
@@ -104,11 +110,15 @@ pub(super) async fn guard_request(
             dropped,
             cancellation,
             Expiry::End(deadline),
-            activity,
+            Held {
+                _activity: activity,
+                _place: None,
+            },
         );
     }
 
     let deadline = Instant::now() + guard.request_timeout;
+    let mut place = None;
     let admitted = async {
         let body = if parts.method == Method::POST && body::is_json(&parts.headers) {
             let message = body::read(&parts.headers, body, guard.max_body_bytes).await?;
@@ -127,15 +137,20 @@ pub(super) async fn guard_request(
             {
                 return Err(refusal::insufficient_scope(&challenge, &reason));
             }
-            if opens_session
-                && message.initialize
-                && let Some(sessions) = &guard.sessions
-            {
-                // The place travels with the request; the session it opens keeps it.
-                let ticket = sessions.reserve(context.principal()).map_err(|full| {
-                    refusal::sessions_full(full, message.id.as_ref(), guard.idle_timeout)
-                })?;
-                parts.extensions.insert(ticket);
+            if (opens_session && message.initialize) || message.listen {
+                let ticket = guard
+                    .sessions
+                    .reserve(context.principal())
+                    .map_err(|full| {
+                        refusal::sessions_full(full, message.id.as_ref(), guard.idle_timeout)
+                    })?;
+                if message.listen {
+                    // Held by its stream.
+                    place = Some(ticket);
+                } else {
+                    // The place travels with the request; the session it opens keeps it.
+                    parts.extensions.insert(ticket);
+                }
             }
             Body::from(message.bytes)
         } else {
@@ -148,13 +163,29 @@ pub(super) async fn guard_request(
         Ok(Err(refused)) => return refused,
         Err(_) => return refusal::deadline_exceeded(),
     };
+    let expiry = if place.is_some() {
+        Expiry::End(Instant::now() + guard.stream_timeout)
+    } else {
+        Expiry::Cancel(deadline)
+    };
     guarded(
         response,
         dropped,
         cancellation,
-        Expiry::Cancel(deadline),
-        activity,
+        expiry,
+        Held {
+            _activity: activity,
+            _place: place,
+        },
     )
+}
+
+/// What an answer holds until it is done.
+struct Held {
+    /// Its session is busy.
+    _activity: Option<Activity>,
+    /// A stream's place within the bounds on sessions.
+    _place: Option<Ticket>,
 }
 
 /// For a call of a tool the request's token may not make but another scope would allow, the
@@ -209,7 +240,7 @@ fn guarded(
     dropped: DropGuard,
     cancellation: CancellationToken,
     expiry: Expiry,
-    activity: Option<Activity>,
+    held: Held,
 ) -> Response {
     let (parts, body) = response.into_parts();
     let at = match expiry {
@@ -222,7 +253,7 @@ fn guarded(
         deadline: Some(Box::pin(tokio::time::sleep_until(at))),
         end_at_deadline: matches!(expiry, Expiry::End(_)),
         expired: false,
-        _activity: activity,
+        _held: held,
     };
     Response::from_parts(parts, Body::new(body))
 }
@@ -237,7 +268,7 @@ enum Expiry {
 
 /// A response body that cancels its request's calls when dropped before its end (the client
 /// disconnected) and when the request's deadline passes, ends a stream at its deadline, and
-/// keeps its session busy until it is done.
+/// keeps its session busy (or its stream's place taken) until it is done.
 struct GuardedBody {
     inner: Body,
     dropped: Option<DropGuard>,
@@ -245,7 +276,7 @@ struct GuardedBody {
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
     end_at_deadline: bool,
     expired: bool,
-    _activity: Option<Activity>,
+    _held: Held,
 }
 
 /// After the deadline cancels a call, how long its (cancelled) answer gets to arrive.

@@ -50,13 +50,14 @@ use self::{
 use super::{
     auth::{Authenticator, DynAuthenticator},
     defaults::{
-        DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
-        DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT,
-        DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+        DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT, DEFAULT_MAX_BODY_BYTES,
+        DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+        DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+        DEFAULT_WRITE_TIMEOUT,
     },
     shutdown::{self, DEFAULT_GRACE_PERIOD},
 };
-use crate::server::McpServer;
+use crate::{server::McpServer, transport::DEFAULT_MAX_OUTBOX_BYTES};
 
 pub use self::sse::{MESSAGES_PATH, SSE_PATH};
 
@@ -80,9 +81,9 @@ pub const LOOPBACK_ORIGINS: &[&str] = &[
 /// An [`McpServer`] served over MCP's streamable HTTP transport, with secure defaults:
 /// loopback `Host` names only, browser `Origin`s only from loopback pages, 4 MiB bodies, a 120 s deadline per
 /// request, stateful sessions (256 at most, 32 per principal, each usable by its principal
-/// only, closed after 2 minutes idle), 512 connections at most with 10 s for each request head,
-/// and no authentication (so it refuses to serve on a non-loopback address until given an
-/// [`authenticator`](HttpServer::authenticator)).
+/// only, closed after 2 minutes idle), 512 connections at most with 10 s for each request head
+/// and 30 s for each stalled write, and no authentication (so it refuses to serve on a
+/// non-loopback address until given an [`authenticator`](HttpServer::authenticator)).
 ///
 /// ```no_run
 /// # async fn demo(server: carmy_mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
@@ -112,6 +113,8 @@ pub struct HttpServer {
     stream_timeout: Duration,
     connections: ConnectionLimits,
     legacy_sse: bool,
+    max_outbox_bytes: usize,
+    max_in_flight: usize,
     rate_limit: RateLimit,
     cors: Option<Cors>,
     #[cfg(feature = "oauth")]
@@ -139,6 +142,8 @@ impl std::fmt::Debug for HttpServer {
             .field("stream_timeout", &self.stream_timeout)
             .field("connections", &self.connections)
             .field("legacy_sse", &self.legacy_sse)
+            .field("max_outbox_bytes", &self.max_outbox_bytes)
+            .field("max_in_flight", &self.max_in_flight)
             .field("rate_limit", &self.rate_limit)
             .field("cors", &self.cors)
             .finish()
@@ -170,8 +175,11 @@ impl HttpServer {
             connections: ConnectionLimits {
                 max_connections: DEFAULT_MAX_CONNECTIONS,
                 header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+                write_timeout: DEFAULT_WRITE_TIMEOUT,
             },
             legacy_sse: false,
+            max_outbox_bytes: DEFAULT_MAX_OUTBOX_BYTES,
+            max_in_flight: DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT,
             rate_limit: RateLimit::unlimited(),
             cors: Some(Cors { credentials: false }),
             #[cfg(feature = "oauth")]
@@ -243,15 +251,17 @@ impl HttpServer {
 
     /// How many sessions may be open at once, all principals together. Past it, an `initialize`
     /// is answered `503` (with `Retry-After`) and a JSON-RPC error whose `data` is a `CAPACITY`
-    /// error.
+    /// error. An open `subscriptions/listen` stream (2026-07-28, where every request stands
+    /// alone) counts as a session, and is refused alike.
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.sessions.max_sessions = max;
         self
     }
 
-    /// How many sessions one principal may have open at once. Past it, its `initialize` is
-    /// answered `429` (with `Retry-After`) and a JSON-RPC `CAPACITY` error; other principals are
-    /// not affected. Callers without a principal count as one.
+    /// How many sessions one principal may have open at once, its open `subscriptions/listen`
+    /// streams included. Past it, its `initialize` (or `subscriptions/listen`) is answered `429`
+    /// (with `Retry-After`) and a JSON-RPC `CAPACITY` error; other principals are not affected.
+    /// Callers without a principal count as one.
     pub fn max_sessions_per_principal(mut self, max: usize) -> Self {
         self.sessions.max_per_principal = max;
         self
@@ -264,7 +274,8 @@ impl HttpServer {
         self
     }
 
-    /// How long a session's stream (`GET`) stays open; then it ends and the client reconnects.
+    /// How long a session's stream (`GET`), or a `subscriptions/listen` stream, stays open; then
+    /// it ends and the client reconnects.
     pub fn stream_timeout(mut self, timeout: Duration) -> Self {
         self.stream_timeout = timeout;
         self
@@ -272,9 +283,12 @@ impl HttpServer {
 
     /// How many connections may be open at once (with [`serve`](Self::serve)). At the bound,
     /// the connection that has waited longest without a request in progress is closed to make
-    /// room; if every connection is serving a request, new ones wait to be accepted. Keep it
-    /// under the process's open-files limit; reaching that limit also closes a waiting
-    /// connection.
+    /// room, or else the one whose client has taken no bytes of its answer for longest. If
+    /// every connection is serving a request, a new one is answered at once and closed:
+    /// [`HEALTH_PATH`] as usual, anything else `503` with `Retry-After` and a JSON-RPC
+    /// `CAPACITY` error (up to an eighth as many as the bound at once, the oldest of them closed
+    /// for a new one). Keep it under the process's open-files limit; reaching that limit also
+    /// closes a waiting connection.
     pub fn max_connections(mut self, max: usize) -> Self {
         self.connections.max_connections = max;
         self
@@ -288,6 +302,40 @@ impl HttpServer {
         self
     }
 
+    /// How long an answer being written may wait for its client to take bytes before the
+    /// connection is closed (with [`serve`](Self::serve)), whatever it was writing: an answer,
+    /// a session's stream, a legacy SSE stream (which closes its session). The clock restarts
+    /// whenever the client takes some; a client that reads, however slowly, is not timed out.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.connections.write_timeout = timeout;
+        self
+    }
+
+    /// How many bytes of messages may wait for a legacy SSE session's client to read them
+    /// ([`DEFAULT_MAX_OUTBOX_BYTES`](crate::DEFAULT_MAX_OUTBOX_BYTES) by default, as on stdio).
+    /// Once half of it waits, the client is behind: the session's new requests are refused
+    /// `429` (with `Retry-After` and a JSON-RPC `CAPACITY` error) and its notifications
+    /// dropped, until the client reads. An answer that would take it past the bound closes the
+    /// session instead (its calls are cancelled, its stream ends), unless nothing else waits.
+    /// A client that reads nothing at all loses its stream at the [write
+    /// deadline](Self::write_timeout).
+    pub fn max_outbox_bytes(mut self, bytes: usize) -> Self {
+        self.max_outbox_bytes = bytes;
+        self
+    }
+
+    /// How many requests a legacy SSE session may have in progress
+    /// ([`DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT`] by default; at least 1). Past it, the session's new
+    /// requests are refused `429` (with `Retry-After` and a JSON-RPC `CAPACITY` error); a
+    /// request stops counting however it ends: answered, cancelled, past its deadline. Its
+    /// `POST` is answered before it is, so this bounds the work one session has the server do
+    /// at once. (Streamable HTTP needs no such bound: each request there holds a connection
+    /// until it is answered.)
+    pub fn max_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max.max(1);
+        self
+    }
+
     /// Also serves the legacy HTTP+SSE transport of MCP 2024-11-05, for clients that speak only
     /// that: `GET` [`SSE_PATH`] opens a session's event stream, whose first event names where
     /// to `POST` its messages ([`MESSAGES_PATH`]`?sessionId=…`). Off by default.
@@ -297,7 +345,10 @@ impl HttpServer {
     /// sessions; each belongs to the principal that opened it. A session lasts as long as its
     /// stream: the [stream timeout](Self::stream_timeout) and idle timeout do not apply (the
     /// transport cannot resume a stream), and closing the stream closes the session and
-    /// cancels its calls.
+    /// cancels its calls, as does a client taking no bytes of it within the [write
+    /// timeout](Self::write_timeout). As a `POST` is answered before its request, a session
+    /// takes no new request while [`max_in_flight`](Self::max_in_flight) are in progress or
+    /// [`max_outbox_bytes`](Self::max_outbox_bytes) wait for its client.
     pub fn legacy_sse(mut self, enabled: bool) -> Self {
         self.legacy_sse = enabled;
         self
@@ -345,8 +396,8 @@ impl HttpServer {
     /// The MCP endpoint ([`MCP_PATH`]) and the health endpoint ([`HEALTH_PATH`]) as an axum
     /// router, to merge into an existing application. Calls are cancelled when their client
     /// disconnects or their deadline passes, and sessions are bounded as configured; accepting
-    /// connections (their number, the deadline of a request head) and shutting down are up to
-    /// the application.
+    /// connections (their number, the deadlines of a request head and of writes, answering
+    /// those past the bound) and shutting down are up to the application.
     pub fn into_router(self) -> Router {
         self.build(Control::new()).0
     }
@@ -373,8 +424,10 @@ impl HttpServer {
         let grace = self.grace_period;
         let limits = self.connections;
         let (router, control) = self.build(Control::new());
+        let overflow = overflow_router(limits.max_connections, control.draining.clone());
         let stop_accepting = CancellationToken::new();
-        let serving = connections::serve(listener, router, limits, stop_accepting.clone());
+        let serving =
+            connections::serve(listener, router, overflow, limits, stop_accepting.clone());
         let mut serving = tokio::spawn(serving);
         tokio::select! {
             stopped = &mut serving => return finished(stopped),
@@ -426,6 +479,8 @@ impl HttpServer {
             },
             max_body_bytes: self.max_body_bytes,
             request_timeout: self.request_timeout,
+            max_outbox_bytes: self.max_outbox_bytes,
+            max_in_flight: self.max_in_flight,
             idle_timeout: self.sessions.idle_timeout,
             sessions: sessions.clone(),
             table: Arc::default(),
@@ -447,7 +502,8 @@ impl HttpServer {
             request_timeout: self.request_timeout,
             stream_timeout: self.stream_timeout,
             idle_timeout: self.sessions.idle_timeout,
-            sessions: (!self.stateless).then_some(sessions),
+            sessions,
+            stateful: !self.stateless,
             calls: control.calls.clone(),
             header_params: Arc::new(header_params),
             #[cfg(feature = "oauth")]
@@ -552,6 +608,13 @@ fn oauth_metadata(oauth: &crate::OAuth) -> Router {
         router = router.route(oauth.metadata_path(), get(answer));
     }
     router
+}
+
+/// What a connection past the bound is answered: its health, or that there is no room.
+fn overflow_router(max_connections: usize, draining: Arc<AtomicBool>) -> Router {
+    Router::new()
+        .route(HEALTH_PATH, get(move || health(draining.clone())))
+        .fallback(move || async move { refusal::no_room(max_connections) })
 }
 
 async fn health(draining: Arc<AtomicBool>) -> Response {

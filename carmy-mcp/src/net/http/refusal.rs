@@ -8,7 +8,7 @@ use axum::{
     body::Body,
     response::{IntoResponse, Response},
 };
-use carmy_core::{AgentError, ErrorCategory, RateLimit, codes};
+use carmy_core::{AgentError, ErrorCategory, MAX_REQUEST_ID_LEN, RateLimit, codes};
 use http::{HeaderValue, StatusCode, header};
 use rmcp::model::RequestId;
 
@@ -89,6 +89,24 @@ pub(super) fn not_a_message(problem: &str) -> Response {
     )
 }
 
+/// `400`: the request's id is longer than request ids may be (`-32600`, with an
+/// `INVALID_REQUEST_ID` error). Answered `id: null`: the id is not echoed.
+pub(super) fn invalid_request_id(length: usize) -> Response {
+    let message = format!(
+        "Invalid Request: the request id is {length} bytes long; request ids are at most \
+         {MAX_REQUEST_ID_LEN} bytes"
+    );
+    let error = AgentError::validation(codes::INVALID_REQUEST_ID, message.clone())
+        .with_details(serde_json::json!({ "length": length, "max_length": MAX_REQUEST_ID_LEN }));
+    json_rpc(
+        StatusCode::BAD_REQUEST,
+        None,
+        INVALID_REQUEST,
+        &message,
+        Some(error.to_envelope()),
+    )
+}
+
 /// `400`: the body could not be read to its end.
 pub(super) fn unreadable() -> Response {
     json_rpc(
@@ -112,8 +130,9 @@ pub(super) fn too_large(max_body_bytes: usize) -> Response {
     )
 }
 
-/// `503` (the server's bound) or `429` (the principal's): no session can be opened now. A
-/// place frees when a session is closed (`DELETE`) or reaped after `idle_timeout`.
+/// `503` (the server's bound) or `429` (the principal's): no session (nor `subscriptions/listen`
+/// stream, which counts as one) can be opened now. A place frees when a session is closed
+/// (`DELETE`) or reaped after `idle_timeout`, or a stream ends.
 pub(super) fn sessions_full(
     full: Full,
     id: Option<&RequestId>,
@@ -122,14 +141,18 @@ pub(super) fn sessions_full(
     let (status, message, details) = match full {
         Full::Server { max } => (
             StatusCode::SERVICE_UNAVAILABLE,
-            format!("the server holds its maximum of {max} sessions; retry later"),
+            format!(
+                "the server holds its maximum of {max} sessions (open subscriptions/listen \
+                 streams count as sessions); retry later"
+            ),
             serde_json::json!({ "max_sessions": max }),
         ),
         Full::Principal { max } => (
             StatusCode::TOO_MANY_REQUESTS,
             format!(
-                "this principal holds its maximum of {max} sessions; close one (DELETE) or \
-                 retry once an idle one is closed"
+                "this principal holds its maximum of {max} sessions (open \
+                 subscriptions/listen streams count as sessions); close one (DELETE, or end \
+                 a stream) or retry once an idle one is closed"
             ),
             serde_json::json!({ "max_sessions_per_principal": max }),
         ),
@@ -141,6 +164,66 @@ pub(super) fn sessions_full(
         header::RETRY_AFTER,
         HeaderValue::from(idle_timeout.as_secs().max(1)),
     );
+    response
+}
+
+/// `503` with `Retry-After`: every connection the server may hold is serving a request, and
+/// this one was accepted only to say so.
+pub(super) fn no_room(max_connections: usize) -> Response {
+    let message =
+        format!("the server is serving its maximum of {max_connections} connections; retry later");
+    let error = AgentError::new(ErrorCategory::Capacity, codes::CAPACITY, message.clone())
+        .with_details(serde_json::json!({ "max_connections": max_connections }));
+    let mut response = json_rpc(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        CAPACITY,
+        &message,
+        Some(error.to_envelope()),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// What a legacy SSE session has too much of to take another request.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Backlog {
+    /// Requests in progress.
+    InFlight { max: usize },
+    /// Bytes waiting for its client to read them (half the bound).
+    Outbox { max: usize },
+}
+
+/// `429` with `Retry-After`: this session takes no more requests until its client reads what
+/// waits for it, or its calls in progress end.
+pub(super) fn backlog(backlog: Backlog, id: &RequestId) -> Response {
+    let (message, details) = match backlog {
+        Backlog::InFlight { max } => (
+            format!("this session has its maximum of {max} requests in progress; retry later"),
+            serde_json::json!({ "max_in_flight": max }),
+        ),
+        Backlog::Outbox { max } => (
+            format!(
+                "this session's client is behind in reading its stream (half of {max} bytes \
+                 wait); retry once it has read them"
+            ),
+            serde_json::json!({ "max_outbox_bytes": max }),
+        ),
+    };
+    let error = AgentError::new(ErrorCategory::Capacity, codes::CAPACITY, message.clone())
+        .with_details(details);
+    let mut response = json_rpc(
+        StatusCode::TOO_MANY_REQUESTS,
+        Some(id),
+        CAPACITY,
+        &message,
+        Some(error.to_envelope()),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
 }
 

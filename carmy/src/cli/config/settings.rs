@@ -104,6 +104,7 @@ pub(in crate::cli) struct Server {
     pub(in crate::cli) session_idle_timeout_ms: u64,
     pub(in crate::cli) stream_timeout_ms: u64,
     pub(in crate::cli) header_read_timeout_ms: u64,
+    pub(in crate::cli) write_timeout_ms: u64,
     /// Threads that serve; 0: one on stdio, one per core over HTTP and Unix sockets.
     pub(in crate::cli) worker_threads: usize,
 }
@@ -119,6 +120,7 @@ impl Default for Server {
             DEFAULT_GRACE_PERIOD, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
             DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
             DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_STREAM_TIMEOUT,
+            DEFAULT_WRITE_TIMEOUT,
         };
         Self {
             name: None,
@@ -137,6 +139,7 @@ impl Default for Server {
             session_idle_timeout_ms: millis(DEFAULT_SESSION_IDLE_TIMEOUT),
             stream_timeout_ms: millis(DEFAULT_STREAM_TIMEOUT),
             header_read_timeout_ms: millis(DEFAULT_HEADER_READ_TIMEOUT),
+            write_timeout_ms: millis(DEFAULT_WRITE_TIMEOUT),
             worker_threads: 0,
         }
     }
@@ -390,7 +393,7 @@ pub(in crate::cli) const KEYS: &[Key] = &[
     key(
         "server.max_connections",
         "`--max-connections`",
-        "HTTP connections open at once; past it the longest-idle one is closed",
+        "HTTP connections open at once; past it the longest-idle one is closed, or a new one answered 503 if all are busy",
     ),
     key(
         "server.timeout_ms",
@@ -405,12 +408,12 @@ pub(in crate::cli) const KEYS: &[Key] = &[
     key(
         "server.max_sessions",
         "`--max-sessions`",
-        "HTTP sessions open at once (503 past it)",
+        "HTTP sessions (and subscriptions/listen streams) open at once (503 past it)",
     ),
     key(
         "server.max_sessions_per_principal",
         "`--max-sessions-per-principal`",
-        "HTTP sessions one principal may hold (429 past it)",
+        "HTTP sessions (and subscriptions/listen streams) one principal may hold (429 past it)",
     ),
     key(
         "server.session_idle_timeout_ms",
@@ -420,12 +423,17 @@ pub(in crate::cli) const KEYS: &[Key] = &[
     key(
         "server.stream_timeout_ms",
         "`--stream-timeout` (seconds)",
-        "A session's event stream ends after this; clients reconnect",
+        "A session's event stream, or a subscriptions/listen stream, ends after this; clients reconnect",
     ),
     key(
         "server.header_read_timeout_ms",
         "`--header-read-timeout` (seconds)",
         "Time an HTTP request head may take to arrive",
+    ),
+    key(
+        "server.write_timeout_ms",
+        "`--write-timeout` (seconds)",
+        "Time an HTTP answer or stream may wait for its client to take bytes; then its connection is closed",
     ),
     key(
         "server.worker_threads",

@@ -209,6 +209,7 @@ const FLAGS: &[Flag] = &[
         "header-read-timeout",
         To::Seconds("server.header_read_timeout_ms"),
     ),
+    flag("write-timeout", To::Seconds("server.write_timeout_ms")),
     flag("token-file", To::Key("security.token_file")),
     flag(
         "allow-unauthenticated",

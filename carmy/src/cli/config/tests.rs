@@ -290,7 +290,7 @@ fn an_unknown_key_is_named_with_its_file_and_line() {
             "{path}:3: server.prot = 81: unknown key; [server] has name, version, transport, \
              host, port, socket, grace_period_ms, stateless, max_connections, timeout_ms, \
              max_body_bytes, max_sessions, max_sessions_per_principal, session_idle_timeout_ms, \
-             stream_timeout_ms, header_read_timeout_ms, worker_threads"
+             stream_timeout_ms, header_read_timeout_ms, write_timeout_ms, worker_threads"
         )
     );
     let section = file("shop.yaml", "servr:\n  port: 80\n");
@@ -306,7 +306,7 @@ fn an_unknown_key_is_named_with_its_file_and_line() {
         "CARMY_SERVER__PROT: server.prot = \"81\": unknown key; [server] has name, version, \
          transport, host, port, socket, grace_period_ms, stateless, max_connections, timeout_ms, \
          max_body_bytes, max_sessions, max_sessions_per_principal, session_idle_timeout_ms, \
-         stream_timeout_ms, header_read_timeout_ms, worker_threads"
+         stream_timeout_ms, header_read_timeout_ms, write_timeout_ms, worker_threads"
     );
 }
 

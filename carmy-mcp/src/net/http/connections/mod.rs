@@ -1,6 +1,6 @@
-//! Accepting connections: HTTP/1.1 with hyper, a deadline for each request head, at most so
-//! many connections open, and room made for a new one by closing the one that has waited
-//! longest with no request in progress.
+//! Accepting connections: HTTP/1.1 with hyper, a deadline for each request head and for each
+//! write, at most so many connections open, room made for a new one by closing one whose client
+//! is doing nothing with it, and an immediate answer when there is no room to make.
 //!
 //! A request head that never completes costs a connection and a file descriptor until its
 //! deadline ([`header_read_timeout`](super::HttpServer::header_read_timeout), counted from the
@@ -8,17 +8,29 @@
 //! they would fill the cap (or the process's open-files limit) and nobody else, `/health`
 //! included, could connect. So a connection that is not serving a request is always the first
 //! to go: when the cap or the open-files limit is reached, the oldest such connection is closed
-//! to make room, as nginx does with its idle ones. A request in progress (a call, a session's
-//! stream) is never closed for room; its own deadline bounds it. The heads of an honest client
-//! arrive in one packet, so they are never the oldest waiting for long.
+//! to make room, as nginx does with its idle ones. The heads of an honest client arrive in one
+//! packet, so they are never the oldest waiting for long.
+//!
+//! An answer its client does not read is the same attack from the other side: the request is
+//! over, but its answer sits in the connection's buffers. Each write gets a deadline
+//! ([`write_timeout`](super::HttpServer::write_timeout), counted while the client takes no
+//! bytes, as nginx's `send_timeout`), and a connection whose writes have stalled is the next
+//! closed for room after those waiting for a request. Any other request in progress (a call, a
+//! session's stream) is never closed for room; its own deadline bounds it.
+//!
+//! When every connection is busy, the accept loop does not wait for one to end: it answers the
+//! new connection at once (`503` with `Retry-After`, `/health` as usual, `overflow.rs`) and
+//! closes it, so a server held by slow calls or long streams still says so.
 //!
 //! Why not hyper's own `header_read_timeout`: its clock starts when the connection starts
 //! waiting for a head, so it also closes a kept-alive connection that is merely quiet, which
 //! clients that hold one connection across a pause do not expect. A quiet connection costs
 //! little and is the first closed for room; a head that has started and stalls is the attack.
+//! hyper has no deadline for writes.
 //!
 //! `table.rs` keeps the open connections and makes the room.
 
+mod overflow;
 mod table;
 
 use std::{
@@ -49,7 +61,10 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 use tower_service::Service as _;
 
-use self::table::{BusyGuard, Slot, Table};
+use self::{
+    overflow::Overflow,
+    table::{BusyGuard, Slot, Table},
+};
 
 /// The bounds on connections.
 #[derive(Clone, Copy, Debug)]
@@ -58,6 +73,8 @@ pub(super) struct ConnectionLimits {
     pub(super) max_connections: usize,
     /// How long a request head may take to arrive.
     pub(super) header_read_timeout: Duration,
+    /// How long a write may wait for the client to take bytes.
+    pub(super) write_timeout: Duration,
 }
 
 /// The largest request head read (`431` past it), and the largest read buffer of a connection:
@@ -73,14 +90,21 @@ const DESCRIPTOR_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Serves `router` on `listener` until `stop`, then lets every connection finish its request
 /// in progress (hyper's graceful shutdown) and returns once all are closed. Dropping the
-/// returned future closes them all at once.
+/// returned future closes them all at once. A connection there is no room for is served
+/// `overflow` instead, once.
 pub(super) async fn serve(
     listener: TcpListener,
     router: Router,
+    overflow: Router,
     limits: ConnectionLimits,
     stop: CancellationToken,
 ) -> io::Result<()> {
     let table = Arc::new(Table::new(limits.max_connections));
+    let overflow = Arc::new(Overflow::new(
+        overflow,
+        limits.max_connections,
+        limits.header_read_timeout,
+    ));
     let mut http = http1::Builder::new();
     // Without a timer hyper applies no header deadline of its own: ours is in `run`.
     http.header_read_timeout(None)
@@ -117,11 +141,10 @@ pub(super) async fn serve(
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "cannot turn Nagle's algorithm off for a connection");
         }
-        tokio::select! {
-            () = stop.cancelled() => break,
-            () = table.make_room() => {}
-        }
-        let slot = table.open();
+        let Some(slot) = table.admit() else {
+            overflow.answer(stream);
+            continue;
+        };
         let connection = http.serve_connection(
             TokioIo::new(Watched {
                 stream,
@@ -136,7 +159,7 @@ pub(super) async fn serve(
         tokio::spawn(run(
             connection,
             slot,
-            limits.header_read_timeout,
+            limits,
             graceful.clone(),
             close_all.clone(),
         ));
@@ -147,8 +170,8 @@ pub(super) async fn serve(
     Ok(())
 }
 
-/// One connection, until it ends, its request head is late, it is closed for room, or the
-/// server closes everything.
+/// One connection, until it ends, its request head or a write is late, it is closed for room,
+/// or the server closes everything.
 ///
 /// The loop wakes at every step of every request on the connection, so what it waits on is
 /// made once: tokens of the connection's own (children of the server's, which every
@@ -156,15 +179,24 @@ pub(super) async fn serve(
 async fn run(
     connection: http1::Connection<TokioIo<Watched>, PerConnection>,
     slot: Arc<Slot>,
-    header_read_timeout: Duration,
+    limits: ConnectionLimits,
     graceful: CancellationToken,
     close_all: CancellationToken,
 ) {
+    let ConnectionLimits {
+        header_read_timeout,
+        write_timeout,
+        ..
+    } = limits;
     let mut connection = pin!(connection);
     let mut shutting_down = false;
     let late = tokio::time::sleep(Duration::MAX);
     let mut late = pin!(late);
     let mut head_deadline = None;
+    let stalled_too_long = tokio::time::sleep(Duration::MAX);
+    let mut stalled_too_long = pin!(stalled_too_long);
+    let mut write_deadline = None;
+    let mut write_stalled = pin!(slot.write_stalled.notified());
     let (graceful, close_all) = (graceful.child_token(), close_all.child_token());
     let mut head_started = pin!(slot.head_started.notified());
     let mut evicted = pin!(slot.evict().cancelled());
@@ -197,8 +229,27 @@ async fn run(
                     None => {}
                 }
             }
+            () = write_stalled.as_mut() => {
+                write_stalled.set(slot.write_stalled.notified());
+                write_deadline = slot.write_deadline(write_timeout);
+                if let Some(deadline) = write_deadline {
+                    stalled_too_long.as_mut().reset(deadline);
+                }
+            }
+            () = stalled_too_long.as_mut(), if write_deadline.is_some() => {
+                // Writes may have gone through since, or stalled anew.
+                write_deadline = slot.write_deadline(write_timeout);
+                match write_deadline {
+                    Some(deadline) if deadline <= Instant::now() => {
+                        tracing::debug!("a client took no bytes in time: closing its connection");
+                        break;
+                    }
+                    Some(deadline) => stalled_too_long.as_mut().reset(deadline),
+                    None => {}
+                }
+            }
             () = evicted.as_mut() => {
-                tracing::debug!("closing a connection waiting for a request, to make room");
+                tracing::debug!("closing a connection its client does nothing with, to make room");
                 break;
             }
             () = closed.as_mut() => break,
@@ -210,7 +261,8 @@ async fn run(
     }
 }
 
-/// A connection's socket, telling its slot when the bytes of a new request head arrive.
+/// A connection's socket, telling its slot when the bytes of a new request head arrive, and
+/// whether its writes go through.
 struct Watched {
     stream: TcpStream,
     slot: Arc<Slot>,
@@ -237,7 +289,9 @@ impl AsyncWrite for Watched {
         cx: &mut TaskContext<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.watch_write(&written);
+        written
     }
 
     fn poll_write_vectored(
@@ -245,7 +299,9 @@ impl AsyncWrite for Watched {
         cx: &mut TaskContext<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.watch_write(&written);
+        written
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -258,6 +314,18 @@ impl AsyncWrite for Watched {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+impl Watched {
+    /// A write that cannot go on until the client reads stalls; one that took bytes ends the
+    /// stall.
+    fn watch_write(&self, written: &Poll<io::Result<usize>>) {
+        match written {
+            Poll::Pending => self.slot.write_blocked(),
+            Poll::Ready(Ok(written)) if *written > 0 => self.slot.write_went_through(),
+            Poll::Ready(_) => {}
+        }
     }
 }
 

@@ -1,7 +1,13 @@
 //! `POST /messages?sessionId=…`: one client message handed to its session, answered `202`
 //! once rmcp has it; what rmcp answers goes out on the session's stream. Authenticated and
-//! checked as a streamable HTTP `POST` is (allow-lists, body limit, deadline), and let through
-//! only to a session its principal opened.
+//! checked as a streamable HTTP `POST` is (allow-lists, body limit, id length, deadline), and
+//! let through only to a session its principal opened.
+//!
+//! A `202` promises nothing back but what is answered on the stream, so the session takes a
+//! request only while it can: while fewer than `max_in_flight` are in progress (`calls.rs`) and
+//! its client is not behind in reading its stream (`outbox.rs`). Otherwise the request is
+//! refused `429` with `Retry-After`, as a JSON-RPC `CAPACITY` error naming it. Notifications
+//! and answers from the client (a cancellation above all) are always let through.
 
 use std::sync::Arc;
 
@@ -16,7 +22,10 @@ use tokio::time::Instant;
 
 use super::Legacy;
 use crate::{
-    net::http::{body, refusal},
+    net::http::{
+        body,
+        refusal::{self, Backlog},
+    },
     scope::RequestScope,
 };
 
@@ -35,7 +44,11 @@ pub(super) async fn deliver(State(legacy): State<Arc<Legacy>>, request: Request)
             "Bad Request: the sessionId query parameter is required",
         );
     };
-    let Some(session) = legacy.table.get(id, context.principal()) else {
+    let Some(session) = legacy
+        .table
+        .get(id, context.principal())
+        .filter(|session| !session.closed.is_cancelled())
+    else {
         return refusal::unknown_session();
     };
     let deadline = Instant::now() + legacy.request_timeout;
@@ -44,22 +57,28 @@ pub(super) async fn deliver(State(legacy): State<Arc<Legacy>>, request: Request)
         let mut message = serde_json::from_slice::<ClientJsonRpcMessage>(&message.bytes)
             .map_err(|error| refusal::not_json_rpc(&error))?;
         if let JsonRpcMessage::Request(request) = &mut message {
+            if session.outbox.is_behind() {
+                let max = legacy.max_outbox_bytes;
+                return Err(refusal::backlog(Backlog::Outbox { max }, &request.id));
+            }
             // The call stops at the request's deadline, when its session closes, or at the end
-            // of shutdown's grace period; its answer on the stream ends the watch.
+            // of shutdown's grace period.
             let cancellation = legacy.calls.child_token();
-            session.begin(request.id.clone(), cancellation.clone());
-            let (watched, closed) = (cancellation.clone(), session.closed.clone());
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = tokio::time::sleep_until(deadline) => watched.cancel(),
-                    () = closed.cancelled() => watched.cancel(),
-                    () = watched.cancelled() => {}
-                }
-            });
-            request.request.extensions_mut().insert(RequestScope {
+            let Some(call) = session.calls.begin(
+                legacy.max_in_flight,
+                deadline,
+                cancellation.clone(),
+                session.closed.clone(),
+            ) else {
+                let max = legacy.max_in_flight;
+                return Err(refusal::backlog(Backlog::InFlight { max }, &request.id));
+            };
+            let extensions = request.request.extensions_mut();
+            extensions.insert(RequestScope {
                 context,
                 cancellation,
             });
+            extensions.insert(call);
         }
         session
             .inbound

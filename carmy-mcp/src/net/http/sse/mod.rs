@@ -10,15 +10,24 @@
 //! body limit and request deadline, and the bounds on sessions, shared with streamable HTTP's
 //! (`../sessions.rs`). A session belongs to the principal that opened it: another's `POST` to
 //! it is answered `404`, as an unknown one is. It lives exactly as long as its stream: there
-//! is no resuming in this transport, so the stream has no deadline, and closing it closes the
-//! session and cancels its calls.
+//! is no resuming in this transport, so the stream has no deadline but the one of each write
+//! (a client that takes no bytes of it loses it), and closing it closes the session and
+//! cancels its calls.
+//!
+//! A `POST` is answered before its request is, so nothing else bounds what a session has in
+//! progress or what waits for its client: its requests in progress are counted (`calls.rs`)
+//! and its stream's events counted in bytes (`outbox.rs`), and past either bound the session
+//! takes no new request.
 //!
 //! `open.rs` opens a session and its stream, `deliver.rs` hands a `POST` to it, `table.rs`
-//! holds the open sessions.
+//! holds the open sessions, `transport.rs` is rmcp's side of one.
 
+mod calls;
 mod deliver;
 mod open;
+mod outbox;
 mod table;
+mod transport;
 
 use std::{sync::Arc, time::Duration};
 
@@ -51,6 +60,10 @@ pub(super) struct Legacy {
     pub(super) allowed: Allowed,
     pub(super) max_body_bytes: usize,
     pub(super) request_timeout: Duration,
+    /// Bytes waiting for a session's client past which it takes no new request.
+    pub(super) max_outbox_bytes: usize,
+    /// Requests in progress on a session past which it takes no new one.
+    pub(super) max_in_flight: usize,
     pub(super) idle_timeout: Duration,
     /// The bounds, shared with streamable HTTP.
     pub(super) sessions: Arc<Sessions>,

@@ -1,7 +1,9 @@
 //! `GET /sse`: a new session and its event stream. The stream's first event says where to post
 //! messages; the server's messages follow as `message` events, and a comment now and then keeps
 //! an idle stream open and shows whether the client is still there. The session closes when
-//! the stream does (the client went away, the server shut down, or rmcp's session ended).
+//! the stream does (the client went away, or took no bytes of it within the write deadline, the
+//! server shut down, or rmcp's session ended), or when its client leaves more unread than its
+//! outbox holds.
 
 use std::{convert::Infallible, sync::Arc};
 
@@ -12,22 +14,21 @@ use axum::{
 };
 use futures_util::stream;
 use http::{HeaderValue, StatusCode, header};
-use rmcp::{
-    ServiceExt,
-    model::{JsonRpcMessage, ServerJsonRpcMessage},
-};
+use rmcp::ServiceExt;
 use tokio::sync::mpsc;
-use tokio_util::sync::{CancellationToken, PollSender};
+use tokio_util::sync::CancellationToken;
 
 use super::{
     KEEP_ALIVE, Legacy, MESSAGES_PATH,
+    outbox::Outbox,
     table::{Session, Table},
+    transport::SessionTransport,
 };
 use crate::net::http::refusal;
 
-/// Messages queued between a session's stream and rmcp, each way; a full queue makes the
-/// sender wait (a `POST` within its deadline, rmcp until the client reads).
-const QUEUE: usize = 64;
+/// Client messages queued on their way to rmcp; a full queue makes a `POST` wait, within its
+/// deadline. (What goes the other way waits in the session's [`Outbox`].)
+const INBOUND: usize = 64;
 
 pub(super) async fn open(State(legacy): State<Arc<Legacy>>, request: Request) -> Response {
     let (parts, _) = request.into_parts();
@@ -43,23 +44,24 @@ pub(super) async fn open(State(legacy): State<Arc<Legacy>>, request: Request) ->
         Err(full) => return refusal::sessions_full(full, None, legacy.idle_timeout),
     };
     let id = session_id();
-    let (inbound, incoming) = mpsc::channel(QUEUE);
-    let (outgoing, outbound) = mpsc::channel(QUEUE);
+    let (inbound, incoming) = mpsc::channel(INBOUND);
     let session = Arc::new(Session::new(
         context.principal().map(Arc::from),
         inbound,
+        legacy.max_outbox_bytes,
         ticket,
     ));
+    let outbox = Arc::clone(&session.outbox);
     legacy.table.insert(id.clone(), Arc::clone(&session));
     tracing::debug!(session = %id, "legacy SSE session opened");
 
     let server = legacy.server.for_session();
     let closed = session.closed.clone();
+    let transport = SessionTransport {
+        incoming,
+        outbox: Arc::clone(&outbox),
+    };
     tokio::spawn(async move {
-        let incoming = Box::pin(stream::unfold(incoming, |mut incoming| async move {
-            incoming.recv().await.map(|message| (message, incoming))
-        }));
-        let transport = (PollSender::new(outgoing), incoming);
         let running = tokio::select! {
             started = server.serve(transport) => match started {
                 Ok(running) => running,
@@ -79,7 +81,7 @@ pub(super) async fn open(State(legacy): State<Arc<Legacy>>, request: Request) ->
 
     let events = Events {
         endpoint: Some(format!("{MESSAGES_PATH}?sessionId={id}")),
-        outbound,
+        outbox,
         session,
         shutdown: legacy.close.clone(),
         _closing: Closing {
@@ -103,7 +105,7 @@ pub(super) async fn open(State(legacy): State<Arc<Legacy>>, request: Request) ->
 struct Events {
     /// The first event's data, until sent.
     endpoint: Option<String>,
-    outbound: mpsc::Receiver<ServerJsonRpcMessage>,
+    outbox: Arc<Outbox>,
     session: Arc<Session>,
     shutdown: CancellationToken,
     _closing: Closing,
@@ -114,33 +116,17 @@ impl Events {
         if let Some(endpoint) = self.endpoint.take() {
             return Some((Ok(event("endpoint", &endpoint)), self));
         }
-        loop {
-            let message = tokio::select! {
-                message = self.outbound.recv() => message?,
-                () = self.session.closed.cancelled() => return None,
-                () = self.shutdown.cancelled() => return None,
-                () = tokio::time::sleep(KEEP_ALIVE) => {
-                    return Some((Ok(Bytes::from_static(b": keep-alive\n\n")), self));
-                }
-            };
-            match &message {
-                JsonRpcMessage::Response(response) => self.session.answered(&response.id),
-                JsonRpcMessage::Error(error) => {
-                    if let Some(id) = &error.id {
-                        self.session.answered(id);
-                    }
-                }
-                JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => {}
-            }
-            match serde_json::to_string(&message) {
-                Ok(json) => return Some((Ok(event("message", &json)), self)),
-                Err(error) => tracing::warn!(%error, "a server message could not be serialized"),
-            }
-        }
+        let event = tokio::select! {
+            event = self.outbox.next() => event?,
+            () = self.session.closed.cancelled() => return None,
+            () = self.shutdown.cancelled() => return None,
+            () = tokio::time::sleep(KEEP_ALIVE) => Bytes::from_static(b": keep-alive\n\n"),
+        };
+        Some((Ok(event), self))
     }
 }
 
-/// One server-sent event; `data` holds no newline (compact JSON, a path).
+/// One server-sent event; `data` holds no newline (a path).
 fn event(name: &str, data: &str) -> Bytes {
     Bytes::from(format!("event: {name}\ndata: {data}\n\n"))
 }

@@ -1,16 +1,17 @@
-//! The open legacy sessions: who owns each, where its messages go, and the calls in flight on
-//! it (so that an answer ends its call's deadline).
+//! The open legacy sessions: who owns each, where its messages go, what waits for its client,
+//! and its requests in progress.
 
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex, MutexGuard},
 };
 
-use rmcp::model::{ClientJsonRpcMessage, RequestId};
+use rmcp::model::ClientJsonRpcMessage;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::super::sessions::Ticket;
+use super::{calls::Calls, outbox::Outbox};
 
 /// One open session.
 pub(super) struct Session {
@@ -20,36 +21,30 @@ pub(super) struct Session {
     pub(super) inbound: mpsc::Sender<ClientJsonRpcMessage>,
     /// Cancelled when the session closes.
     pub(super) closed: CancellationToken,
-    /// The requests being answered, each with the token that cancels its call.
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// What waits for its client to read its stream.
+    pub(super) outbox: Arc<Outbox>,
+    /// Its requests in progress.
+    pub(super) calls: Calls,
     /// Its place within the bounds on sessions, given back when the session is dropped.
     _ticket: Ticket,
 }
 
 impl Session {
+    /// A session whose stream may hold `max_outbox_bytes`.
     pub(super) fn new(
         owner: Option<Arc<str>>,
         inbound: mpsc::Sender<ClientJsonRpcMessage>,
+        max_outbox_bytes: usize,
         ticket: Ticket,
     ) -> Self {
+        let closed = CancellationToken::new();
         Self {
             owner,
             inbound,
-            closed: CancellationToken::new(),
-            in_flight: Mutex::default(),
+            outbox: Arc::new(Outbox::new(max_outbox_bytes, closed.clone())),
+            closed,
+            calls: Calls::default(),
             _ticket: ticket,
-        }
-    }
-
-    /// Notes a request being answered, with what cancels it.
-    pub(super) fn begin(&self, id: RequestId, cancel: CancellationToken) {
-        lock(&self.in_flight).insert(id, cancel);
-    }
-
-    /// The answer to `id` is sent: its deadline is over.
-    pub(super) fn answered(&self, id: &RequestId) {
-        if let Some(cancel) = lock(&self.in_flight).remove(id) {
-            cancel.cancel();
         }
     }
 }
