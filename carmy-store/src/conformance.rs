@@ -572,12 +572,16 @@ const fn echo_spec(effect: u8) -> ToolSpec {
 }
 
 impl<const E: u8> Tool for Echo<E> {
-    type Input = Value;
+    type Input = serde_json::Map<String, Value>;
     type Output = Value;
     const SPEC: ToolSpec = echo_spec(E);
 
-    async fn run(&self, input: Value, _: Invocation) -> Result<Value, AgentError> {
-        Ok(input)
+    async fn run(
+        &self,
+        input: serde_json::Map<String, Value>,
+        _: Invocation,
+    ) -> Result<Value, AgentError> {
+        Ok(Value::Object(input))
     }
 }
 
