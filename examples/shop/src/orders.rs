@@ -230,7 +230,8 @@ pub struct Cancellation {
 }
 
 /// Cancel one of your orders, refund it and put its units back in stock. Cannot be undone, so
-/// the host must confirm it (grant `confirm:cancel_order`).
+/// the host must confirm it (grant `confirm:cancel_order`). Cancelling a cancelled order
+/// changes nothing and answers the same.
 #[tool(
     effect = "destructive",
     idempotent,
@@ -247,10 +248,13 @@ pub async fn cancel_order(
         .await?
         .ok_or_else(|| order_not_found(&input.order_id))?;
     if order.status == OrderStatus::Cancelled {
-        return Err(AgentError::conflict(
-            "ORDER_ALREADY_CANCELLED",
-            format!("order `{}` is already cancelled", input.order_id),
-        ));
+        // Declared idempotent: a second cancellation (a retry, which runs again rather than
+        // being replayed) changes nothing and answers as the first did.
+        return Ok(Cancellation {
+            order_id: input.order_id,
+            status: OrderStatus::Cancelled,
+            refunded_cents: order.total_cents,
+        });
     }
     order.status = OrderStatus::Cancelled;
     let mut returned: BTreeMap<&str, u32> = BTreeMap::new();
