@@ -38,6 +38,7 @@ mod access;
 mod admission;
 mod approval;
 mod ask;
+mod build_problem;
 mod builder;
 mod catalog;
 mod completion;
@@ -75,7 +76,8 @@ pub use approval::{Approval, ApprovalRequest, Approver, HostGrants};
 pub use ask::{
     Answers, Ask, AskKind, Asked, Asker, Asks, InputAction, InputAnswer, Pending, Root, Sampled,
 };
-pub use builder::{BuildError, BuildProblem, Carmy};
+pub use build_problem::{BuildError, BuildProblem};
+pub use builder::Carmy;
 pub use catalog::{Catalog, MAX_TOOL_NAME_LEN, ToolEntry};
 pub use completion::{CompletionRequest, Completions, MAX_COMPLETIONS};
 pub use content::{ContentBlock, ToolContent};

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Prompt, PromptArgument, PromptEntry, PromptSpec};
 use crate::{
-    builder::BuildProblem,
+    build_problem::BuildProblem,
     erased::{ErasedPrompt, ErasedRender},
     schema::{self, Direction, SchemaProfile, schema_for},
     state::Requirements,

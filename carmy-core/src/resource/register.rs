@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Resource, ResourceEntry, ResourceSpec, UriTemplate};
 use crate::{
-    builder::BuildProblem,
+    build_problem::BuildProblem,
     erased::{ErasedRead, ErasedResource},
     schema::{self, Direction, SchemaProfile, schema_for},
     state::Requirements,
