@@ -16,7 +16,8 @@ use crate::{
     idempotency::{DynStore, IdempotencyStore, MemoryStore},
     limits::Limits,
     prompt::{self, Prompt, register::RegisteredPrompt},
-    rate_limit::{RateLimit, ToolRateLimiter},
+    rate_buckets::ToolRateLimiter,
+    rate_limit::RateLimit,
     records::{DynRecordStore, RecordStore},
     resource::{
         self, ProviderEntry, Resource, ResourceProvider, provider::ErasedProvider,

@@ -12,15 +12,15 @@ use crate::{
     error::AgentError,
     excerpt::excerpt,
     prompt::PromptEntry,
-    rate_limit::{RateLimit, ToolRateLimiter},
+    rate_buckets::ToolRateLimiter,
+    rate_limit::RateLimit,
     resource::{MAX_URI_LEN, ProviderEntry, ResourceEntry, watch::Hub},
     schema,
     task::TaskSupport,
     tool::ToolSpec,
 };
 
-/// The longest tool name MCP allows: a longer name names no tool.
-pub const MAX_TOOL_NAME_LEN: usize = 128;
+pub use crate::limits::MAX_TOOL_NAME_LEN;
 
 /// How much of a value a validation message may quote.
 const MAX_PROBLEM_LEN: usize = 256;

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
-    catalog::MAX_TOOL_NAME_LEN, excerpt::excerpt, grant::Grant, idempotency::MAX_REQUEST_ID_LEN,
+    excerpt::excerpt,
+    grant::Grant,
+    limits::{MAX_REQUEST_ID_LEN, MAX_TOOL_NAME_LEN},
     rate_limit::RateLimit,
 };
 

@@ -56,6 +56,7 @@ mod limits;
 mod progress;
 mod prompt;
 mod question;
+mod rate_buckets;
 mod rate_limit;
 pub mod records;
 mod resource;
@@ -98,7 +99,8 @@ pub use prompt::{
     PromptSpec, Role,
 };
 pub use question::Question;
-pub use rate_limit::{RateBuckets, RateLimit};
+pub use rate_buckets::RateBuckets;
+pub use rate_limit::RateLimit;
 pub use records::{RecordStore, Records};
 pub use resource::{
     Body, ChangeSink, Content, Contents, IntoContents, MAX_URI_LEN, ProvidedResource,

@@ -2,6 +2,13 @@
 
 use std::time::Duration;
 
+/// The longest tool name MCP allows: a longer name names no tool.
+pub const MAX_TOOL_NAME_LEN: usize = 128;
+
+/// The longest request id accepted, in bytes: a longer one is refused (`INVALID_REQUEST_ID`)
+/// before anything is claimed or kept.
+pub const MAX_REQUEST_ID_LEN: usize = 256;
+
 /// Bounds the runtime enforces on every call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

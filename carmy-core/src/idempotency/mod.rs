@@ -33,9 +33,7 @@ pub use fingerprint::Fingerprint;
 pub use memory::{MemoryStore, MemoryStoreLimits};
 pub(crate) use memory::{not_kept, outcome_bytes, value_bytes};
 
-/// The longest request id accepted, in bytes: a longer one is refused (`INVALID_REQUEST_ID`)
-/// before anything is claimed or kept.
-pub const MAX_REQUEST_ID_LEN: usize = 256;
+pub use crate::limits::MAX_REQUEST_ID_LEN;
 
 /// Who asked, and which request: retries of one request share a key, whatever connection they
 /// arrive on. Keys of different principals never meet.

@@ -349,7 +349,7 @@ impl Inner {
         // before the tool's turn, so a call over its rate does not queue first.
         if let Some(limiter) = &entry.rate_limiter {
             limiter
-                .check(entry.name(), &call.context)
+                .check(entry.name(), call.context.principal_shared())
                 .map_err(|error| (ExecutionStatus::Rejected, error))?;
         }
         let request = AdmissionRequest {
