@@ -24,7 +24,7 @@
 
 use std::{fmt, str::FromStr, sync::Arc};
 
-use crate::{catalog::ToolEntry, effect::Effect};
+use crate::effect::Effect;
 
 /// The tools a caller may see and call: at least one rule must match.
 ///
@@ -122,11 +122,6 @@ impl Access {
         self.kinds.resources |= other.kinds.resources;
         self.kinds.prompts |= other.kinds.prompts;
         self
-    }
-
-    /// Whether `tool` is allowed.
-    pub fn allows(&self, tool: &ToolEntry) -> bool {
-        self.allows_tool(tool.name(), tool.effect())
     }
 
     /// Whether a tool named `name`, of `effect`, is allowed.

@@ -357,6 +357,14 @@ impl Context {
     }
 }
 
+// Here rather than in `access`, which judges names and kinds and knows no catalog.
+impl Access {
+    /// Whether `tool` is allowed.
+    pub fn allows(&self, tool: &ToolEntry) -> bool {
+        self.allows_tool(tool.name(), tool.effect())
+    }
+}
+
 impl fmt::Debug for Context {
     // Extensions are opaque and may hold secrets: show their count only.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

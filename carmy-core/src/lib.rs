@@ -53,6 +53,7 @@ mod grant;
 mod history;
 mod idempotency;
 mod limits;
+mod outcome;
 mod progress;
 mod prompt;
 mod question;
@@ -85,7 +86,7 @@ pub use content::{ContentBlock, ToolContent};
 pub use context::Context;
 pub use effect::{Confirmation, Effect};
 pub use error::{AgentError, ErrorCategory, codes};
-pub use execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind};
+pub use execution::{ExecutionId, ExecutionKind, ExecutionStatus};
 pub use grant::Grant;
 pub use history::ExecutionRecord;
 pub use idempotency::{
@@ -93,6 +94,7 @@ pub use idempotency::{
     MemoryStore, MemoryStoreLimits, Recorded, Release, StoreError, Waiter,
 };
 pub use limits::Limits;
+pub use outcome::{Outcome, OutcomeKind};
 pub use progress::{PROGRESS_INTERVAL, ProgressReporter, ProgressSink};
 pub use prompt::{
     IntoMessages, Message, MessageContent, Messages, Prompt, PromptArgument, PromptEntry,

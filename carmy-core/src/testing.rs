@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::{
     context::Context,
-    execution::Outcome,
+    outcome::Outcome,
     runtime::{Request, Runtime},
 };
 

@@ -14,7 +14,8 @@ use crate::{
     context::Context,
     error::AgentError,
     excerpt::excerpt,
-    execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind},
+    execution::{ExecutionId, ExecutionKind, ExecutionStatus},
+    outcome::{Outcome, OutcomeKind},
 };
 
 /// The longest value a completion is asked about, in bytes.

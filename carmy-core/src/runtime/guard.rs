@@ -11,7 +11,8 @@ use super::{Begun, Ending, Inner, suspension::until_asked};
 use crate::{
     context::{Asking, Context},
     error::AgentError,
-    execution::{ExecutionKind, ExecutionStatus, OutcomeKind},
+    execution::{ExecutionKind, ExecutionStatus},
+    outcome::OutcomeKind,
     progress::ProgressReporter,
     records::Records,
     tool::Invocation,

@@ -24,11 +24,12 @@ use crate::{
     erased::Prepared,
     error::AgentError,
     excerpt::excerpt,
-    execution::{ExecutionId, ExecutionKind, ExecutionStatus, OutcomeKind},
+    execution::{ExecutionId, ExecutionKind, ExecutionStatus},
     history::Running,
     idempotency::{
         Claim, Fingerprint, IdempotencyKey, LeaseTerms, MAX_REQUEST_ID_LEN, Recorded, Release,
     },
+    outcome::OutcomeKind,
     progress::ProgressReporter,
     records::Records,
     task::TaskSupport,

@@ -16,7 +16,8 @@ use crate::{
     context::Context,
     error::AgentError,
     excerpt::excerpt,
-    execution::{ExecutionId, ExecutionKind, ExecutionStatus, Outcome, OutcomeKind},
+    execution::{ExecutionId, ExecutionKind, ExecutionStatus},
+    outcome::{Outcome, OutcomeKind},
     resource::{
         ChangeSink, Contents, ProvidedResource, ProviderEntry, ResourceChanges, ResourceWatch,
     },

@@ -33,8 +33,9 @@ use super::{Inner, Request, Runtime, pipeline::Call};
 use crate::{
     catalog::ToolEntry,
     error::{AgentError, codes},
-    execution::{ExecutionId, ExecutionStatus, Outcome, OutcomeKind},
+    execution::{ExecutionId, ExecutionStatus},
     idempotency::{Recorded, StoreError},
+    outcome::{Outcome, OutcomeKind},
     progress::{ProgressReporter, ProgressSink},
     task::{NewTask, Responded, TaskEnding, TaskId, TaskKey, TaskRecord},
 };
