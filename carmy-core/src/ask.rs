@@ -24,7 +24,7 @@ use std::{collections::BTreeMap, fmt, future::Future, pin::Pin};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::{error::AgentError, prompt::Message};
+use crate::{error::AgentError, message::Message};
 
 /// One question for the caller's host.
 #[derive(Clone, Debug, PartialEq)]

@@ -12,7 +12,7 @@ use base64::Engine as _;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::resource::{Body, Content};
+use crate::contents::{Body, Content};
 
 /// One piece of content.
 #[derive(Clone, Debug, PartialEq, Eq)]

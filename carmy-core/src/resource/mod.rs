@@ -11,7 +11,6 @@
 //! a directory: `Directory`, feature `fs`), asked after the catalog's own resources; providers
 //! report changes through [`ResourceChanges`] to whoever watches ([`ChangeSink`]).
 
-mod contents;
 #[cfg(feature = "fs")]
 pub mod directory;
 mod entry;
@@ -22,7 +21,7 @@ pub(crate) mod watch;
 
 use std::{future::Future, time::Duration};
 
-pub use contents::{Body, Content, Contents, IntoContents};
+pub use crate::contents::{Body, Content, Contents, IntoContents};
 #[cfg(feature = "fs")]
 pub use directory::Directory;
 pub use entry::ResourceEntry;
