@@ -18,7 +18,7 @@ use crate::{
     grant::Grant,
     progress::ProgressReporter,
     records::Records,
-    runtime::{Suspension, TaskRoute},
+    suspension::{AskRoute, Suspension},
 };
 
 /// What the host knows and trusts about a call: the principal, the grants it holds and any typed
@@ -68,7 +68,7 @@ pub(crate) struct Asking {
     pub(crate) asker: CallAsker,
     pub(crate) suspension: Arc<Suspension>,
     /// Set when the call may become a task: once it did, its questions go to the task.
-    pub(crate) task: Option<Arc<TaskRoute>>,
+    pub(crate) task: Option<Arc<dyn AskRoute>>,
 }
 
 impl Context {
@@ -283,9 +283,13 @@ impl Context {
             return Err(AgentError::cannot_ask(ask.kind().as_str()));
         }
         // A task's questions wait in its store until its owner answers them, on any replica.
-        if let Some(driver) = asking.task.as_ref().and_then(|route| route.driver()) {
-            return driver.ask(asks).await;
-        }
+        let asks = match &asking.task {
+            Some(route) => match route.ask_task(asks) {
+                Ok(answers) => return answers.await,
+                Err(asks) => asks,
+            },
+            None => asks,
+        };
         match asking.asker.0.ask_boxed(&asks).await {
             Asked::Answered(answers) => Ok(answers),
             Asked::Refused(error) => Err(error),

@@ -66,6 +66,7 @@ mod resource;
 mod runtime;
 pub mod schema;
 mod state;
+mod suspension;
 mod task;
 pub mod testing;
 mod tool;

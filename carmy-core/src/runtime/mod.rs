@@ -42,8 +42,6 @@ use pipeline::{Call, Ended};
 pub use read::ReadRequest;
 pub use render::RenderRequest;
 pub use request::Request;
-pub(crate) use suspension::Suspension;
-pub(crate) use task::TaskRoute;
 
 /// The longest error code kept in an execution's record (codes are a tool's to choose).
 const MAX_CODE_LEN: usize = 64;

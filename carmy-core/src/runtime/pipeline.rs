@@ -32,6 +32,7 @@ use crate::{
     outcome::OutcomeKind,
     progress::ProgressReporter,
     records::Records,
+    suspension::AskRoute,
     task::TaskSupport,
     tool::Invocation,
 };
@@ -87,7 +88,9 @@ impl Call {
             asking: asker.map(|asker| Asking {
                 asker,
                 suspension: Arc::default(),
-                task: task.as_ref().map(|slot| Arc::clone(&slot.route)),
+                task: task
+                    .as_ref()
+                    .map(|slot| Arc::clone(&slot.route) as Arc<dyn AskRoute>),
             }),
             allow_task,
             task,

@@ -31,12 +31,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Inner, Request, Runtime, pipeline::Call};
 use crate::{
+    ask::Asks,
     catalog::ToolEntry,
     error::{AgentError, codes},
     execution::{ExecutionId, ExecutionStatus},
     idempotency::{Recorded, StoreError},
     outcome::{Outcome, OutcomeKind},
     progress::{ProgressReporter, ProgressSink},
+    suspension::{AskRoute, TaskAnswers},
     task::{NewTask, Responded, TaskEnding, TaskId, TaskKey, TaskRecord},
 };
 
@@ -61,6 +63,15 @@ impl TaskRoute {
     /// The driver, once the execution detached.
     pub(crate) fn driver(&self) -> Option<&Driver> {
         self.0.get()
+    }
+}
+
+impl AskRoute for TaskRoute {
+    fn ask_task(&self, asks: Asks) -> Result<TaskAnswers<'_>, Asks> {
+        match self.driver() {
+            Some(driver) => Ok(Box::pin(driver.ask(asks))),
+            None => Err(asks),
+        }
     }
 }
 
