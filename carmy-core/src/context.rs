@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     access::Access,
     ask::{Answers, Ask, AskKind, Asked, Asks, CallAsker, InputAnswer, Root, Sampled},
-    catalog::ToolEntry,
+    effect::Effect,
     error::AgentError,
     execution::ExecutionId,
     grant::Grant,
@@ -115,10 +115,13 @@ impl Context {
         self
     }
 
-    /// Whether the caller may see and call `tool`: true unless an [`Access`] restriction
-    /// leaves it out.
-    pub fn allows_tool(&self, tool: &ToolEntry) -> bool {
-        self.host.access.iter().all(|access| access.allows(tool))
+    /// Whether the caller may see and call a tool named `name`, of `effect`: true unless an
+    /// [`Access`] restriction leaves it out.
+    pub(crate) fn allows_tool_named(&self, name: &str, effect: Effect) -> bool {
+        self.host
+            .access
+            .iter()
+            .all(|access| access.allows_tool(name, effect))
     }
 
     /// Whether the caller may see and read the resource at `uri` (or the template `uri`).
@@ -358,14 +361,6 @@ impl Context {
                 records,
             }),
         }
-    }
-}
-
-// Here rather than in `access`, which judges names and kinds and knows no catalog.
-impl Access {
-    /// Whether `tool` is allowed.
-    pub fn allows(&self, tool: &ToolEntry) -> bool {
-        self.allows_tool(tool.name(), tool.effect())
     }
 }
 

@@ -1,5 +1,6 @@
 //! The runtime: a built catalog with its state and policies, executing calls.
 
+mod access;
 mod claim;
 mod complete;
 mod guard;
