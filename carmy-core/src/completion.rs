@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use crate::{
     context::Context,
     records::Records,
-    resource::UriTemplate,
     state::{State, StateMap},
+    uri_template::UriTemplate,
 };
 
 /// The most values one answer carries (MCP's bound); the rest are counted in

@@ -70,6 +70,7 @@ mod suspension;
 mod task;
 pub mod testing;
 mod tool;
+mod uri_template;
 
 #[doc(hidden)]
 #[path = "private.rs"]

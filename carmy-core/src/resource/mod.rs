@@ -16,17 +16,16 @@ pub mod directory;
 mod entry;
 pub(crate) mod provider;
 pub(crate) mod register;
-mod template;
 pub(crate) mod watch;
 
 use std::{future::Future, time::Duration};
 
 pub use crate::contents::{Body, Content, Contents, IntoContents};
+pub use crate::uri_template::{TemplateError, UriTemplate};
 #[cfg(feature = "fs")]
 pub use directory::Directory;
 pub use entry::ResourceEntry;
 pub use provider::{ProvidedResource, ProviderEntry, ResourceProvider};
-pub use template::{TemplateError, UriTemplate};
 pub use watch::{ChangeSink, ResourceChanges, ResourceWatch, Watching};
 
 use crate::{
