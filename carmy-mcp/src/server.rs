@@ -21,7 +21,7 @@ use crate::{
     confirm::ClientConfirmation,
     handler::Subscriptions,
     mapping::{Listing, PromptListing, ResourceListing},
-    transport::{CallThread, DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
+    transport::line::{CallThread, DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
 };
 
 /// A Carmy runtime as an MCP server. Cheap to clone: one per connection is fine.

@@ -10,12 +10,11 @@
 mod defaults;
 #[cfg(feature = "http")]
 mod http;
-mod line;
+pub(crate) mod line;
 mod shutdown;
 #[cfg(unix)]
 mod unix;
 
-pub(crate) use line::ToolsPage;
 pub use line::{
     CallThread, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_OUTBOX_BYTES,
     LineTransport,

@@ -61,7 +61,7 @@ use super::{
     },
     shutdown::{self, DEFAULT_GRACE_PERIOD},
 };
-use crate::{server::McpServer, transport::DEFAULT_MAX_OUTBOX_BYTES};
+use crate::{server::McpServer, transport::line::DEFAULT_MAX_OUTBOX_BYTES};
 
 pub use self::auth::{Authenticator, BearerTokens, MIN_TOKEN_LEN, TokenFileError, Unauthorized};
 #[cfg(feature = "oauth")]
