@@ -38,6 +38,11 @@ pub(crate) fn field(text: &str) -> Cow<'_, str> {
     escape(text, Style::Field)
 }
 
+/// `value` as indented JSON, escaped as [`json`] escapes.
+pub(crate) fn pretty(value: &serde_json::Value) -> String {
+    json(serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()))
+}
+
 /// JSON text, unchanged in value.
 pub(crate) fn json(text: String) -> String {
     match escape(&text, Style::Json) {

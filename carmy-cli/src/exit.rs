@@ -57,7 +57,7 @@ impl Failure {
                 );
                 if let Some(data) = error.data.filter(|data| !data.is_null()) {
                     message.push_str("\ndata: ");
-                    message.push_str(&crate::out::pretty(&data));
+                    message.push_str(&crate::escape::pretty(&data));
                 }
                 Self::Server(message)
             }

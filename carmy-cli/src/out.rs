@@ -39,11 +39,6 @@ pub(crate) fn print_once(text: &str) -> Result<(), Failure> {
     print(text).map(drop)
 }
 
-/// `value` as indented JSON.
-pub(crate) fn pretty(value: &serde_json::Value) -> String {
-    crate::escape::json(serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()))
-}
-
 /// `value` as JSON on one line.
 pub(crate) fn compact(value: &serde_json::Value) -> String {
     crate::escape::json(value.to_string())
@@ -52,6 +47,6 @@ pub(crate) fn compact(value: &serde_json::Value) -> String {
 /// `result` as indented JSON: what `--json` prints.
 pub(crate) fn json_of(result: &impl serde::Serialize) -> String {
     serde_json::to_value(result)
-        .map(|value| pretty(&value))
+        .map(|value| crate::escape::pretty(&value))
         .unwrap_or_else(|error| format!("{{\"error\": \"cannot encode the result: {error}\"}}"))
 }

@@ -81,15 +81,14 @@
 //! Data flows one way, and so do the imports: the runtime's outcomes are mapped to MCP
 //! (`mapping/`, pure functions), answered by the handler (`handler/`, one file per MCP area),
 //! and written by a transport (`transport/`, which knows nothing of Carmy). [`McpServer`]
-//! (`server.rs`) is the builder that puts them together; the network transports (`net/`:
-//! HTTP, its authentication, Unix sockets, graceful shutdown) take an `McpServer`.
+//! (`server.rs`) is the builder that puts them together; the network transports (`transport/`:
+//! HTTP with its authentication, Unix sockets, graceful shutdown) take an `McpServer`.
 
 mod asking;
 mod confirm;
 mod handler;
 mod logging;
 mod mapping;
-mod net;
 mod scope;
 mod sealing;
 mod server;
@@ -112,17 +111,17 @@ pub use ::http::request::Parts as RequestParts;
 #[cfg(feature = "http")]
 pub use axum;
 #[cfg(unix)]
-pub use net::UnixSocket;
+pub use transport::UnixSocket;
 #[cfg(feature = "http")]
-pub use net::{
+pub use transport::{
     Authenticator, BearerTokens, HEALTH_PATH, HttpError, HttpServer, LOOPBACK_ORIGINS, MCP_PATH,
     MESSAGES_PATH, MIN_TOKEN_LEN, SSE_PATH, TokenFileError, Unauthorized,
 };
-pub use net::{
+pub use transport::{
     DEFAULT_GRACE_PERIOD, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT,
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS,
     DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TIMEOUT,
     DEFAULT_STREAM_TIMEOUT, DEFAULT_WRITE_TIMEOUT, shutdown_signal,
 };
 #[cfg(feature = "oauth")]
-pub use net::{DEFAULT_KEYS_MAX_AGE, OAuth, OAuthError};
+pub use transport::{DEFAULT_KEYS_MAX_AGE, OAuth, OAuthError};

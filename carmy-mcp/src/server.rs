@@ -1,5 +1,5 @@
 //! [`McpServer`]: a Carmy runtime as an MCP server, its builder, and serving it on stdio or any
-//! byte stream. Network transports take an `McpServer` (see `net/`).
+//! byte stream. Network transports take an `McpServer` (see `transport/`).
 // MCP's logging types are marked deprecated in rmcp (see `logging.rs`).
 #![allow(deprecated)]
 
@@ -21,7 +21,7 @@ use crate::{
     confirm::ClientConfirmation,
     handler::Subscriptions,
     mapping::{Listing, PromptListing, ResourceListing},
-    transport::{CallThread, DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
+    transport::line::{CallThread, DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
 };
 
 /// A Carmy runtime as an MCP server. Cheap to clone: one per connection is fine.

@@ -193,7 +193,7 @@ fn print_result(run: &Run, result: &rmcp::model::CallToolResult, args: &CallTool
         if blocks.is_empty()
             && let Some(structured) = result.get("structuredContent")
         {
-            shown = crate::out::pretty(structured);
+            shown = crate::escape::pretty(structured);
         }
         Ok(shown)
     })?;

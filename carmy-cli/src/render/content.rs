@@ -73,7 +73,7 @@ pub(crate) fn contents(blocks: &[Value], saver: &mut Saver) -> Result<String, Fa
                 format!("[link {}] {}", escape::field(uri), escape::field(name))
             }
             // A block of a kind this carmy does not know: shown as the server sent it.
-            _ => crate::out::pretty(block),
+            _ => crate::escape::pretty(block),
         };
         push_part(&mut out, &text);
     }
@@ -123,7 +123,7 @@ fn text(body: &str) -> String {
     if (trimmed.starts_with('{') || trimmed.starts_with('['))
         && let Ok(value) = serde_json::from_str::<Value>(body)
     {
-        return crate::out::pretty(&value);
+        return crate::escape::pretty(&value);
     }
     body.to_owned()
 }

@@ -1,11 +1,11 @@
 //! Carmy → MCP, in pure functions: catalog entries become `Tool`s (`tools.rs`), `Resource`s and
 //! `ResourceTemplate`s (`resources.rs`) and `Prompt`s (`prompts.rs`), outcomes become
-//! `tools/call`, `resources/read` and `prompts/get` answers (`outcome.rs`, `resources.rs`,
-//! `prompts.rs`; content blocks in `content.rs`), task records become `tasks/*` answers
-//! (`tasks.rs`), and an approver's question becomes the confirmation form (`confirmation.rs`).
-//! Lists are paged the same way (`page.rs`), and the failures of requests other than calls are
-//! JSON-RPC errors by one rule (`error.rs`). No protocol state, nothing awaited: each `*/list`
-//! and each kind of answer is mapped in one place.
+//! `tools/call`, `resources/read` and `prompts/get` answers (`outcome.rs`, with a tool's result
+//! in `result.rs`; `resources.rs`, `prompts.rs`; content blocks in `content.rs`), task records
+//! become `tasks/*` answers (`tasks.rs`), and an approver's question becomes the confirmation
+//! form (`confirmation.rs`). Lists are paged the same way (`page.rs`), and the failures of
+//! requests other than calls are JSON-RPC errors by one rule (`error.rs`). No protocol state,
+//! nothing awaited: each `*/list` and each kind of answer is mapped in one place.
 
 mod completion;
 mod confirmation;
@@ -15,6 +15,7 @@ mod outcome;
 mod page;
 mod prompts;
 mod resources;
+mod result;
 mod tasks;
 mod tools;
 

@@ -1,19 +1,16 @@
 //! `tools/call` answers: an outcome becomes a result, a protocol error, or a question for the
 //! human, by what the runtime says it is.
 
-use carmy_core::{
-    AgentError, ExecutionId, ExecutionStatus, Outcome, OutcomeKind, Question, ToolContent,
-    ToolEntry, codes,
-};
+use carmy_core::{AgentError, Outcome, OutcomeKind, Question, ToolEntry, codes};
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock as McpBlock, ErrorCode,
-    ErrorData, InputRequest, InputRequests, InputRequiredResult, MetaObject,
+    CallToolResponse, ClientCapabilities, ErrorCode, ErrorData, InputRequest, InputRequests,
+    InputRequiredResult,
 };
 
 use super::{
-    META_ERROR, META_EXECUTION_ID, META_STATUS,
     confirmation::{CONFIRM_INPUT_KEY, confirmation_request},
-    content::block,
+    result::call_result,
+    tasks::create_result,
 };
 
 /// The answer to `tools/call`: the tool's result (failures included), a JSON-RPC error
@@ -37,7 +34,7 @@ pub(crate) fn call_response(
         return Err(tasks_required(error));
     }
     match std::mem::replace(&mut outcome.kind, OutcomeKind::Result) {
-        OutcomeKind::Task(task) => Ok(super::tasks::create_result(&task).into()),
+        OutcomeKind::Task(task) => Ok(create_result(&task).into()),
         OutcomeKind::Unroutable => {
             let error = outcome
                 .result
@@ -70,54 +67,6 @@ fn input_required(entry: Option<&ToolEntry>, question: &Question) -> InputRequir
         InputRequest::Elicitation(confirmation_request(tool, question.message())),
     );
     InputRequiredResult::new(Some(requests), Some(question.state().to_owned()))
-}
-
-/// The tool's result: its output, or its error (never `structuredContent`); a task's, once it
-/// ended, too.
-pub(crate) fn call_result(
-    entry: Option<&ToolEntry>,
-    execution_id: &ExecutionId,
-    status: ExecutionStatus,
-    result: Result<serde_json::Value, AgentError>,
-) -> CallToolResult {
-    let mut meta = MetaObject::new();
-    meta.insert(META_EXECUTION_ID.into(), execution_id.as_str().into());
-    meta.insert(META_STATUS.into(), status.as_str().into());
-    let result = match result {
-        Ok(value) if entry.is_some_and(ToolEntry::returns_content) => {
-            match ToolContent::from_json(&value) {
-                Ok(content) => CallToolResult::success(content.iter().map(block).collect()),
-                // The output is what `ToolContent` serialized to, so this is a store that
-                // returned something else: said so rather than shown half.
-                Err(error) => {
-                    let error = AgentError::internal(format!(
-                        "the tool's content does not read back: {error}"
-                    ));
-                    let envelope = error.to_envelope();
-                    meta.insert(META_ERROR.into(), envelope["error"].clone());
-                    CallToolResult::error(vec![McpBlock::text(envelope.to_string())])
-                }
-            }
-        }
-        Ok(value) => {
-            // Written straight into a buffer: `Value`'s `Display` goes through `fmt::Write`, a
-            // call per token.
-            let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
-            let mut result = CallToolResult::success(vec![McpBlock::text(text)]);
-            if value.is_object() && entry.is_some_and(ToolEntry::has_object_output) {
-                // structuredContent, and the same JSON as text for clients that only read text.
-                result.structured_content = Some(value);
-            }
-            result
-        }
-        Err(error) => {
-            let envelope = error.to_envelope();
-            meta.insert(META_ERROR.into(), envelope["error"].clone());
-            // Never structuredContent: clients check it against the tool's output schema.
-            CallToolResult::error(vec![McpBlock::text(envelope.to_string())])
-        }
-    };
-    result.with_meta(Some(meta))
 }
 
 /// `-32021`, naming the capability the tool's question needed (`{"sampling": {}}`).

@@ -22,7 +22,7 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
-use super::{META_EXECUTION_ID, META_PROGRESS, META_STATUS, outcome::call_result};
+use super::{META_EXECUTION_ID, META_PROGRESS, META_STATUS, result::call_result};
 
 /// The answer to a `tools/call` that became a task.
 pub(crate) fn create_result(record: &TaskRecord) -> CreateTaskResult {

@@ -26,17 +26,17 @@
 //! One file per concern: `framing.rs` reads bounded lines, `classify.rs` decides what a line is
 //! (with `scan.rs` for lines that do not parse, `call_parse.rs`, a fast path for `tools/call`
 //! and `resources/read`, and `ids.rs`, the ids as written), `flow.rs` tracks the requests in
-//! flight and waiting, `outbox.rs` writes, `page.rs` writes answers and `tools/list` pages, in
-//! a buffer of the thread's (`scratch.rs`).
+//! flight and waiting, `outbox.rs` writes, `encode.rs` serializes every message it writes
+//! (`tools/list` pages once), in a buffer of the thread's (`scratch.rs`).
 
 mod call_parse;
 mod call_thread;
 mod classify;
+mod encode;
 mod flow;
 mod framing;
 mod ids;
 mod outbox;
-mod page;
 mod scan;
 mod scratch;
 
@@ -59,11 +59,11 @@ pub use call_thread::CallThread;
 pub(crate) use call_thread::Starter as CallThreadStarter;
 use call_thread::{Shared, lock};
 use classify::{INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, Parsed, parse_line};
+pub(crate) use encode::ToolsPage;
 use flow::{Admission, Flow, Lifecycle, Service};
 use framing::{LineRead, Lines};
 use ids::ClientId;
 use outbox::{Outbox, Writer};
-pub(crate) use page::ToolsPage;
 
 /// The longest message [`LineTransport`] accepts by default: 4 MiB, newline excluded. Longer
 /// lines are answered with `-32600` and skipped.
@@ -138,7 +138,7 @@ const MAX_WAITING_BYTES: usize = 4 * 1024 * 1024;
 /// - hands a client's pipelined requests to rmcp a few at a time, so that the first answers are
 ///   written while the next requests run, rather than all answers once all have run;
 /// - writes `tools/list` results whose tools are the ones it wrote last from their kept JSON
-///   (`page.rs`): the same bytes, without serializing the catalog per request;
+///   (`encode.rs`): the same bytes, without serializing the catalog per request;
 /// - served by [`McpServer`](crate::McpServer), runs calls on a second thread as its
 ///   [`CallThread`] setting says, under all of the above.
 ///

@@ -8,11 +8,11 @@ use http::{HeaderMap, StatusCode, Uri, header, uri::Authority};
 
 /// The allow-lists of [`HttpServer`](super::HttpServer).
 #[derive(Debug)]
-pub(in crate::net::http) struct Allowed {
+pub(in crate::transport::http) struct Allowed {
     /// Empty: every host.
-    pub(in crate::net::http) hosts: Vec<String>,
+    pub(in crate::transport::http) hosts: Vec<String>,
     /// Empty: no `Origin` at all (requests without one always pass).
-    pub(in crate::net::http) origins: Vec<String>,
+    pub(in crate::transport::http) origins: Vec<String>,
 }
 
 impl Allowed {

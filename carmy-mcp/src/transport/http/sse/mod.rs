@@ -41,7 +41,7 @@ use tokio_util::sync::CancellationToken;
 use self::table::Table;
 pub(super) use super::checks::Allowed;
 use super::sessions::Sessions;
-use crate::{net::auth::DynAuthenticator, server::McpServer};
+use crate::{server::McpServer, transport::http::auth::DynAuthenticator};
 
 /// Where the legacy transport's event stream is opened.
 pub const SSE_PATH: &str = "/sse";

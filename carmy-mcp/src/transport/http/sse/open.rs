@@ -24,7 +24,7 @@ use super::{
     table::{Session, Table},
     transport::SessionTransport,
 };
-use crate::net::http::refusal;
+use crate::transport::http::refusal;
 
 /// Client messages queued on their way to rmcp; a full queue makes a `POST` wait, within its
 /// deadline. (What goes the other way waits in the session's [`Outbox`].)

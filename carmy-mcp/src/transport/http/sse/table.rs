@@ -51,7 +51,7 @@ impl Session {
 
 /// The open sessions by id.
 #[derive(Default)]
-pub(in crate::net::http) struct Table {
+pub(in crate::transport::http) struct Table {
     open: Mutex<HashMap<String, Arc<Session>>>,
 }
 

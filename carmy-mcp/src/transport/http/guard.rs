@@ -34,7 +34,7 @@ use super::{
     refusal,
     sessions::{Activity, Entered, Sessions, Ticket, Visit},
 };
-use crate::{net::auth::DynAuthenticator, scope::RequestScope};
+use crate::{scope::RequestScope, transport::http::auth::DynAuthenticator};
 
 pub(super) struct Guard {
     pub(super) authenticator: Option<Arc<dyn DynAuthenticator>>,
@@ -131,7 +131,7 @@ pub(super) async fn guard_request(
             }
             #[cfg(feature = "oauth")]
             if message.tools_call
-                && let Some(step_up) = context.extension::<crate::net::oauth::StepUp>()
+                && let Some(step_up) = context.extension::<crate::transport::http::oauth::StepUp>()
                 && let Some((challenge, reason)) =
                     needs_scope(step_up, &guard.runtime, &message.bytes)
             {
@@ -192,7 +192,7 @@ struct Held {
 /// challenge asking for that scope (and why): the client gets a token with it and retries.
 #[cfg(feature = "oauth")]
 fn needs_scope(
-    step_up: &crate::net::oauth::StepUp,
+    step_up: &crate::transport::http::oauth::StepUp,
     runtime: &carmy_core::Runtime,
     body: &[u8],
 ) -> Option<(String, String)> {

@@ -2,23 +2,27 @@
 //! a per-request deadline, disconnect cancellation, bounded sessions bound to their principals,
 //! bounded connections with a deadline for each request head, a health endpoint and graceful
 //! shutdown. Optionally, beside it, the legacy HTTP+SSE transport (`sse/`), behind the same
-//! protections.
+//! protections. Its authentication (`auth.rs`, bearer tokens and the `Authenticator` trait) and
+//! OAuth resource-server support (`oauth/`, behind the `oauth` feature) live here too.
 //!
 //! `mod.rs` is the builder; `guard.rs` what each request goes through before rmcp, `body.rs`
 //! the reading of its body, `sessions.rs` the sessions, `connections/` the accepting of
-//! connections, `refusal.rs` the answers given before rmcp, `shared.rs` rmcp's service as
+//! connections, `refusal.rs` the answers given before rmcp, `service.rs` rmcp's service as
 //! every request shares it.
 
+mod auth;
 mod body;
 mod checks;
 mod connections;
 mod cors;
 mod guard;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod params;
 mod rate;
 mod refusal;
+mod service;
 mod sessions;
-mod shared;
 mod sse;
 
 use std::{
@@ -42,13 +46,13 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use self::auth::DynAuthenticator;
 use self::{
     connections::ConnectionLimits,
     guard::{Guard, guard_request},
     sessions::{SessionLimits, Sessions},
 };
 use super::{
-    auth::{Authenticator, DynAuthenticator},
     defaults::{
         DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_LEGACY_SSE_MAX_IN_FLIGHT, DEFAULT_MAX_BODY_BYTES,
         DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
@@ -57,8 +61,11 @@ use super::{
     },
     shutdown::{self, DEFAULT_GRACE_PERIOD},
 };
-use crate::{server::McpServer, transport::DEFAULT_MAX_OUTBOX_BYTES};
+use crate::{server::McpServer, transport::line::DEFAULT_MAX_OUTBOX_BYTES};
 
+pub use self::auth::{Authenticator, BearerTokens, MIN_TOKEN_LEN, TokenFileError, Unauthorized};
+#[cfg(feature = "oauth")]
+pub use self::oauth::{DEFAULT_KEYS_MAX_AGE, OAuth, OAuthError};
 pub use self::sse::{MESSAGES_PATH, SSE_PATH};
 
 /// The path MCP is served on.
@@ -118,7 +125,7 @@ pub struct HttpServer {
     rate_limit: RateLimit,
     cors: Option<Cors>,
     #[cfg(feature = "oauth")]
-    oauth: Option<crate::net::oauth::OAuth>,
+    oauth: Option<crate::transport::http::oauth::OAuth>,
 }
 
 /// Whether browsers of the allowed origins are answered CORS, and with credentials.
@@ -464,7 +471,7 @@ impl HttpServer {
             .with_cancellation_token(control.sessions.clone());
         let sessions = Arc::new(Sessions::new(self.sessions, control.sessions.clone()));
         let server = self.server.clone();
-        let mcp = shared::SharedService::new(StreamableHttpService::new(
+        let mcp = service::SharedService::new(StreamableHttpService::new(
             move || Ok(server.for_session()),
             sessions.clone(),
             config,
@@ -603,8 +610,11 @@ fn oauth_metadata(oauth: &crate::OAuth) -> Router {
                 .into_response()
         }
     };
-    let mut router = Router::new().route(crate::net::oauth::METADATA_PATH, get(answer.clone()));
-    if oauth.metadata_path() != crate::net::oauth::METADATA_PATH {
+    let mut router = Router::new().route(
+        crate::transport::http::oauth::METADATA_PATH,
+        get(answer.clone()),
+    );
+    if oauth.metadata_path() != crate::transport::http::oauth::METADATA_PATH {
         router = router.route(oauth.metadata_path(), get(answer));
     }
     router

@@ -13,7 +13,7 @@ use http::{HeaderValue, StatusCode, header};
 use rmcp::model::RequestId;
 
 use super::sessions::Full;
-use crate::net::auth::{Refusal, Unauthorized};
+use crate::transport::http::auth::{Refusal, Unauthorized};
 
 /// JSON-RPC's "Parse error": the body is not JSON.
 const PARSE_ERROR: i64 = -32700;

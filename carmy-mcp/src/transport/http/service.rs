@@ -23,7 +23,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use super::sessions::Sessions;
 use crate::server::McpServer;
 
-/// The service `net/http/mod.rs` routes MCP's path to.
+/// The service `transport/http/mod.rs` routes MCP's path to.
 #[derive(Clone)]
 pub(super) struct SharedService(Arc<StreamableHttpService<McpServer, Sessions>>);
 

@@ -22,11 +22,11 @@ use tokio::time::Instant;
 
 use super::Legacy;
 use crate::{
-    net::http::{
+    scope::RequestScope,
+    transport::http::{
         body,
         refusal::{self, Backlog},
     },
-    scope::RequestScope,
 };
 
 pub(super) async fn deliver(State(legacy): State<Arc<Legacy>>, request: Request) -> Response {
