@@ -7,7 +7,7 @@
 //! A tool's limit is its own (`#[tool(rate_limit = "30/min")]`), else the runtime's
 //! ([`Carmy::rate_limit`](crate::Carmy::rate_limit)), else none. Buckets live in the process:
 //! replicas each count their own calls, so `n` replicas behind a balancer allow up to `n` times
-//! the rate (README, "Rate limits").
+//! the rate (docs/05-http-and-security.md, "Rate limits").
 
 use std::{
     fmt,

@@ -3,7 +3,7 @@
 //! extension, which polls `tasks/get`, answers with `tasks/update` and stops it with
 //! `tasks/cancel`; everyone else gets plain calls, or `-32021`. Bad input is answered and the
 //! server serves on. What a 2025-11-25 client gets (its own experimental tasks are not served:
-//! see the README) is checked on the raw lines.
+//! see docs/08-tasks.md) is checked on the raw lines.
 
 mod common;
 

@@ -1,6 +1,6 @@
 //! Carmy: annotated async functions become agent tools with explicit side effects.
 //!
-//! See the repository README for the tour.
+//! See the repository README for the door, and `docs/` for the guide.
 
 pub use carmy_core::{
     Access, AccessError, Admission, AdmissionRequest, AgentError, Answers, Approval,
@@ -69,6 +69,33 @@ pub struct ToolInputDoc;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The guide's examples (`docs/`, one hidden item per chapter), compiled and run as doctests.
+#[cfg(doctest)]
+pub mod guide_doctests {
+    #[doc = include_str!("../../docs/01-tools.md")]
+    pub struct Tools;
+    #[doc = include_str!("../../docs/02-effects-and-guarantees.md")]
+    pub struct EffectsAndGuarantees;
+    #[doc = include_str!("../../docs/03-resources-and-prompts.md")]
+    pub struct ResourcesAndPrompts;
+    #[doc = include_str!("../../docs/04-serving.md")]
+    pub struct Serving;
+    #[doc = include_str!("../../docs/05-http-and-security.md")]
+    pub struct HttpAndSecurity;
+    #[doc = include_str!("../../docs/06-configuration.md")]
+    pub struct Configuration;
+    #[doc = include_str!("../../docs/07-stores-and-replicas.md")]
+    pub struct StoresAndReplicas;
+    #[doc = include_str!("../../docs/08-tasks.md")]
+    pub struct Tasks;
+    #[doc = include_str!("../../docs/09-performance.md")]
+    pub struct Performance;
+    #[doc = include_str!("../../docs/10-conformance-and-client.md")]
+    pub struct ConformanceAndClient;
+    #[doc = include_str!("../../docs/11-layout.md")]
+    pub struct Layout;
+}
 
 /// The names a tool or resource module needs: `use carmy::prelude::*;`.
 pub mod prelude {

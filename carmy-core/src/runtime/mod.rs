@@ -133,7 +133,7 @@ impl Runtime {
     /// Runs one call through the whole pipeline and returns its outcome. Never panics because a
     /// tool did, and never runs a tool twice for one request id.
     ///
-    /// The pipeline, step by step (each may end the call; see the README's error table):
+    /// The pipeline, step by step (each may end the call; see the error table in docs/01-tools.md):
     ///
     /// 1. **resolve** the tool by its exact name (`TOOL_NOT_FOUND`), and refuse a tool that
     ///    runs only as a task to a caller that cannot follow one (`TASK_REQUIRED`);

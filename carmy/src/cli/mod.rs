@@ -1,6 +1,6 @@
 //! The command line every Carmy binary gets: `serve` (and its shortcuts `mcp`, `http`, `unix`),
 //! `config`, `tools`, `resources`, `prompts`, `schema`, `call`. The serving ones read one configuration (flags over
-//! `CARMY_...` variables over a `--config` file over the defaults; README, "Configuration").
+//! `CARMY_...` variables over a `--config` file over the defaults; docs/06-configuration.md).
 //!
 //! ```no_run
 //! # use carmy::{Carmy, Runtime};

@@ -3,7 +3,7 @@
 //! Sections and keys follow the mcp.rs layout where Carmy has the feature (`server`,
 //! `resources`, `security`, `logging`), plus Carmy's own (`store`, the host context, the HTTP
 //! limits). Durations are in milliseconds, as `timeout_ms` is there. [`KEYS`] documents every
-//! key, in the order `config` prints them; README's reference table is checked against it.
+//! key, in the order `config` prints them; the guide's reference table (docs/06-configuration.md) is checked against it.
 
 use std::path::PathBuf;
 

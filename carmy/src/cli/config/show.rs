@@ -51,8 +51,8 @@ pub(in crate::cli) fn print(loaded: &Loaded, as_json: bool) -> String {
     text
 }
 
-/// Every key as a Markdown table: its default, its variable, its flags and what it does. README's
-/// reference is this table.
+/// Every key as a Markdown table: its default, its variable, its flags and what it does. The
+/// guide's reference (docs/06-configuration.md) is this table.
 pub(in crate::cli) fn reference() -> String {
     let defaults = serde_json::to_value(super::Settings::default()).expect("settings serialize");
     let mut text =
