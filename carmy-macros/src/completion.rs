@@ -27,7 +27,7 @@ use syn::{
     spanned::Spanned,
 };
 
-use crate::{errors::Errors, expand, kind::Kind};
+use crate::{errors::Errors, kind::Kind, tokens};
 
 /// A checked `complete(...)`.
 pub(crate) struct Complete {
@@ -179,14 +179,14 @@ fn suggested_completer(name: &str) -> String {
 /// `complete(...)` (the trait's defaults: nothing completes).
 pub(crate) fn items(complete: Option<&Complete>) -> Option<TokenStream> {
     let complete = complete?;
-    let private = expand::private();
+    let private = tokens::private();
     let names: Vec<_> = complete.names().collect();
     let calls = complete.completers.iter().map(|completer| {
         let path = &completer.path;
         // The call is located at the path, so rustc reports a completer of the wrong shape
         // there and not on the attribute; the path's own tokens keep their spans and hygiene.
         let span = Span::call_site().located_at(path.span());
-        let callee = expand::at(span, quote!(#private::complete_with));
+        let callee = tokens::at(span, quote!(#private::complete_with));
         let mut args = Group::new(Delimiter::Parenthesis, quote!(#path, __carmy_request));
         args.set_span(span);
         quote!(#callee #args.await)

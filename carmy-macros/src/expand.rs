@@ -38,7 +38,7 @@
 //!   instead of a local, rustc would point at that call, that is at the attribute;
 //!   `.map_err(into_agent_error)` would report it twice.
 
-use proc_macro2::{Group, Ident, Literal, Span, TokenStream, TokenTree};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 use syn::{LitStr, Path, spanned::Spanned};
 
@@ -51,6 +51,7 @@ use crate::{
     rate_limit,
     resource::ResourceDef,
     signature::Param,
+    tokens::{at, private},
     tool::ToolDef,
 };
 
@@ -157,12 +158,6 @@ pub(crate) fn prompt(prompt: &PromptDef) -> TokenStream {
             items: completion::items(args.complete.as_ref()),
         },
     )
-}
-
-/// Inside the `const _` block, `__carmy` names the runtime's `__private` module: the paths stay
-/// absolute and the expansion stays short.
-pub(crate) fn private() -> TokenStream {
-    quote!(__carmy)
 }
 
 /// What the function becomes: `impl __carmy::<trait_name>`, with `const SPEC: <spec_type> =
@@ -390,29 +385,6 @@ fn component_impl<A>(function: &Function<A>, component: &Component) -> TokenStre
             #items
         }
     }
-}
-
-/// `tokens`, reported at `span`: a type error in them lands on the user's code rather than on
-/// the attribute. Only the location changes; names still resolve at the call site, so the
-/// `__carmy_` locals keep working when the tool is written inside a `macro_rules!`. Apart from
-/// the tool's name (items are not hygienic), never pass the user's tokens through this: their
-/// hygiene (`$crate`, locals) must stay theirs.
-pub(crate) fn at(span: Span, tokens: TokenStream) -> TokenStream {
-    let span = Span::call_site().located_at(span);
-    tokens
-        .into_iter()
-        .map(|token| match token {
-            TokenTree::Group(group) => {
-                let mut respanned = Group::new(group.delimiter(), at(span, group.stream()));
-                respanned.set_span(span);
-                TokenTree::Group(respanned)
-            }
-            mut token => {
-                token.set_span(span);
-                token
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ mod suggest;
 #[cfg(test)]
 mod test_util;
 mod timeout;
+mod tokens;
 mod tool;
 mod types;
 mod uri_template;

@@ -92,6 +92,7 @@ mod mapping;
 mod scope;
 mod sealing;
 mod server;
+mod subscriptions;
 mod transport;
 
 pub use logging::ClientLogLayer;

@@ -19,8 +19,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::{
     asking::AskStates,
     confirm::ClientConfirmation,
-    handler::Subscriptions,
     mapping::{Listing, PromptListing, ResourceListing},
+    subscriptions::Subscriptions,
     transport::line::{CallThread, DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
 };
 

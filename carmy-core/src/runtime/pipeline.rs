@@ -13,7 +13,7 @@ use super::{
     guard::guarded,
     result_size,
     suspension::until_asked,
-    task::TaskSlot,
+    task::slot::TaskSlot,
 };
 use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},

@@ -11,11 +11,8 @@ mod progress;
 mod prompts;
 mod requests;
 mod resources;
-mod subscriptions;
 mod tasks;
 mod tools;
-
-pub(crate) use subscriptions::Subscriptions;
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
@@ -155,7 +152,10 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         requests::in_revision("resources/subscribe", context.protocol_version().as_ref())?;
-        subscriptions::subscribe(self, &params, &context).await
+        self.session
+            .subscriptions
+            .subscribe(&self.runtime, &self.context, &params, &context)
+            .await
     }
 
     #[allow(deprecated)]
@@ -165,7 +165,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         requests::in_revision("resources/unsubscribe", context.protocol_version().as_ref())?;
-        subscriptions::unsubscribe(self, &params);
+        self.session.subscriptions.unsubscribe(&params);
         Ok(())
     }
 
@@ -173,16 +173,23 @@ impl ServerHandler for McpServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        subscriptions::accepted_filter(self, requested)
+        self.session
+            .subscriptions
+            .accepted_filter(&self.runtime, requested)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        subscriptions::listen(self, context).await
+        self.session
+            .subscriptions
+            .listen(&self.runtime, &self.context, context)
+            .await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // The older lifecycle: list changes are told to every initialized session.
-        subscriptions::start_legacy(self, &context.peer);
+        self.session
+            .subscriptions
+            .start_legacy(&self.runtime, &context.peer);
     }
 
     async fn list_prompts(

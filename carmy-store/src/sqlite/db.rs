@@ -7,12 +7,7 @@
 //! holder that dies (even by `kill -9`, between any two instructions) leaves a claim that
 //! settles by its terms once that instant passes.
 
-use std::{
-    collections::HashMap,
-    path::Path,
-    sync::Arc,
-    time::{Duration, SystemTime, UNIX_EPOCH},
-};
+use std::{collections::HashMap, path::Path, sync::Arc};
 
 use carmy_core::{
     ExecutionStatus, Fingerprint, IdempotencyKey, Lease, LeaseTerms, Recorded, Release, StoreError,
@@ -22,39 +17,13 @@ use tokio::sync::watch;
 
 use super::{
     SqliteStoreOptions,
+    failure::{Failure, Result},
+    integers::{count, ms, now_ms},
     schema::{self, FINISHED, HELD, UNCERTAIN},
     task_holders::TaskHolders,
-    tasks::TaskPoll,
+    task_poll::TaskPoll,
 };
-use crate::{outcome, task_record::TaskFormError};
-
-/// Why a job failed; every kind fails the call closed.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum Failure {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("sqlite: {0}")]
-    Sql(#[from] rusqlite::Error),
-    #[error("a kept value cannot be read or written: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error(transparent)]
-    Task(#[from] TaskFormError),
-    #[error("{0}")]
-    Invalid(String),
-    #[error("creating the file: {0}")]
-    File(std::io::Error),
-}
-
-impl From<Failure> for StoreError {
-    fn from(failure: Failure) -> Self {
-        match failure {
-            Failure::Store(error) => error,
-            other => StoreError::unavailable(other),
-        }
-    }
-}
-
-type Result<T, E = Failure> = std::result::Result<T, E>;
+use crate::outcome;
 
 /// What a claim found, before the async side turns a held key into a waiter.
 pub(super) enum Seen {
@@ -529,20 +498,4 @@ fn settle_due(transaction: &Transaction<'_>, scope: Scope<'_>, now: i64, ttl: i6
         statement.raw_execute()?;
     }
     Ok(())
-}
-
-/// The longest span kept (about a thousand years): far from overflowing milliseconds in an
-/// `i64` once added to now.
-const LONGEST_MS: i64 = 1000 * 366 * 24 * 60 * 60 * 1000;
-
-pub(super) fn ms(duration: Duration) -> i64 {
-    i64::try_from(duration.as_millis()).map_or(LONGEST_MS, |ms| ms.min(LONGEST_MS))
-}
-
-pub(super) fn count(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-pub(super) fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, ms)
 }

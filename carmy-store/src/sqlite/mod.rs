@@ -2,10 +2,13 @@
 //! SQLite file.
 
 mod db;
+mod failure;
 mod file;
+mod integers;
 mod records;
 mod schema;
 mod task_holders;
+mod task_poll;
 mod tasks;
 mod worker;
 
@@ -324,7 +327,8 @@ impl IdempotencyStore for SqliteStore {
                 expires_at,
                 settled,
             } => {
-                let left = u64::try_from(expires_at.saturating_sub(db::now_ms())).unwrap_or(0);
+                let left =
+                    u64::try_from(expires_at.saturating_sub(integers::now_ms())).unwrap_or(0);
                 let deadline = Instant::now() + Duration::from_millis(left);
                 Claim::Running(Box::pin(wait(
                     self.worker.clone(),

@@ -10,7 +10,11 @@ use carmy_core::{
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::Value;
 
-use super::db::{Db, Failure, finish, held_by, now_ms};
+use super::{
+    db::{Db, finish, held_by},
+    failure::Failure,
+    integers::now_ms,
+};
 
 type Result<T, E = Failure> = std::result::Result<T, E>;
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::db::Failure;
+use super::failure::Failure;
 
 /// The layout this code writes, kept in `PRAGMA user_version`.
 const VERSION: i64 = 3;

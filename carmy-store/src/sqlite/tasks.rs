@@ -24,17 +24,18 @@ use carmy_core::{
     Asks, Created, NewTask, Responded, StoreError, TaskEnding, TaskKey, TaskLease, TaskRecord,
     TaskReport, TaskSignals, TaskStore,
 };
-use rusqlite::{Connection, OptionalExtension, Row as SqlRow, Transaction, TransactionBehavior};
+use rusqlite::{OptionalExtension, Row as SqlRow, Transaction, TransactionBehavior};
 use serde_json::Value;
 
 use super::{
     SqliteStore, SqliteStoreOptions,
-    db::{Db, Failure, count, ms, now_ms},
+    db::Db,
+    failure::{Failure, Result},
+    integers::{count, ms, now_ms},
     task_holders::Wake,
+    task_poll::data_version,
 };
 use crate::{outcome, task_record};
-
-type Result<T, E = Failure> = std::result::Result<T, E>;
 
 /// What a task's row counts for in its principal's share besides its record's text: the key
 /// in the table and its indexes, the other columns, the books.
@@ -111,33 +112,6 @@ impl TaskStore for SqliteStore {
     async fn sweep(&self) -> Result<usize, StoreError> {
         self.worker.run(|db| db.sweep_tasks()).await
     }
-}
-
-/// How far the poll for other processes' task writes got.
-#[derive(Debug)]
-pub(super) struct TaskPoll {
-    /// The connection's `data_version` at the last look.
-    data_version: i64,
-    /// The latest stamp seen: every write after it has a later one.
-    stamp: i64,
-}
-
-impl TaskPoll {
-    /// Where a connection just opened starts: everything written before is of no holder here.
-    pub(super) fn start(connection: &Connection) -> Result<Self> {
-        Ok(Self {
-            data_version: data_version(connection)?,
-            stamp: connection.query_row(
-                "SELECT stamp FROM carmy_task_stamp WHERE id = 0",
-                [],
-                |row| row.get(0),
-            )?,
-        })
-    }
-}
-
-fn data_version(connection: &Connection) -> Result<i64> {
-    Ok(connection.query_row("PRAGMA data_version", [], |row| row.get(0))?)
 }
 
 impl Db {

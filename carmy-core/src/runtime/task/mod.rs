@@ -18,10 +18,11 @@
 //! answer, it runs past its `task_after` and becomes a task.
 
 mod driver;
+pub(super) mod slot;
 
 use std::{
     collections::BTreeMap,
-    sync::{Arc, Mutex, OnceLock},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -31,110 +32,19 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Inner, Request, Runtime, pipeline::Call};
 use crate::{
-    ask::Asks,
     catalog::ToolEntry,
     error::{AgentError, codes},
     execution::{ExecutionId, ExecutionStatus},
-    idempotency::{Recorded, StoreError},
+    idempotency::StoreError,
     outcome::{Outcome, OutcomeKind},
-    progress::{ProgressReporter, ProgressSink},
-    suspension::{AskRoute, TaskAnswers},
-    task::{NewTask, Responded, TaskEnding, TaskId, TaskKey, TaskRecord},
+    task::{NewTask, Responded, TaskId, TaskKey, TaskRecord},
 };
 
 pub(crate) use driver::Driver;
+use slot::TaskSlot;
 
 /// How often, at most, the runtime asks its task store to sweep.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
-
-/// What a call that may become a task carries: where its first answer goes, and its task's
-/// driver once it detached.
-pub(crate) struct TaskSlot {
-    /// The caller's answer: taken by the first to give it (the detach, or the end).
-    answer: Mutex<Option<oneshot::Sender<Outcome>>>,
-    pub(crate) route: Arc<TaskRoute>,
-}
-
-/// Where a detached execution's questions and progress go: its task's driver, once it has one.
-#[derive(Default)]
-pub(crate) struct TaskRoute(OnceLock<Driver>);
-
-impl TaskRoute {
-    /// The driver, once the execution detached.
-    pub(crate) fn driver(&self) -> Option<&Driver> {
-        self.0.get()
-    }
-}
-
-impl AskRoute for TaskRoute {
-    fn ask_task(&self, asks: Asks) -> Result<TaskAnswers<'_>, Asks> {
-        match self.driver() {
-            Some(driver) => Ok(Box::pin(driver.ask(asks))),
-            None => Err(asks),
-        }
-    }
-}
-
-impl TaskSlot {
-    fn new(answer: oneshot::Sender<Outcome>) -> Self {
-        Self {
-            answer: Mutex::new(Some(answer)),
-            route: Arc::default(),
-        }
-    }
-
-    /// Whether the execution detached.
-    pub(super) fn detached(&self) -> bool {
-        self.route.driver().is_some()
-    }
-
-    /// Gives the caller `outcome`, unless it already has its answer.
-    fn answer(&self, outcome: Outcome) {
-        let sender = self
-            .answer
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
-        if let Some(sender) = sender {
-            let _ = sender.send(outcome);
-        }
-    }
-
-    /// The reporter of the tool's progress: the caller's while the call is attached, the
-    /// task's once it detached.
-    pub(super) fn progress(&self, attached: &ProgressReporter) -> ProgressReporter {
-        ProgressReporter::new(Arc::new(TaskProgressSink {
-            attached: attached.clone(),
-            route: Arc::clone(&self.route),
-        }))
-    }
-
-    /// Records how a detached execution ended in its task.
-    pub(super) async fn finish(&self, outcome: &Outcome) {
-        if let Some(driver) = self.route.driver() {
-            let recorded = Recorded::new(
-                outcome.execution_id.clone(),
-                outcome.status,
-                outcome.result.clone(),
-            );
-            driver.finish(TaskEnding::new(recorded)).await;
-        }
-    }
-}
-
-struct TaskProgressSink {
-    attached: ProgressReporter,
-    route: Arc<TaskRoute>,
-}
-
-impl ProgressSink for TaskProgressSink {
-    fn report(&self, done: f64, total: Option<f64>, message: Option<&str>) {
-        match self.route.driver() {
-            Some(driver) => driver.report(done, total, message),
-            None => self.attached.report(done, total, message),
-        }
-    }
-}
 
 /// Cancels the execution if the caller goes away before it detached.
 struct StopOnDrop(Option<CancellationToken>);
@@ -260,8 +170,7 @@ impl Inner {
             self.limits.task_lease,
             call.cancellation().clone(),
         );
-        // Set once: the execution detaches at most once.
-        let _ = slot.route.0.set(driver);
+        slot.route.set(driver);
         tracing::debug!(task_id = %created.record.key.id(), "the execution became a task");
         slot.answer(Outcome {
             execution_id: call.begun.id.clone(),

@@ -273,10 +273,14 @@ pub(in crate::cli) struct Logging {
     pub(in crate::cli) file: Option<PathBuf>,
 }
 
+/// The filter when neither `logging.level` nor `RUST_LOG` says otherwise: warnings, except
+/// rmcp's one line per error response, which an agent's bad call is not.
+const DEFAULT_FILTER: &str = "warn,rmcp::service=error";
+
 impl Default for Logging {
     fn default() -> Self {
         Self {
-            level: super::super::logging::DEFAULT_FILTER.to_owned(),
+            level: DEFAULT_FILTER.to_owned(),
             format: LogFormat::Full,
             file: None,
         }

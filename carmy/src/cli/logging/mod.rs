@@ -37,9 +37,6 @@ use tracing_subscriber::{
 pub(super) const FIELD_BYTES: usize = 1024;
 /// The most bytes of one log line, its newline excluded.
 pub(super) const LINE_BYTES: usize = 4096;
-/// The filter when neither `logging.level` nor `RUST_LOG` says otherwise: warnings, except
-/// rmcp's one line per error response, which an agent's bad call is not.
-pub(super) const DEFAULT_FILTER: &str = "warn,rmcp::service=error";
 
 /// Logs to stderr (or to `logging.file`), so stdout stays clean for the protocol, filtered by
 /// `logging.level` (which `RUST_LOG` sets when nothing else does). With `mcp`, the events of a
