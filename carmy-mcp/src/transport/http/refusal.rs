@@ -172,15 +172,24 @@ pub(super) fn sessions_full(
 pub(super) fn no_room(max_connections: usize) -> Response {
     let message =
         format!("the server is serving its maximum of {max_connections} connections; retry later");
-    let error = AgentError::new(ErrorCategory::Capacity, codes::CAPACITY, message.clone())
-        .with_details(serde_json::json!({ "max_connections": max_connections }));
-    let mut response = json_rpc(
+    retry_later(
         StatusCode::SERVICE_UNAVAILABLE,
         None,
-        CAPACITY,
-        &message,
-        Some(error.to_envelope()),
-    );
+        message,
+        serde_json::json!({ "max_connections": max_connections }),
+    )
+}
+
+/// A `CAPACITY` refusal with `status`, asking the client to retry in a second.
+fn retry_later(
+    status: StatusCode,
+    id: Option<&RequestId>,
+    message: String,
+    details: serde_json::Value,
+) -> Response {
+    let error = AgentError::new(ErrorCategory::Capacity, codes::CAPACITY, message.clone())
+        .with_details(details);
+    let mut response = json_rpc(status, id, CAPACITY, &message, Some(error.to_envelope()));
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -212,19 +221,7 @@ pub(super) fn backlog(backlog: Backlog, id: &RequestId) -> Response {
             serde_json::json!({ "max_outbox_bytes": max }),
         ),
     };
-    let error = AgentError::new(ErrorCategory::Capacity, codes::CAPACITY, message.clone())
-        .with_details(details);
-    let mut response = json_rpc(
-        StatusCode::TOO_MANY_REQUESTS,
-        Some(id),
-        CAPACITY,
-        &message,
-        Some(error.to_envelope()),
-    );
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
+    retry_later(StatusCode::TOO_MANY_REQUESTS, Some(id), message, details)
 }
 
 /// `429`: this client address sent more requests than `limit` allows; `Retry-After` says when
