@@ -138,7 +138,7 @@ impl<F: Future> CompletionFuture for F {}
 #[diagnostic::on_unimplemented(
     message = "a completer takes `&str` or `CompletionRequest<'_>`, not `{Self}`",
     label = "named in `complete(...)`",
-    note = "take `typed: &str` for what the user typed so far, or `request: carmy::CompletionRequest<'_>` for that, the argument's name, the arguments already chosen and the context"
+    note = "take `typed: &str` for what the user typed so far, or `request: carmy::execution::CompletionRequest<'_>` for that, the argument's name, the arguments already chosen and the context"
 )]
 pub trait CompletionArg<'a> {
     /// The parameter, from the request.

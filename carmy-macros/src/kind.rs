@@ -27,9 +27,9 @@ impl Kind {
     /// The trait to implement by hand for what the attribute cannot express.
     pub(crate) fn trait_path(self) -> &'static str {
         match self {
-            Kind::Tool => "carmy::Tool",
-            Kind::Resource => "carmy::Resource",
-            Kind::Prompt => "carmy::Prompt",
+            Kind::Tool => "carmy::catalog::Tool",
+            Kind::Resource => "carmy::catalog::Resource",
+            Kind::Prompt => "carmy::catalog::Prompt",
         }
     }
 

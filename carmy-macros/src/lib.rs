@@ -111,7 +111,7 @@ use crate::{function::Function, prompt::PromptArgs, resource::ResourceArgs, tool
 ///
 /// # What it generates
 ///
-/// The function becomes a unit struct of the same name implementing `carmy::Tool`; pass that
+/// The function becomes a unit struct of the same name implementing `carmy::catalog::Tool`; pass that
 /// value to `Carmy::tool`. The body moves, unchanged, into an associated function `call`. You
 /// can still call the tool directly, e.g. in unit tests, in two ways:
 ///
@@ -227,10 +227,10 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// let runtime = Carmy::new().resource(product).resource(returns).build().unwrap();
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let outcome = runtime.read(carmy::ReadRequest::new("shop://products/sku-1")).await;
+/// let outcome = runtime.read(carmy::execution::ReadRequest::new("shop://products/sku-1")).await;
 /// let contents = outcome.result.unwrap();
 /// let content = contents.iter().next().unwrap();
-/// assert_eq!(content.body(), &carmy::Body::Text(r#"{"id":"sku-1"}"#.into()));
+/// assert_eq!(content.body(), &carmy::execution::Body::Text(r#"{"id":"sku-1"}"#.into()));
 /// # });
 /// ```
 ///
@@ -299,7 +299,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// # What it generates
 ///
-/// What `#[tool]` generates, with `carmy::Resource` in place of `carmy::Tool`: a unit struct of
+/// What `#[tool]` generates, with `carmy::catalog::Resource` in place of `carmy::catalog::Tool`: a unit struct of
 /// the function's name to pass to `Carmy::resource`, the body in `product::call`, and the
 /// direct call `product(input).await`. For `async fn product(input: ProductRef, db: State<Db>)
 /// -> Result<String, AgentError>`:
@@ -395,7 +395,7 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// `complete(order_id = order_ids, ...)` is also a key of [`#[resource]`](macro@resource),
 /// where it names variables of the template. A completer is a path to an `async fn` taking what
-/// the user typed (`&str`) or the whole `carmy::CompletionRequest<'_>`, and returning
+/// the user typed (`&str`) or the whole `carmy::execution::CompletionRequest<'_>`, and returning
 /// `Result<Completions, E>` or `Result<Vec<String>, E>` with `E: Into<AgentError>`; one of
 /// another shape is a compile error on its path. At most 100 values are kept, the rest counted.
 ///
@@ -407,7 +407,7 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// # What it generates
 ///
-/// What `#[tool]` generates, with `carmy::Prompt` in place of `carmy::Tool` (`render` in place
+/// What `#[tool]` generates, with `carmy::catalog::Prompt` in place of `carmy::catalog::Tool` (`render` in place
 /// of `run`), and for `complete(...)` the prompt's `COMPLETES` and a `complete` that calls each
 /// completer through `__private::complete_with`. The full, formatted expansions are in
 /// `carmy-macros/tests/expand` (`prompt*.rs`).

@@ -122,7 +122,7 @@ mod tests {
             let ours = variables(case)
                 .map(|variables| variables.join(","))
                 .map_err(|reason| format!("invalid URI template `{case}`: {reason}"));
-            let runtime = carmy::UriTemplate::parse(case)
+            let runtime = carmy::resources::UriTemplate::parse(case)
                 .map(|template| template.variables().collect::<Vec<_>>().join(","))
                 .map_err(|error| error.to_string());
             assert_eq!(ours, runtime, "{case:?}");

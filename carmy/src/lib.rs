@@ -2,39 +2,101 @@
 //!
 //! See the repository README for the door, and `docs/` for the guide.
 
+// The root holds what a tool author writes with; everything a host, a store or a transport
+// implementor needs sits in a module named for what it is.
 pub use carmy_core::{
-    Access, AccessError, Admission, AdmissionRequest, AgentError, Answers, Approval,
-    ApprovalRequest, Approver, Ask, AskKind, Asked, Asker, Asks, Body, BuildError, BuildProblem,
-    CancellationToken, Carmy, Catalog, Claim, CompleteRequest, CompletionRequest, CompletionTarget,
-    Completions, Confirmation, Content, ContentBlock, Contents, Context, Effect, ErrorCategory,
-    ExecutionId, ExecutionKind, ExecutionRecord, ExecutionStatus, Fingerprint, Grant, HostGrants,
-    IdempotencyKey, IdempotencyStore, InputAction, InputAnswer, IntoContents, IntoMessages,
-    Invocation, Lease, LeaseTerms, Limits, MAX_COMPLETIONS, MemoryStore, MemoryStoreLimits,
-    Message, MessageContent, Messages, NoInput, Outcome, OutcomeKind, PROGRESS_INTERVAL, Pending,
-    Permit, Prompt, PromptArgument, PromptEntry, PromptSpec, Question, RateBuckets, RateLimit,
-    ReadRequest, RecordStore, Recorded, Records, Release, RenderRequest, Request, Resource,
-    ResourceEntry, ResourceSpec, Role, Root, Runtime, Sampled, SchemaProfile, State, StoreError,
-    Tool, ToolContent, ToolEntry, ToolInput, ToolOutput, ToolSpec, UriTemplate, codes, schema,
-    testing,
-};
-// Tasks: executions that outlive their call, and where they are kept.
-pub use carmy_core::{
-    Created, MemoryTaskStore, MemoryTaskStoreLimits, NewTask, Responded, TaskEnding, TaskId,
-    TaskKey, TaskLease, TaskProgress, TaskRecord, TaskReport, TaskSignals, TaskStatus, TaskStore,
-    TaskSupport,
-};
-// Resources not known at build time, and their changes.
-/// The application's records, committed with the outcome of the tools that write them.
-pub use carmy_core::records;
-pub use carmy_core::{
-    ChangeSink, ProvidedResource, ProviderEntry, ResourceChanges, ResourceProvider, ResourceWatch,
-    Watching,
+    AgentError, BuildError, CancellationToken, Carmy, Completions, Content, Contents, Context,
+    Effect, ErrorCategory, ExecutionId, Grant, Limits, Message, MessageContent, Messages, NoInput,
+    Role, Runtime, State, ToolContent,
 };
 pub use carmy_macros::{prompt, resource, tool};
 
-/// A directory's files as resources (feature `fs`): [`Directory`], its limits and error codes.
-#[cfg(feature = "fs")]
-pub use carmy_core::{Directory, directory};
+/// What a catalog is made of: the traits `#[tool]`, `#[resource]` and `#[prompt]` implement
+/// (implement them by hand when a macro does not fit), their specs, and the entries a built
+/// runtime lists.
+pub mod catalog {
+    pub use carmy_core::{
+        BuildProblem, Catalog, Confirmation, IntoContents, IntoMessages, Invocation,
+        MAX_TOOL_NAME_LEN, Prompt, PromptArgument, PromptEntry, PromptSpec, Requirements, Resource,
+        ResourceEntry, ResourceSpec, SchemaProfile, Tool, ToolEntry, ToolInput, ToolOutput,
+        ToolSpec,
+    };
+}
+
+/// Asking the client from inside a tool: questions for the human ([`Ask::input`](ask::Ask)),
+/// completions from its model ([`Ask::sample`](ask::Ask)), its roots, and the answers.
+pub mod ask {
+    pub use carmy_core::{
+        Answers, Ask, AskKind, Asked, Asker, Asks, InputAction, InputAnswer, Pending, Question,
+        Root, Sampled,
+    };
+}
+
+/// What runs and what it answers: the request every step sees, a call's outcome, and the
+/// records of executions.
+pub mod execution {
+    pub use carmy_core::{
+        Body, CompleteRequest, CompletionRequest, CompletionTarget, ExecutionKind, ExecutionRecord,
+        ExecutionStatus, MAX_COMPLETIONS, Outcome, OutcomeKind, PROGRESS_INTERVAL,
+        ProgressReporter, ProgressSink, ReadRequest, RenderRequest, Request,
+    };
+}
+
+/// The host's policy: which tools, resources and prompts a caller may use, which calls it
+/// confirms, when a call may start, and how often.
+pub mod policy {
+    pub use carmy_core::{
+        Access, AccessError, Admission, AdmissionRequest, Approval, ApprovalRequest, Approver,
+        Capacity, HostGrants, Permit, RateBuckets, RateLimit, Serialization,
+    };
+}
+
+/// Resources beyond the ones `#[resource]` declares: providers of resources not known at build
+/// time, their changes, URI templates, and (feature `fs`) a directory's files.
+pub mod resources {
+    pub use carmy_core::{
+        ChangeSink, MAX_URI_LEN, ProvidedResource, ProviderEntry, ResourceChanges,
+        ResourceProvider, ResourceWatch, TemplateError, UriTemplate, Watching,
+    };
+    /// A directory's files as resources (feature `fs`): [`Directory`], its limits and error
+    /// codes.
+    #[cfg(feature = "fs")]
+    pub use carmy_core::{Directory, directory};
+}
+
+/// Where a runtime keeps what must outlive a call: request ids claimed once and their outcomes
+/// (exactly once per request id), in memory or (feature `store`) in SQLite, PostgreSQL or
+/// Redis.
+pub mod store {
+    pub use carmy_core::{
+        Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms,
+        MAX_REQUEST_ID_LEN, MemoryStore, MemoryStoreLimits, Recorded, Release, StoreError, Waiter,
+    };
+    #[cfg(feature = "redis")]
+    pub use carmy_store::{Durability, RedisStore, RedisStoreOptions};
+    #[cfg(feature = "postgres")]
+    pub use carmy_store::{PostgresStore, PostgresStoreOptions};
+    #[cfg(feature = "store")]
+    pub use carmy_store::{SqliteStore, SqliteStoreOptions};
+}
+
+/// Tasks: executions that outlive their call, and where they are kept.
+pub mod task {
+    pub use carmy_core::{
+        Created, MemoryTaskStore, MemoryTaskStoreLimits, NewTask, Responded, TaskEnding, TaskId,
+        TaskKey, TaskLease, TaskProgress, TaskRecord, TaskReport, TaskSignals, TaskStatus,
+        TaskStore, TaskSupport,
+    };
+}
+
+/// The stable error codes of [`AgentError`]s.
+pub use carmy_core::codes;
+/// The application's records, committed with the outcome of the tools that write them.
+pub use carmy_core::records;
+/// Input schemas: how they are generated and checked for portability.
+pub use carmy_core::schema;
+/// Running tools in tests without a server.
+pub use carmy_core::testing;
 
 #[doc(hidden)]
 pub use carmy_core::__private;

@@ -3,7 +3,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use carmy::{BuildProblem, Confirmation, Tool, prelude::*, testing::TestHost};
+use carmy::{
+    catalog::{BuildProblem, Confirmation, Tool},
+    prelude::*,
+    testing::TestHost,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

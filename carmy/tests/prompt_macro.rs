@@ -8,9 +8,13 @@
 use std::collections::HashMap;
 
 use carmy::{
-    Body, BuildProblem, CompleteRequest, CompletionRequest, CompletionTarget, Completions, Content,
-    ExecutionKind, ExecutionStatus, Message, MessageContent, Messages, Prompt, RenderRequest, Role,
-    Runtime, prelude::*,
+    Completions, Content, Message, MessageContent, Messages, Role, Runtime,
+    catalog::{BuildProblem, Prompt},
+    execution::{
+        Body, CompleteRequest, CompletionRequest, CompletionTarget, ExecutionKind, ExecutionStatus,
+        RenderRequest,
+    },
+    prelude::*,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -315,7 +319,10 @@ async fn a_template_variable_completes_at_most_a_hundred_values() {
         .await;
     assert_eq!(outcome.status, ExecutionStatus::Succeeded);
     let completions = outcome.result.unwrap();
-    assert_eq!(completions.values().len(), carmy::MAX_COMPLETIONS);
+    assert_eq!(
+        completions.values().len(),
+        carmy::execution::MAX_COMPLETIONS
+    );
     assert_eq!(completions.values()[0], "ord-0001");
     assert_eq!(completions.total(), 250);
     assert!(completions.has_more());

@@ -5,8 +5,10 @@
 use std::time::Duration;
 
 use carmy::{
-    Body, BuildProblem, Content, Contents, ExecutionStatus, ReadRequest, Resource, ResourceEntry,
-    Runtime, prelude::*,
+    Content, Contents, Runtime,
+    catalog::{BuildProblem, Resource, ResourceEntry},
+    execution::{Body, ExecutionStatus, ReadRequest},
+    prelude::*,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -11,10 +11,12 @@ use std::{
 };
 
 use carmy::{
-    BuildProblem, CancellationToken, Effect, ExecutionStatus, IdempotencyStore, Invocation,
-    MemoryStore, NoInput, Request, Runtime, Tool, ToolSpec,
+    CancellationToken, Effect, NoInput, Runtime,
+    catalog::{BuildProblem, Invocation, Tool, ToolSpec},
+    execution::{ExecutionStatus, Request},
     prelude::*,
     records::{Changes, RecordKey, RecordStore},
+    store::{IdempotencyStore, MemoryStore},
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -316,16 +318,16 @@ async fn a_lost_lease_of_a_transactional_write_frees_the_key_for_a_clean_run() {
     // transactional write, never settled.
     let store = Arc::new(MemoryStore::default());
     let runtime = runtime(Arc::clone(&store));
-    let key = carmy::IdempotencyKey::new(None, "dead-1");
+    let key = carmy::store::IdempotencyKey::new(None, "dead-1");
     let arguments = json!({ "account": "d", "cents": 5 });
-    let terms = carmy::LeaseTerms {
+    let terms = carmy::store::LeaseTerms {
         duration: Duration::from_millis(50),
-        if_lost: carmy::Release::Retry,
+        if_lost: carmy::store::Release::Retry,
     };
-    let fingerprint = carmy::Fingerprint::of("deposit", &arguments);
+    let fingerprint = carmy::store::Fingerprint::of("deposit", &arguments);
     assert!(matches!(
         store.claim(&key, fingerprint, terms).await.unwrap(),
-        carmy::Claim::Acquired(_)
+        carmy::store::Claim::Acquired(_)
     ));
     tokio::time::sleep(Duration::from_millis(80)).await;
     let outcome = runtime
@@ -413,24 +415,25 @@ fn build_refuses_transactional_tools_that_cannot_commit() {
     impl IdempotencyStore for ClaimsOnly {
         fn claim(
             &self,
-            key: &carmy::IdempotencyKey,
-            fingerprint: carmy::Fingerprint,
-            terms: carmy::LeaseTerms,
-        ) -> impl Future<Output = Result<carmy::Claim, carmy::StoreError>> + Send {
+            key: &carmy::store::IdempotencyKey,
+            fingerprint: carmy::store::Fingerprint,
+            terms: carmy::store::LeaseTerms,
+        ) -> impl Future<Output = Result<carmy::store::Claim, carmy::store::StoreError>> + Send
+        {
             self.0.claim(key, fingerprint, terms)
         }
         fn finish(
             &self,
-            lease: &carmy::Lease,
-            recorded: carmy::Recorded,
-        ) -> impl Future<Output = Result<(), carmy::StoreError>> + Send {
+            lease: &carmy::store::Lease,
+            recorded: carmy::store::Recorded,
+        ) -> impl Future<Output = Result<(), carmy::store::StoreError>> + Send {
             self.0.finish(lease, recorded)
         }
         fn release(
             &self,
-            lease: &carmy::Lease,
-            release: carmy::Release,
-        ) -> impl Future<Output = Result<(), carmy::StoreError>> + Send {
+            lease: &carmy::store::Lease,
+            release: carmy::store::Release,
+        ) -> impl Future<Output = Result<(), carmy::store::StoreError>> + Send {
             self.0.release(lease, release)
         }
     }

@@ -13,7 +13,11 @@
 //! claims are refused as `CAPACITY`, so the run would measure refusals. The other `--store`
 //! choices replace it.
 
-use carmy::{AgentError, Carmy, Context, MemoryStore, MemoryStoreLimits, tool};
+use carmy::{
+    AgentError, Carmy, Context,
+    store::{MemoryStore, MemoryStoreLimits},
+    tool,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -143,7 +143,7 @@ impl ProvidedResource {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a Carmy resource provider",
     label = "not a resource provider",
-    note = "implement `ResourceProvider`: a `name`, `claims(uri)`, `async fn list` and `async fn read`; for a directory, use `carmy::Directory` (feature `fs`)"
+    note = "implement `ResourceProvider`: a `name`, `claims(uri)`, `async fn list` and `async fn read`; for a directory, use `carmy::resources::Directory` (feature `fs`)"
 )]
 pub trait ResourceProvider: Send + Sync + 'static {
     /// Names the provider in execution records and logs; unique among the catalog's resources

@@ -2,7 +2,11 @@
 //! answers both protocol revisions: up to 2025-11-25 the questions go to the client while the
 //! call waits; on 2026-07-28 the call ends `input_required` and runs again with the answers.
 
-use carmy::{AgentError, Ask, AskKind, Asks, Context, InputAnswer, ToolContent, tool};
+use carmy::{
+    AgentError, Context, ToolContent,
+    ask::{Ask, AskKind, Asks, InputAnswer},
+    tool,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -258,7 +262,7 @@ pub async fn test_input_required_result_capabilities(
     Ok(ToolContent::new().text(format!("Answered {} question(s).", answers_len(&answers))))
 }
 
-fn answers_len(answers: &carmy::Answers) -> usize {
+fn answers_len(answers: &carmy::ask::Answers) -> usize {
     ["greeting", "user_name"]
         .iter()
         .filter(|key| answers.raw(key).is_some())

@@ -1,6 +1,6 @@
 //! Completion: words that start with what the user typed.
 
-use carmy::{AgentError, CompletionRequest, Completions};
+use carmy::{AgentError, Completions, execution::CompletionRequest};
 
 /// Words the suite's completion scenario types the start of (`par`).
 const WORDS: &[&str] = &["paris", "park", "party", "hello", "world"];

@@ -15,7 +15,7 @@ pub mod resources;
 pub mod tasks;
 pub mod tools;
 
-use carmy::{BuildError, Carmy, Runtime, SchemaProfile};
+use carmy::{BuildError, Carmy, Runtime, catalog::SchemaProfile};
 
 /// A 1×1 red PNG: the image of the image fixtures.
 pub const RED_PIXEL_PNG: &[u8] = include_bytes!("red.png");

@@ -4,7 +4,11 @@
 
 use std::time::Duration;
 
-use carmy::{AgentError, Ask, Asks, Context, ToolContent, tool};
+use carmy::{
+    AgentError, Context, ToolContent,
+    ask::{Ask, Asks},
+    tool,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -100,8 +104,8 @@ fn confirm_form(message: &str) -> Ask {
     )
 }
 
-fn confirmed(answer: &carmy::InputAnswer) -> bool {
-    answer.action == carmy::InputAction::Accept
+fn confirmed(answer: &carmy::ask::InputAnswer) -> bool {
+    answer.action == carmy::ask::InputAction::Accept
         && answer
             .content
             .as_ref()

@@ -59,10 +59,10 @@ pub async fn test_tool_with_logging() -> Result<ToolContent, AgentError> {
 }
 
 /// Reports progress 0, 50 and 100 of 100. Reports reach the client at most one per
-/// `carmy::PROGRESS_INTERVAL`, so the steps are that far apart.
+/// `carmy::execution::PROGRESS_INTERVAL`, so the steps are that far apart.
 #[tool(effect = "none")]
 pub async fn test_tool_with_progress(context: &Context) -> Result<ToolContent, AgentError> {
-    let step = carmy::PROGRESS_INTERVAL + Duration::from_millis(20);
+    let step = carmy::execution::PROGRESS_INTERVAL + Duration::from_millis(20);
     for done in [0.0, 50.0, 100.0] {
         if done > 0.0 {
             tokio::time::sleep(step).await;

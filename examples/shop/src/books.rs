@@ -14,7 +14,7 @@
 //! | `stock` | `sku-001` | units in stock (absent: as shipped, see [`Store::units_shipped`]) |
 //! | `counters` | `next_order` | the number of the next order (absent: 1001) |
 
-use carmy::{AgentError, Context, Records};
+use carmy::{AgentError, Context, records::Records};
 
 use crate::{Store, orders::Order};
 

@@ -1,6 +1,6 @@
 //! Browsing: `search_products` and `get_product`.
 
-use carmy::{AgentError, Context, Records, State, tool};
+use carmy::{AgentError, Context, State, records::Records, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -2,7 +2,7 @@
 //! `complete(...)` by the `order_help` prompt ([`crate::prompts`]) and by the
 //! `shop://products/{id}` and `shop://orders/{order_id}` templates ([`crate::resources`]).
 
-use carmy::{AgentError, CompletionRequest, Completions};
+use carmy::{AgentError, Completions, execution::CompletionRequest};
 
 use crate::{Store, books};
 

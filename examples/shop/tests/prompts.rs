@@ -4,7 +4,8 @@
 mod common;
 
 use carmy::{
-    Body, CompleteRequest, CompletionTarget, Context, MessageContent, RenderRequest, Role,
+    Context, MessageContent, Role,
+    execution::{Body, CompleteRequest, CompletionTarget, RenderRequest},
     testing::TestHost,
 };
 use serde_json::{Value, json};

@@ -1,6 +1,10 @@
 //! The shop's resources and its effect-free tool, through the real runtime, in process.
 
-use carmy::{Body, Context, Effect, ReadRequest, Runtime, testing::TestHost};
+use carmy::{
+    Context, Effect, Runtime,
+    execution::{Body, ReadRequest},
+    testing::TestHost,
+};
 use serde_json::{Value, json};
 use shop::{Store, delivery::Quote};
 

@@ -3,7 +3,11 @@
 
 use std::time::Duration;
 
-use carmy::{CancellationToken, ExecutionStatus, Request, State, testing::TestHost};
+use carmy::{
+    CancellationToken, State,
+    execution::{ExecutionStatus, Request},
+    testing::TestHost,
+};
 use serde_json::{Value, json};
 use shop::{
     Store,
@@ -194,7 +198,7 @@ async fn the_sales_report_stops_when_cancelled() {
 
 #[tokio::test]
 async fn two_shops_on_one_store_share_their_books() {
-    let store = std::sync::Arc::new(carmy::MemoryStore::default());
+    let store = std::sync::Arc::new(carmy::store::MemoryStore::default());
     let replica = || {
         TestHost::new(
             shop::shop(Store::new())

@@ -48,7 +48,7 @@ struct Db;
 echo_tool!(echo, Text, Context, State<Db>);
 
 fn main() {
-    use carmy::Tool;
+    use carmy::catalog::Tool;
     assert_eq!(<tools::r#type as Tool>::SPEC.name(), "type");
     assert_eq!(
         <tools::r#type as Tool>::SPEC.description_text(),

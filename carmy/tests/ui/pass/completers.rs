@@ -3,7 +3,7 @@
 //! generic function with its turbofish, one completer for two arguments, and arguments named
 //! by a raw identifier or by a string; on prompts and on resource templates.
 
-use carmy::{CompletionRequest, Completions, prelude::*};
+use carmy::{Completions, prelude::*, execution::CompletionRequest};
 use schemars::JsonSchema;
 use serde::Deserialize;
 

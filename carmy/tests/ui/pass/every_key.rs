@@ -64,23 +64,23 @@ fn main() {
     assert_eq!(tool.effect(), Effect::ExternalWrite);
     assert!(tool.idempotent());
     assert!(tool.parallel_safe());
-    assert_eq!(tool.confirmation(), carmy::Confirmation::Required);
+    assert_eq!(tool.confirmation(), carmy::catalog::Confirmation::Required);
     assert_eq!(tool.timeout(), Duration::from_secs(90));
-    assert_eq!(tool.task_support(), carmy::TaskSupport::Optional);
+    assert_eq!(tool.task_support(), carmy::task::TaskSupport::Optional);
     assert_eq!(tool.task_after(), Duration::from_secs(2));
-    assert_eq!(tool.rate_limit(), carmy::RateLimit::per_minute(30).burst(5));
+    assert_eq!(tool.rate_limit(), carmy::policy::RateLimit::per_minute(30).burst(5));
 
     let tool = catalog.get("lookup").unwrap();
-    assert_eq!(tool.task_support(), carmy::TaskSupport::Forbidden);
+    assert_eq!(tool.task_support(), carmy::task::TaskSupport::Forbidden);
     assert!(!tool.idempotent() && !tool.parallel_safe());
-    assert_eq!(tool.confirmation(), carmy::Confirmation::None);
+    assert_eq!(tool.confirmation(), carmy::catalog::Confirmation::None);
     assert_eq!(tool.timeout(), Duration::from_millis(250));
     assert!(tool.rate_limit().is_unlimited());
 
     let tool = catalog.get("touch").unwrap();
     assert!(tool.idempotent());
     assert_eq!(tool.timeout(), Duration::from_micros(1500));
-    assert_eq!(tool.task_support(), carmy::TaskSupport::Required);
+    assert_eq!(tool.task_support(), carmy::task::TaskSupport::Required);
     assert_eq!(tool.task_after(), Duration::ZERO);
-    assert_eq!(tool.rate_limit(), carmy::RateLimit::per_second(2));
+    assert_eq!(tool.rate_limit(), carmy::policy::RateLimit::per_second(2));
 }

@@ -15,7 +15,7 @@ async fn purge(ctx: &Context) -> Result<(), AgentError> {
     Ok(())
 }
 
-fn assert_input<T: carmy::Tool<Input = NoInput>>(_: T) {}
+fn assert_input<T: carmy::catalog::Tool<Input = NoInput>>(_: T) {}
 
 async fn direct_calls() -> Result<(), AgentError> {
     ping().await?;
