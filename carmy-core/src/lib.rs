@@ -54,6 +54,7 @@ mod grant;
 mod history;
 mod idempotency;
 mod limits;
+mod memory_store;
 mod message;
 mod outcome;
 mod progress;
@@ -95,9 +96,10 @@ pub use grant::Grant;
 pub use history::ExecutionRecord;
 pub use idempotency::{
     Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, MAX_REQUEST_ID_LEN,
-    MemoryStore, MemoryStoreLimits, Recorded, Release, StoreError, Waiter,
+    MemoryStoreLimits, Recorded, Release, StoreError, Waiter,
 };
 pub use limits::Limits;
+pub use memory_store::MemoryStore;
 pub use outcome::{Outcome, OutcomeKind};
 pub use progress::{PROGRESS_INTERVAL, ProgressReporter, ProgressSink};
 pub use prompt::{
