@@ -68,6 +68,7 @@ mod runtime;
 pub mod schema;
 mod state;
 mod suspension;
+mod sync;
 mod task;
 pub mod testing;
 mod tool;

@@ -3,10 +3,7 @@
 //! [`IdempotencyStore`] and a [`RecordStore`]: the two tables below it know nothing of each
 //! other, and this is where a commit's writes and its outcome become one step.
 
-use std::{
-    fmt,
-    sync::{Mutex, MutexGuard},
-};
+use std::{fmt, sync::Mutex};
 
 use tokio::time::Instant;
 
@@ -16,6 +13,7 @@ use crate::{
         MemoryStoreLimits, Recorded, Release, StoreError,
     },
     records::{Changes, Committed, Listing, MemoryRecords, RecordKey, RecordStore, Versioned},
+    sync::lock,
 };
 
 /// The default store: in memory, bounded per principal and in total, by count, bytes and age.
@@ -51,14 +49,6 @@ impl MemoryStore {
     pub fn bytes(&self) -> usize {
         lock(&self.claims).bytes()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding the lock leaves the maps consistent (no invariant spans an
-    // await or a call out), so a poisoned lock is still usable.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Default for MemoryStore {

@@ -31,6 +31,7 @@ use super::{
 use crate::{
     ask::Asks,
     idempotency::{Recorded, StoreError, not_kept, outcome_bytes, value_bytes},
+    sync::lock,
 };
 
 pub use table::MemoryTaskStoreLimits;
@@ -55,7 +56,7 @@ impl MemoryTaskStore {
 
     /// Number of tasks held (running, or ended and not yet forgotten).
     pub fn len(&self) -> usize {
-        self.lock().len()
+        lock(&self.inner).len()
     }
 
     /// Whether no task is held.
@@ -65,14 +66,7 @@ impl MemoryTaskStore {
 
     /// Bytes the tasks held are counted for.
     pub fn bytes(&self) -> usize {
-        self.lock().bytes()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Tasks> {
-        // No invariant spans an await or a call out, so a poisoned lock is still consistent.
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.inner).bytes()
     }
 }
 
@@ -94,7 +88,7 @@ impl fmt::Debug for MemoryTaskStore {
 impl TaskStore for MemoryTaskStore {
     async fn create(&self, task: NewTask, lease: Duration) -> Result<Created, StoreError> {
         let now = Instant::now();
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         if tasks.contains(&task.key) {
             return Err(StoreError::unavailable(
                 "a task with this id already exists",
@@ -117,14 +111,14 @@ impl TaskStore for MemoryTaskStore {
     }
 
     async fn get(&self, key: &TaskKey) -> Result<Option<TaskRecord>, StoreError> {
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         Ok(tasks
             .live(key, Instant::now())
             .map(|entry| entry.record.clone()))
     }
 
     async fn cancel(&self, key: &TaskKey) -> Result<Option<TaskRecord>, StoreError> {
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         let Some(entry) = tasks.live(key, Instant::now()) else {
             return Ok(None);
         };
@@ -141,7 +135,7 @@ impl TaskStore for MemoryTaskStore {
         key: &TaskKey,
         answers: BTreeMap<String, Value>,
     ) -> Result<Option<Responded>, StoreError> {
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         let extra: usize = answers
             .iter()
             .map(|(key, answer)| key.len() + value_bytes(answer))
@@ -171,7 +165,7 @@ impl TaskStore for MemoryTaskStore {
         report: Option<TaskReport>,
     ) -> Result<TaskSignals, StoreError> {
         let now = Instant::now();
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         let entry = tasks.held(lease, now)?;
         if let Some(holder) = &mut entry.holder {
             holder.expires = now + duration;
@@ -186,7 +180,7 @@ impl TaskStore for MemoryTaskStore {
 
     async fn ask(&self, lease: &TaskLease, questions: Asks) -> Result<(), StoreError> {
         let now = Instant::now();
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         let extra = asks_bytes(&questions);
         let fits = tasks.fits(lease.key().principal(), extra, &self.limits);
         let entry = tasks.held(lease, now)?;
@@ -202,7 +196,7 @@ impl TaskStore for MemoryTaskStore {
 
     async fn finish(&self, lease: &TaskLease, ending: TaskEnding) -> Result<(), StoreError> {
         let now = Instant::now();
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         tasks.held(lease, now)?;
         let size = outcome_bytes(ending.outcome());
         let fits = size <= self.limits.max_outcome_bytes
@@ -225,7 +219,7 @@ impl TaskStore for MemoryTaskStore {
 
     fn changed(&self, lease: &TaskLease) -> impl Future<Output = ()> + Send {
         // Subscribed now: a change from here on is seen.
-        let receiver = self.lock().watch(lease);
+        let receiver = lock(&self.inner).watch(lease);
         async move {
             if let Some(mut receiver) = receiver {
                 // A send, or the entry dropped: either way, time to look.
@@ -235,7 +229,7 @@ impl TaskStore for MemoryTaskStore {
     }
 
     async fn sweep(&self) -> Result<usize, StoreError> {
-        Ok(self.lock().sweep(Instant::now()))
+        Ok(lock(&self.inner).sweep(Instant::now()))
     }
 }
 
