@@ -57,6 +57,7 @@ mod limits;
 mod memory_store;
 mod message;
 mod outcome;
+mod percent;
 mod progress;
 mod prompt;
 mod question;
