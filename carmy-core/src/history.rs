@@ -7,7 +7,10 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use crate::execution::{ExecutionId, ExecutionKind, ExecutionStatus};
+use crate::{
+    execution::{ExecutionId, ExecutionKind, ExecutionStatus},
+    sync::lock,
+};
 
 /// What is known of one execution.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,12 +62,6 @@ impl History {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// Marks an execution running until the returned entry is finished; an entry dropped
     /// unfinished (the caller went away mid-run) is recorded as cancelled.
     pub(crate) fn start(
@@ -83,7 +80,7 @@ impl History {
             duration: None,
             error_code: None,
         };
-        self.lock().running.insert(id.clone(), record);
+        lock(&self.inner).running.insert(id.clone(), record);
         Running {
             history: self,
             id: Some(id),
@@ -91,7 +88,7 @@ impl History {
     }
 
     pub(crate) fn finished(&self, record: ExecutionRecord) {
-        let mut inner = self.lock();
+        let mut inner = lock(&self.inner);
         inner.running.remove(&record.id);
         if self.capacity == 0 {
             return;
@@ -105,7 +102,7 @@ impl History {
     }
 
     pub(crate) fn get(&self, id: &ExecutionId) -> Option<ExecutionRecord> {
-        let inner = self.lock();
+        let inner = lock(&self.inner);
         if let Some(record) = inner.running.get(id) {
             return Some(record.clone());
         }
@@ -115,7 +112,7 @@ impl History {
     }
 
     pub(crate) fn running(&self) -> usize {
-        self.lock().running.len()
+        lock(&self.inner).running.len()
     }
 }
 
@@ -137,7 +134,7 @@ impl Running<'_> {
 impl Drop for Running<'_> {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
-        let running = self.history.lock().running.remove(&id);
+        let running = lock(&self.history.inner).running.remove(&id);
         if let Some(mut record) = running {
             record.status = ExecutionStatus::Cancelled;
             record.duration = record.started_at.elapsed().ok();
@@ -209,7 +206,7 @@ mod tests {
             .filter(|index| status(&history, &index.to_string()).is_some())
             .collect();
         assert_eq!(kept, [7, 8, 9]);
-        let inner = history.lock();
+        let inner = lock(&history.inner);
         assert_eq!((inner.finished.len(), inner.positions.len()), (3, 3));
     }
 

@@ -54,8 +54,10 @@ mod grant;
 mod history;
 mod idempotency;
 mod limits;
+mod memory_store;
 mod message;
 mod outcome;
+mod percent;
 mod progress;
 mod prompt;
 mod question;
@@ -67,6 +69,7 @@ mod runtime;
 pub mod schema;
 mod state;
 mod suspension;
+mod sync;
 mod task;
 pub mod testing;
 mod tool;
@@ -95,9 +98,10 @@ pub use grant::Grant;
 pub use history::ExecutionRecord;
 pub use idempotency::{
     Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, MAX_REQUEST_ID_LEN,
-    MemoryStore, MemoryStoreLimits, Recorded, Release, StoreError, Waiter,
+    MemoryStoreLimits, Recorded, Release, StoreError, Waiter,
 };
 pub use limits::Limits;
+pub use memory_store::MemoryStore;
 pub use outcome::{Outcome, OutcomeKind};
 pub use progress::{PROGRESS_INTERVAL, ProgressReporter, ProgressSink};
 pub use prompt::{

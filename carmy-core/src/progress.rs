@@ -6,6 +6,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use crate::sync::lock;
+
 /// Receives progress reports for one execution. Adapters implement it (the MCP adapter turns
 /// reports into `notifications/progress`); the runtime throttles before calling it.
 pub trait ProgressSink: Send + Sync + 'static {
@@ -49,7 +51,7 @@ impl ProgressReporter {
         let now = Instant::now();
         let is_final = total.is_some_and(|total| done >= total);
         {
-            let mut last = inner.last.lock().unwrap_or_else(|e| e.into_inner());
+            let mut last = lock(&inner.last);
             if let Some((at, previous)) = *last {
                 // Progress must increase; a stale or repeated value is dropped.
                 if done <= previous || (!is_final && now.duration_since(at) < PROGRESS_INTERVAL) {

@@ -8,6 +8,7 @@ use tokio::sync::Notify;
 use crate::{
     ask::{Answers, Asks, Pending},
     error::AgentError,
+    sync::lock,
 };
 
 /// A task's answers, on their way.
@@ -31,7 +32,7 @@ pub(crate) struct Suspension {
 impl Suspension {
     /// The tool asked `pending`: stop it.
     pub(crate) fn suspend(&self, pending: Pending) {
-        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(pending);
+        *lock(&self.pending) = Some(pending);
         // A permit is kept if the run step is not waiting yet: the stop is never missed.
         self.stopped.notify_one();
     }
@@ -43,9 +44,6 @@ impl Suspension {
 
     /// The questions, once asked.
     pub(crate) fn take(&self) -> Option<Pending> {
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
+        lock(&self.pending).take()
     }
 }

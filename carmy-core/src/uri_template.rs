@@ -9,6 +9,10 @@
 
 use std::fmt;
 
+use percent_encoding::utf8_percent_encode;
+
+use crate::percent;
+
 /// A parsed URI template.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UriTemplate {
@@ -175,30 +179,12 @@ fn match_parts(parts: &[Part], uri: &str, bound: &mut Vec<(&'static str, String)
 
 /// `%XX` escapes decoded, as UTF-8; `None` for a broken escape or invalid UTF-8.
 fn decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(at + 1..at + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            at += 3;
-        } else {
-            out.push(bytes[at]);
-            at += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    String::from_utf8(percent::decode(text)?).ok()
 }
 
+/// `value` with every byte but the unreserved ones escaped.
 fn encode(value: &str, out: &mut String) {
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
+    out.extend(utf8_percent_encode(value, percent::UNRESERVED));
 }
 
 #[cfg(test)]

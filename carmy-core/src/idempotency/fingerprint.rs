@@ -36,9 +36,7 @@ impl Fingerprint {
 
 impl fmt::Debug for Fingerprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for byte in &self.0[..8] {
-            write!(f, "{byte:02x}")?;
-        }
+        f.write_str(&hex::encode(&self.0[..8]))?;
         f.write_str("…")
     }
 }

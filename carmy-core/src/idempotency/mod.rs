@@ -17,8 +17,9 @@
 //! [`finish`]: IdempotencyStore::finish
 //! [`release`]: IdempotencyStore::release
 
+mod claims;
 mod fingerprint;
-mod memory;
+mod weight;
 
 use std::{fmt, future::Future, pin::Pin, sync::Arc, time::Duration};
 
@@ -29,9 +30,10 @@ use crate::{
     execution::{ExecutionId, ExecutionStatus},
 };
 
+pub(crate) use claims::Claims;
+pub use claims::MemoryStoreLimits;
 pub use fingerprint::Fingerprint;
-pub use memory::{MemoryStore, MemoryStoreLimits};
-pub(crate) use memory::{not_kept, outcome_bytes, value_bytes};
+pub(crate) use weight::{not_kept, outcome_bytes, value_bytes};
 
 pub use crate::limits::MAX_REQUEST_ID_LEN;
 
@@ -236,8 +238,9 @@ impl StoreError {
     }
 }
 
-/// Where claims and outcomes live. The default, [`MemoryStore`], is per process; implement this
-/// over a shared database to keep idempotency across restarts and replicas.
+/// Where claims and outcomes live. The default, [`MemoryStore`](crate::MemoryStore), is per
+/// process; implement this over a shared database to keep idempotency across restarts and
+/// replicas.
 ///
 /// What an implementation promises:
 /// - `claim` is atomic: of any number of concurrent claims of one key, one is `Acquired`, and

@@ -8,6 +8,7 @@
 //! the request's cancellation with panics contained, and recorded.
 
 mod entry;
+mod erased;
 mod messages;
 pub(crate) mod register;
 

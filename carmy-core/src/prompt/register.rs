@@ -4,10 +4,12 @@ use std::{collections::HashSet, sync::Arc, time::Duration};
 
 use serde_json::Value;
 
-use super::{Prompt, PromptArgument, PromptEntry, PromptSpec};
+use super::{
+    Prompt, PromptArgument, PromptEntry, PromptSpec,
+    erased::{ErasedPrompt, ErasedRender},
+};
 use crate::{
     build_problem::BuildProblem,
-    erased::{ErasedPrompt, ErasedRender},
     schema::{self, Direction, SchemaProfile, schema_for},
     state::Requirements,
 };

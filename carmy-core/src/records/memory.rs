@@ -1,17 +1,15 @@
-//! [`MemoryStore`]'s records: a map in this process's memory, committed under the store's lock
-//! together with the outcome, so a commit and its outcome are one step here too.
+//! The records table of the in-memory store: a map in this process's memory. It knows nothing
+//! of claims: the store that keeps it (`MemoryStore`) sits above, and commits a tool's writes
+//! under its claims' lock, so a commit and its outcome are one step there too.
 
-use std::{
-    collections::{BTreeMap, HashMap},
-    sync::{Mutex, MutexGuard},
-};
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use super::{Changes, Committed, Listing, MAX_LISTED, RecordKey, RecordStore, Versioned};
-use crate::idempotency::{Lease, MemoryStore, Recorded, StoreError};
+use super::{Changes, Committed, Listing, MAX_LISTED, RecordKey, Versioned};
+use crate::idempotency::StoreError;
 
-/// The records of one [`MemoryStore`].
+/// The records of one in-memory store.
 #[derive(Debug, Default)]
 pub(crate) struct MemoryRecords {
     /// By collection, then key (ordered, for listings): the value and its version.
@@ -28,7 +26,8 @@ struct Collection {
 }
 
 impl MemoryRecords {
-    fn read(&self, key: &RecordKey) -> Versioned {
+    /// The record at `key`, absent if there is none.
+    pub(crate) fn read(&self, key: &RecordKey) -> Versioned {
         self.collections
             .get(key.collection())
             .and_then(|collection| collection.records.get(key.key()))
@@ -63,6 +62,36 @@ impl MemoryRecords {
                 .all(|(collection, seen)| self.collection_version(collection) == *seen)
     }
 
+    /// Every record of `collection`; [`StoreError::Full`] when there are more than
+    /// [`MAX_LISTED`].
+    pub(crate) fn list(&self, collection: &str) -> Result<Listing, StoreError> {
+        let Some(kept) = self.collections.get(collection) else {
+            return Ok(Listing::default());
+        };
+        if kept.records.len() > MAX_LISTED {
+            return Err(StoreError::Full(format!(
+                "the collection `{collection}` holds more than {MAX_LISTED} records to list"
+            )));
+        }
+        Ok(Listing {
+            version: kept.version,
+            records: kept
+                .records
+                .iter()
+                .map(|(key, (value, _))| (key.clone(), value.clone()))
+                .collect(),
+        })
+    }
+
+    /// Applies `changes`' writes if everything it read is still as it was.
+    pub(crate) fn commit(&mut self, changes: &Changes) -> Committed {
+        if !self.unchanged(changes) {
+            return Committed::Conflict;
+        }
+        self.apply(changes);
+        Committed::Done
+    }
+
     fn apply(&mut self, changes: &Changes) {
         if changes.writes.is_empty() {
             return;
@@ -87,74 +116,5 @@ impl MemoryRecords {
                 }
             }
         }
-    }
-}
-
-impl MemoryStore {
-    fn record_map(&self) -> MutexGuard<'_, MemoryRecords> {
-        // No invariant spans a call out while the lock is held: a poisoned lock is consistent.
-        lock(&self.records)
-    }
-}
-
-fn lock(records: &Mutex<MemoryRecords>) -> MutexGuard<'_, MemoryRecords> {
-    records
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-impl RecordStore for MemoryStore {
-    async fn read(&self, key: &RecordKey) -> Result<Versioned, StoreError> {
-        Ok(self.record_map().read(key))
-    }
-
-    async fn list(&self, collection: &str) -> Result<Listing, StoreError> {
-        let records = self.record_map();
-        let Some(kept) = records.collections.get(collection) else {
-            return Ok(Listing::default());
-        };
-        if kept.records.len() > MAX_LISTED {
-            return Err(StoreError::Full(format!(
-                "the collection `{collection}` holds more than {MAX_LISTED} records to list"
-            )));
-        }
-        Ok(Listing {
-            version: kept.version,
-            records: kept
-                .records
-                .iter()
-                .map(|(key, (value, _))| (key.clone(), value.clone()))
-                .collect(),
-        })
-    }
-
-    async fn commit(
-        &self,
-        changes: &Changes,
-        outcome: Option<(&Lease, &Recorded)>,
-    ) -> Result<Committed, StoreError> {
-        let Some((lease, recorded)) = outcome else {
-            let mut records = self.record_map();
-            if !records.unchanged(changes) {
-                return Ok(Committed::Conflict);
-            }
-            records.apply(changes);
-            return Ok(Committed::Done);
-        };
-        // The records are locked inside the store's own lock, once the lease is known to hold:
-        // the writes and the outcome land together.
-        let applied = self.finish_then(lease, recorded.clone(), || {
-            let mut records = lock(&self.records);
-            if !records.unchanged(changes) {
-                return false;
-            }
-            records.apply(changes);
-            true
-        })?;
-        Ok(if applied {
-            Committed::Done
-        } else {
-            Committed::Conflict
-        })
     }
 }

@@ -3,7 +3,7 @@
 use std::{
     collections::{BTreeMap, HashMap},
     fmt,
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{Arc, Mutex},
 };
 
 use serde::{Serialize, de::DeserializeOwned};
@@ -12,7 +12,10 @@ use serde_json::Value;
 use super::{
     Changes, DynRecordStore, MAX_COLLECTION_LEN, MAX_RECORD_BYTES, MAX_RECORD_KEY_LEN, RecordKey,
 };
-use crate::error::{AgentError, ErrorCategory, codes};
+use crate::{
+    error::{AgentError, ErrorCategory, codes},
+    sync::lock,
+};
 
 /// The application's records, as one execution sees them: a collection of JSON values by key,
 /// kept by the runtime's store (in memory by default; SQLite, PostgreSQL or Redis with
@@ -271,13 +274,6 @@ impl fmt::Debug for Records {
             .field("transaction", &self.is_transaction())
             .finish()
     }
-}
-
-fn lock(pending: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
-    // Nothing spans an await with the lock held: a poisoned lock still holds consistent data.
-    pending
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn decode<T: DeserializeOwned>(record: &RecordKey, value: Value) -> Result<T, AgentError> {

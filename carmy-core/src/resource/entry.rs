@@ -5,8 +5,8 @@ use std::{fmt, sync::Arc, time::Duration};
 
 use serde_json::{Map, Value};
 
-use super::{ResourceSpec, UriTemplate};
-use crate::{erased::ErasedResource, error::AgentError, excerpt::excerpt};
+use super::{ResourceSpec, UriTemplate, erased::ErasedResource};
+use crate::{error::AgentError, excerpt::excerpt};
 
 /// How much of a value a validation message may quote.
 const MAX_PROBLEM_LEN: usize = 256;

@@ -14,6 +14,7 @@
 #[cfg(feature = "fs")]
 pub mod directory;
 mod entry;
+mod erased;
 pub(crate) mod provider;
 pub(crate) mod register;
 pub(crate) mod watch;

@@ -4,10 +4,12 @@ use std::{collections::HashSet, sync::Arc, time::Duration};
 
 use serde_json::Value;
 
-use super::{Resource, ResourceEntry, ResourceSpec, UriTemplate};
+use super::{
+    Resource, ResourceEntry, ResourceSpec, UriTemplate,
+    erased::{ErasedRead, ErasedResource},
+};
 use crate::{
     build_problem::BuildProblem,
-    erased::{ErasedRead, ErasedResource},
     schema::{self, Direction, SchemaProfile, schema_for},
     state::Requirements,
 };

@@ -13,11 +13,11 @@
 
 use std::{
     fmt,
-    sync::{Arc, Mutex, MutexGuard, Weak},
+    sync::{Arc, Mutex, Weak},
 };
 
 use super::provider::ErasedProvider;
-use crate::error::AgentError;
+use crate::{error::AgentError, sync::lock};
 
 /// Receives changes to resources. Adapters implement it; calls come from whatever thread the
 /// provider reports on, so they must be quick (queue, then return).
@@ -134,12 +134,6 @@ pub(crate) struct Hub {
 struct State {
     next_id: u64,
     running: Option<Vec<Watching>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Hub {

@@ -2,9 +2,9 @@
 //! watcher tells of a change (or of events it may have lost). Unwatched, nothing would tell
 //! that a kept listing went stale, so none is kept and every list walks.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
-use crate::resource::ProvidedResource;
+use crate::{resource::ProvidedResource, sync::lock};
 
 /// The listing kept for one directory (its clones share it; a setting changed gets a new one).
 #[derive(Debug, Default)]
@@ -22,15 +22,9 @@ struct State {
 }
 
 impl Listing {
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// The listing kept; or, when there is none, the generation a walk begun now belongs to.
     pub(super) fn kept(&self) -> Result<Vec<ProvidedResource>, u64> {
-        let state = self.state();
+        let state = lock(&self.state);
         match &state.kept {
             Some(files) => Ok(files.to_vec()),
             None => Err(state.generation),
@@ -39,7 +33,7 @@ impl Listing {
 
     /// Keeps `files`, walked in `generation`, if a watch runs and nothing changed since.
     pub(super) fn keep(&self, generation: u64, files: &[ProvidedResource]) {
-        let mut state = self.state();
+        let mut state = lock(&self.state);
         if state.watches > 0 && state.generation == generation {
             state.kept = Some(files.into());
         }
@@ -47,14 +41,14 @@ impl Listing {
 
     /// Something changed, or may have: the listing kept is stale.
     pub(super) fn changed(&self) {
-        let mut state = self.state();
+        let mut state = lock(&self.state);
         state.generation += 1;
         state.kept = None;
     }
 
     /// A watch started, its watcher in place: listings may be kept until the result is dropped.
     pub(super) fn watched(self: &Arc<Self>) -> Watched {
-        let mut state = self.state();
+        let mut state = lock(&self.state);
         state.watches += 1;
         // A walk begun before the watcher was in place may have missed a change.
         state.generation += 1;
@@ -68,7 +62,7 @@ pub(super) struct Watched(Arc<Listing>);
 
 impl Drop for Watched {
     fn drop(&mut self) {
-        let mut state = self.0.state();
+        let mut state = lock(&self.0.state);
         state.watches -= 1;
         if state.watches == 0 {
             state.generation += 1;

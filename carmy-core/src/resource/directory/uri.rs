@@ -10,23 +10,22 @@
 //! fragment, bad escapes and bytes that are not UTF-8. A path outside the root is refused
 //! before the file system is asked anything, so its answer says nothing of what is there.
 
+use percent_encoding::{AsciiSet, utf8_percent_encode};
+
 use super::codes;
-use crate::{error::AgentError, excerpt::excerpt, resource::MAX_URI_LEN};
+use crate::{error::AgentError, excerpt::excerpt, percent, resource::MAX_URI_LEN};
 
 /// How much of a URI an error message quotes.
 const MAX_ECHO: usize = 256;
+
+/// What a path's bytes are escaped against: the unreserved ones and `/` are kept.
+const PATH: &AsciiSet = &percent::UNRESERVED.remove(b'/');
 
 /// `file://` and `path`, percent-encoded: every byte but the unreserved ones and `/`.
 pub(super) fn uri_of(path: &str) -> String {
     let mut uri = String::with_capacity(7 + path.len());
     uri.push_str("file://");
-    for byte in path.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/') {
-            uri.push(byte as char);
-        } else {
-            uri.push_str(&format!("%{byte:02X}"));
-        }
-    }
+    uri.extend(utf8_percent_encode(path, PATH));
     uri
 }
 
@@ -87,7 +86,7 @@ pub(super) fn locate(root: &str, uri: &str, hidden: bool) -> Result<Vec<String>,
     if path.contains('\\') {
         return Err(invalid("backslashes are refused"));
     }
-    let Some(decoded) = decode(path) else {
+    let Some(decoded) = percent::decode(path) else {
         return Err(invalid("a `%` is not followed by two hex digits"));
     };
     if decoded.contains(&0) {
@@ -129,30 +128,9 @@ pub(super) fn locate(root: &str, uri: &str, hidden: bool) -> Result<Vec<String>,
     Ok(segments)
 }
 
-/// `%XX` escapes decoded once; `None` for a broken escape.
-fn decode(text: &str) -> Option<Vec<u8>> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%' {
-            let hex = bytes.get(at + 1..at + 3)?;
-            let value = std::str::from_utf8(hex)
-                .ok()
-                .filter(|hex| hex.bytes().all(|byte| byte.is_ascii_hexdigit()))?;
-            out.push(u8::from_str_radix(value, 16).ok()?);
-            at += 3;
-        } else {
-            out.push(bytes[at]);
-            at += 1;
-        }
-    }
-    Some(out)
-}
-
 /// `%XX` escapes decoded once, broken ones kept as they are: only to decide what is claimed.
 fn decode_lossy(text: &str) -> Vec<u8> {
-    decode(text).unwrap_or_else(|| text.as_bytes().to_vec())
+    percent::decode(text).unwrap_or_else(|| text.as_bytes().to_vec())
 }
 
 #[cfg(test)]

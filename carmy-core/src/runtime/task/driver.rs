@@ -26,6 +26,7 @@ use crate::{
     error::{AgentError, codes},
     excerpt::excerpt,
     idempotency::StoreError,
+    sync::lock,
     task::{DynTaskStore, TaskEnding, TaskLease, TaskProgress, TaskReport},
 };
 
@@ -116,11 +117,7 @@ impl Driver {
     pub(crate) fn report(&self, done: f64, total: Option<f64>, message: Option<&str>) {
         let message = message.map(|message| excerpt(message, MAX_STATUS_MESSAGE_LEN).into_owned());
         let report = TaskReport::new(Some(TaskProgress { done, total }), message);
-        *self
-            .report
-            .latest
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(report);
+        *lock(&self.report.latest) = Some(report);
         self.report.wake.notify_one();
     }
 
@@ -163,12 +160,7 @@ impl Loop {
         loop {
             // Armed before the renewal reads: what is written after it wakes the wait below.
             let changed = store.changed_boxed(&lease);
-            let report = self
-                .report
-                .latest
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .take();
+            let report = lock(&self.report.latest).take();
             if report.is_some() {
                 reported = Instant::now();
             }

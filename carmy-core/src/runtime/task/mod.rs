@@ -37,6 +37,7 @@ use crate::{
     execution::{ExecutionId, ExecutionStatus},
     idempotency::StoreError,
     outcome::{Outcome, OutcomeKind},
+    sync::lock,
     task::{NewTask, Responded, TaskId, TaskKey, TaskRecord},
 };
 
@@ -208,10 +209,7 @@ impl Inner {
     /// Asks the task store to sweep, at most every [`SWEEP_EVERY`], off the caller's path.
     fn sweep_now_and_then(&self) {
         let due = {
-            let mut last = self
-                .last_sweep
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut last = lock(&self.last_sweep);
             let due = last.is_none_or(|at| at.elapsed() >= SWEEP_EVERY);
             if due {
                 *last = Some(Instant::now());

@@ -12,6 +12,7 @@ use crate::{
     outcome::Outcome,
     progress::{ProgressReporter, ProgressSink},
     suspension::{AskRoute, TaskAnswers},
+    sync::lock,
     task::TaskEnding,
 };
 
@@ -63,11 +64,7 @@ impl TaskSlot {
 
     /// Gives the caller `outcome`, unless it already has its answer.
     pub(super) fn answer(&self, outcome: Outcome) {
-        let sender = self
-            .answer
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
+        let sender = lock(&self.answer).take();
         if let Some(sender) = sender {
             let _ = sender.send(outcome);
         }

@@ -11,16 +11,18 @@
 //! Expiry runs on the tokio clock, so tests may pause time; the timestamps handed to clients
 //! are the system clock's.
 
+mod table;
+
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::BTreeMap,
     fmt,
     future::Future,
-    sync::{Arc, Mutex},
+    sync::Mutex,
     time::{Duration, SystemTime},
 };
 
 use serde_json::Value;
-use tokio::{sync::watch, time::Instant};
+use tokio::time::Instant;
 
 use super::{
     Created, NewTask, Responded, TaskEnding, TaskKey, TaskLease, TaskRecord, TaskReport,
@@ -29,73 +31,11 @@ use super::{
 use crate::{
     ask::Asks,
     idempotency::{Recorded, StoreError, not_kept, outcome_bytes, value_bytes},
+    sync::lock,
 };
 
-/// Bounds of the in-memory task store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct MemoryTaskStoreLimits {
-    /// Tasks one principal may hold at once, running or kept (default 1,000).
-    pub max_tasks_per_principal: usize,
-    /// Tasks across all principals (default 10,000).
-    pub max_tasks: usize,
-    /// Bytes one principal's tasks may take (default 16 MiB).
-    pub max_bytes_per_principal: usize,
-    /// Bytes across all principals (default 128 MiB).
-    pub max_bytes: usize,
-    /// The largest outcome kept (default 1 MiB); a larger one is kept as a note that the call
-    /// ran.
-    pub max_outcome_bytes: usize,
-}
-
-impl Default for MemoryTaskStoreLimits {
-    fn default() -> Self {
-        Self {
-            max_tasks_per_principal: 1_000,
-            max_tasks: 10_000,
-            max_bytes_per_principal: 16 << 20,
-            max_bytes: 128 << 20,
-            max_outcome_bytes: 1 << 20,
-        }
-    }
-}
-
-impl MemoryTaskStoreLimits {
-    /// Replaces the bound on one principal's tasks.
-    #[must_use]
-    pub fn with_max_tasks_per_principal(mut self, max: usize) -> Self {
-        self.max_tasks_per_principal = max;
-        self
-    }
-
-    /// Replaces the bound on tasks across principals.
-    #[must_use]
-    pub fn with_max_tasks(mut self, max: usize) -> Self {
-        self.max_tasks = max;
-        self
-    }
-
-    /// Replaces the bound on one principal's bytes.
-    #[must_use]
-    pub fn with_max_bytes_per_principal(mut self, max: usize) -> Self {
-        self.max_bytes_per_principal = max;
-        self
-    }
-
-    /// Replaces the bound on bytes across principals.
-    #[must_use]
-    pub fn with_max_bytes(mut self, max: usize) -> Self {
-        self.max_bytes = max;
-        self
-    }
-
-    /// Replaces the largest outcome kept.
-    #[must_use]
-    pub fn with_max_outcome_bytes(mut self, max: usize) -> Self {
-        self.max_outcome_bytes = max;
-        self
-    }
-}
+pub use table::MemoryTaskStoreLimits;
+use table::{Tasks, asks_bytes, record_bytes};
 
 /// The default task store: in memory, bounded per principal and in total. Tasks live and die
 /// with the process; share one (in an `Arc`) between runtimes of one process, or implement
@@ -103,163 +43,6 @@ impl MemoryTaskStoreLimits {
 pub struct MemoryTaskStore {
     limits: MemoryTaskStoreLimits,
     inner: Mutex<Tasks>,
-}
-
-#[derive(Default)]
-struct Tasks {
-    by_key: HashMap<TaskKey, Entry>,
-    shares: HashMap<Arc<str>, Share>,
-    tasks: usize,
-    bytes: usize,
-    /// Lease tokens are unique in the store: a counter is enough.
-    next_token: u128,
-}
-
-#[derive(Default)]
-struct Share {
-    tasks: usize,
-    bytes: usize,
-}
-
-struct Entry {
-    record: TaskRecord,
-    /// The running task's holder; `None` once it ended.
-    holder: Option<Holder>,
-    /// When it ended, for its `ttl`.
-    ended: Option<Instant>,
-    /// What the entry counts for in its share.
-    bytes: usize,
-    /// Sent to when the holder has something to act on (and dropped with the entry).
-    changed: watch::Sender<()>,
-}
-
-struct Holder {
-    token: u128,
-    expires: Instant,
-}
-
-impl Entry {
-    /// Settles a lease that ran out; whether the entry is still kept at `now`.
-    fn is_live(&mut self, now: Instant) -> bool {
-        if let Some(holder) = &self.holder
-            && now >= holder.expires
-        {
-            let ending = TaskEnding::lost(self.record.execution_id.clone());
-            self.ended = Some(holder.expires);
-            self.holder = None;
-            self.record.end(ending, SystemTime::now());
-            self.changed.send_replace(());
-        }
-        self.ended
-            .is_none_or(|ended| now.duration_since(ended) < self.record.ttl)
-    }
-
-    fn held_by(&self, lease: &TaskLease) -> bool {
-        self.holder
-            .as_ref()
-            .is_some_and(|holder| holder.token == lease.token())
-    }
-}
-
-/// About what a task's record takes in memory.
-fn record_bytes(record: &TaskRecord) -> usize {
-    const OVERHEAD: usize = 512;
-    OVERHEAD
-        + record.key.principal().len()
-        + record.key.id().as_str().len()
-        + record.tool.len()
-        + record.execution_id.as_str().len()
-        + record.status_message.as_ref().map_or(0, String::len)
-        + asks_bytes(&record.questions)
-        + record
-            .answers
-            .iter()
-            .map(|(key, answer)| key.len() + value_bytes(answer))
-            .sum::<usize>()
-        + record.outcome.as_ref().map_or(0, outcome_bytes)
-}
-
-/// About what questions take: their debug form is as long as their text and schemas.
-fn asks_bytes(asks: &Asks) -> usize {
-    if asks.is_empty() {
-        0
-    } else {
-        format!("{asks:?}").len()
-    }
-}
-
-impl Tasks {
-    /// The live entry of `key`: a lost lease settled, an expired task forgotten.
-    fn live(&mut self, key: &TaskKey, now: Instant) -> Option<&mut Entry> {
-        let live = self.by_key.get_mut(key)?.is_live(now);
-        if !live {
-            self.remove(key);
-            return None;
-        }
-        self.by_key.get_mut(key)
-    }
-
-    /// The entry `lease` holds.
-    fn held(&mut self, lease: &TaskLease, now: Instant) -> Result<&mut Entry, StoreError> {
-        match self.live(lease.key(), now) {
-            Some(entry) if entry.held_by(lease) => Ok(entry),
-            _ => Err(StoreError::LeaseLost),
-        }
-    }
-
-    fn remove(&mut self, key: &TaskKey) {
-        let Some(entry) = self.by_key.remove(key) else {
-            return;
-        };
-        self.tasks -= 1;
-        self.bytes -= entry.bytes;
-        if let Some(share) = self.shares.get_mut(key.principal()) {
-            share.tasks -= 1;
-            share.bytes -= entry.bytes;
-            if share.tasks == 0 {
-                self.shares.remove(key.principal());
-            }
-        }
-    }
-
-    /// Whether `extra` more bytes fit in `principal`'s share and in the total.
-    fn fits(&self, principal: &str, extra: usize, limits: &MemoryTaskStoreLimits) -> bool {
-        let share = self.shares.get(principal).map_or(0, |share| share.bytes);
-        share + extra <= limits.max_bytes_per_principal && self.bytes + extra <= limits.max_bytes
-    }
-
-    /// Counts `key`'s entry at what its record now weighs.
-    fn reweigh(&mut self, key: &TaskKey) {
-        let Some(entry) = self.by_key.get_mut(key) else {
-            return;
-        };
-        let (old, new) = (entry.bytes, record_bytes(&entry.record));
-        entry.bytes = new;
-        self.bytes = self.bytes - old + new;
-        if let Some(share) = self.shares.get_mut(key.principal()) {
-            share.bytes = share.bytes - old + new;
-        }
-    }
-
-    /// Settles every lost lease and forgets every expired task; how many were forgotten.
-    fn sweep(&mut self, now: Instant) -> usize {
-        let expired: Vec<TaskKey> = self
-            .by_key
-            .iter_mut()
-            .filter_map(|(key, entry)| (!entry.is_live(now)).then(|| key.clone()))
-            .collect();
-        for key in &expired {
-            self.remove(key);
-        }
-        expired.len()
-    }
-
-    fn full(&self, principal: &str, bytes: usize, limits: &MemoryTaskStoreLimits) -> bool {
-        let share = self.shares.get(principal);
-        share.is_some_and(|share| share.tasks >= limits.max_tasks_per_principal)
-            || self.tasks >= limits.max_tasks
-            || !self.fits(principal, bytes, limits)
-    }
 }
 
 impl MemoryTaskStore {
@@ -273,7 +56,7 @@ impl MemoryTaskStore {
 
     /// Number of tasks held (running, or ended and not yet forgotten).
     pub fn len(&self) -> usize {
-        self.lock().tasks
+        lock(&self.inner).len()
     }
 
     /// Whether no task is held.
@@ -283,14 +66,7 @@ impl MemoryTaskStore {
 
     /// Bytes the tasks held are counted for.
     pub fn bytes(&self) -> usize {
-        self.lock().bytes
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Tasks> {
-        // No invariant spans an await or a call out, so a poisoned lock is still consistent.
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.inner).bytes()
     }
 }
 
@@ -312,8 +88,8 @@ impl fmt::Debug for MemoryTaskStore {
 impl TaskStore for MemoryTaskStore {
     async fn create(&self, task: NewTask, lease: Duration) -> Result<Created, StoreError> {
         let now = Instant::now();
-        let mut tasks = self.lock();
-        if tasks.by_key.contains_key(&task.key) {
+        let mut tasks = lock(&self.inner);
+        if tasks.contains(&task.key) {
             return Err(StoreError::unavailable(
                 "a task with this id already exists",
             ));
@@ -329,39 +105,20 @@ impl TaskStore for MemoryTaskStore {
                 "too many tasks are kept for this caller; retry once older ones expire".into(),
             ));
         }
-        tasks.next_token += 1;
-        let token = tasks.next_token;
         let key = record.key.clone();
-        tasks.tasks += 1;
-        tasks.bytes += bytes;
-        let share = tasks.shares.entry(Arc::from(key.principal())).or_default();
-        share.tasks += 1;
-        share.bytes += bytes;
-        tasks.by_key.insert(
-            key.clone(),
-            Entry {
-                record: record.clone(),
-                holder: Some(Holder {
-                    token,
-                    expires: now + lease,
-                }),
-                ended: None,
-                bytes,
-                changed: watch::Sender::new(()),
-            },
-        );
+        let token = tasks.add(record.clone(), bytes, now + lease);
         Ok(Created::new(TaskLease::new(key, token), record))
     }
 
     async fn get(&self, key: &TaskKey) -> Result<Option<TaskRecord>, StoreError> {
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         Ok(tasks
             .live(key, Instant::now())
             .map(|entry| entry.record.clone()))
     }
 
     async fn cancel(&self, key: &TaskKey) -> Result<Option<TaskRecord>, StoreError> {
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         let Some(entry) = tasks.live(key, Instant::now()) else {
             return Ok(None);
         };
@@ -378,7 +135,7 @@ impl TaskStore for MemoryTaskStore {
         key: &TaskKey,
         answers: BTreeMap<String, Value>,
     ) -> Result<Option<Responded>, StoreError> {
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         let extra: usize = answers
             .iter()
             .map(|(key, answer)| key.len() + value_bytes(answer))
@@ -408,7 +165,7 @@ impl TaskStore for MemoryTaskStore {
         report: Option<TaskReport>,
     ) -> Result<TaskSignals, StoreError> {
         let now = Instant::now();
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         let entry = tasks.held(lease, now)?;
         if let Some(holder) = &mut entry.holder {
             holder.expires = now + duration;
@@ -423,7 +180,7 @@ impl TaskStore for MemoryTaskStore {
 
     async fn ask(&self, lease: &TaskLease, questions: Asks) -> Result<(), StoreError> {
         let now = Instant::now();
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         let extra = asks_bytes(&questions);
         let fits = tasks.fits(lease.key().principal(), extra, &self.limits);
         let entry = tasks.held(lease, now)?;
@@ -439,7 +196,7 @@ impl TaskStore for MemoryTaskStore {
 
     async fn finish(&self, lease: &TaskLease, ending: TaskEnding) -> Result<(), StoreError> {
         let now = Instant::now();
-        let mut tasks = self.lock();
+        let mut tasks = lock(&self.inner);
         tasks.held(lease, now)?;
         let size = outcome_bytes(ending.outcome());
         let fits = size <= self.limits.max_outcome_bytes
@@ -462,12 +219,7 @@ impl TaskStore for MemoryTaskStore {
 
     fn changed(&self, lease: &TaskLease) -> impl Future<Output = ()> + Send {
         // Subscribed now: a change from here on is seen.
-        let receiver = self
-            .lock()
-            .by_key
-            .get(lease.key())
-            .filter(|entry| entry.held_by(lease))
-            .map(|entry| entry.changed.subscribe());
+        let receiver = lock(&self.inner).watch(lease);
         async move {
             if let Some(mut receiver) = receiver {
                 // A send, or the entry dropped: either way, time to look.
@@ -477,7 +229,7 @@ impl TaskStore for MemoryTaskStore {
     }
 
     async fn sweep(&self) -> Result<usize, StoreError> {
-        Ok(self.lock().sweep(Instant::now()))
+        Ok(lock(&self.inner).sweep(Instant::now()))
     }
 }
 
