@@ -28,10 +28,11 @@ use rusqlite::{OptionalExtension, Row as SqlRow, Transaction, TransactionBehavio
 use serde_json::Value;
 
 use super::{
-    SqliteStore, SqliteStoreOptions,
+    SqliteStore,
     db::Db,
     failure::{Failure, Result},
     integers::{count, ms, now_ms},
+    options::SqliteStoreOptions,
     task_holders::Wake,
     task_poll::data_version,
 };
