@@ -10,6 +10,7 @@ mod records;
 mod schema;
 mod task_holders;
 mod task_poll;
+mod task_rows;
 mod tasks;
 mod worker;
 
