@@ -46,6 +46,7 @@ mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
 mod sqlite;
+mod sync;
 mod task_record;
 
 #[cfg(feature = "conformance")]

@@ -26,6 +26,7 @@ use tokio::{
 };
 
 use super::link::Link;
+use crate::sync::lock;
 
 /// The first pause of a waiter polling for another process's claim; it doubles up to
 /// [`LONGEST_POLL`].
@@ -41,8 +42,7 @@ pub(super) struct Waiters {
 impl Waiters {
     /// Subscribes to `key`'s wake-up, until the returned watch is dropped.
     pub(super) fn watch(self: &Arc<Self>, key: &IdempotencyKey) -> Watch {
-        let receiver = self
-            .lock()
+        let receiver = lock(&self.senders)
             .entry(key.clone())
             .or_insert_with(|| watch::Sender::new(()))
             .subscribe();
@@ -55,14 +55,7 @@ impl Waiters {
 
     /// Wakes everyone in this process waiting on `key`.
     pub(super) fn wake(&self, key: &IdempotencyKey) {
-        self.lock().remove(key);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IdempotencyKey, watch::Sender<()>>> {
-        // No invariant spans the map's lock: a panic while it was held leaves it usable.
-        self.senders
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.senders).remove(key);
     }
 }
 
@@ -87,7 +80,7 @@ impl Watch {
 impl Drop for Watch {
     fn drop(&mut self) {
         drop(self.receiver.take());
-        let mut senders = self.waiters.lock();
+        let mut senders = lock(&self.waiters.senders);
         if senders
             .get(&self.key)
             .is_some_and(|sender| sender.receiver_count() == 0)
