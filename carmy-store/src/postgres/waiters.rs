@@ -12,7 +12,6 @@
 
 use std::{
     collections::HashMap,
-    fmt::Write as _,
     sync::{
         Mutex,
         atomic::{AtomicBool, Ordering},
@@ -86,13 +85,7 @@ fn tag_of(principal: &[u8], name: &[u8]) -> String {
     );
     hasher.update(principal);
     hasher.update(name);
-    hasher
-        .finalize()
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, byte| {
-            let _ = write!(hex, "{byte:02x}");
-            hex
-        })
+    hex::encode(hasher.finalize())
 }
 
 #[cfg(test)]
