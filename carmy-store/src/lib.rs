@@ -54,6 +54,8 @@ pub mod conformance;
 #[cfg(feature = "conformance")]
 pub mod record_conformance;
 #[cfg(feature = "conformance")]
+mod scenario;
+#[cfg(feature = "conformance")]
 pub mod task_conformance;
 
 #[cfg(feature = "postgres")]

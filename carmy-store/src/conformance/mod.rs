@@ -99,8 +99,8 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!($open, when = true);
     };
     ($open:expr, when = $available:expr $(,)?) => {
-        $crate::__conformance_tests!(
-            $open, $available;
+        $crate::__scenario_tests!(
+            conformance, conformance, $open, $available;
             replay,
             conflict,
             wait_then_replay,
@@ -115,25 +115,5 @@ macro_rules! conformance_tests {
             nothing_runs_twice,
             principals_never_meet,
         );
-    };
-}
-
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __conformance_tests {
-    ($open:expr, $available:expr; $($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() {
-                if !$available {
-                    return;
-                }
-                $crate::conformance::check(
-                    ::core::stringify!($name),
-                    $open,
-                    $crate::conformance::$name,
-                );
-            }
-        )*
     };
 }

@@ -1,16 +1,11 @@
 //! How a scenario opens a fresh store: [`Setup`], [`Opener`], and [`check`], which runs one
 //! scenario in a scratch directory of its own, on a runtime of its own.
 
-use std::{
-    future::Future,
-    path::PathBuf,
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
-};
+use std::{future::Future, path::PathBuf, sync::Arc};
 
 use carmy_core::IdempotencyStore;
+
+use crate::scenario::{self, Stores};
 
 /// What a scenario asks of the store it opens.
 #[derive(Clone, Debug)]
@@ -27,22 +22,22 @@ pub struct Setup {
 /// [`conformance_tests!`](crate::conformance_tests), run on a blocking thread (opening a file or
 /// a connection may block).
 pub struct Opener<S> {
-    open: Arc<dyn Fn(Setup) -> S + Send + Sync>,
-    dir: PathBuf,
+    stores: Stores<Setup, S>,
 }
 
 impl<S> Clone for Opener<S> {
     fn clone(&self) -> Self {
         Self {
-            open: Arc::clone(&self.open),
-            dir: self.dir.clone(),
+            stores: self.stores.clone(),
         }
     }
 }
 
 impl<S> std::fmt::Debug for Opener<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Opener").field("dir", &self.dir).finish()
+        f.debug_struct("Opener")
+            .field("dir", &self.stores.dir)
+            .finish()
     }
 }
 
@@ -54,29 +49,12 @@ impl<S: IdempotencyStore> Opener<S> {
 
     /// A fresh store holding at most `max_entries_per_principal` keys per principal.
     pub async fn open_with(&self, max_entries_per_principal: usize) -> Arc<S> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = self
-            .dir
-            .join(format!("store-{}", NEXT.fetch_add(1, Ordering::Relaxed)));
-        std::fs::create_dir_all(&dir).expect("a scratch directory for the store");
-        let setup = Setup {
-            max_entries_per_principal,
-            dir,
-        };
-        let open = Arc::clone(&self.open);
-        let store = tokio::task::spawn_blocking(move || open(setup))
+        self.stores
+            .open(|dir| Setup {
+                max_entries_per_principal,
+                dir,
+            })
             .await
-            .expect("opening the store panicked");
-        Arc::new(store)
-    }
-}
-
-/// Removes a scenario's scratch directory, even when it fails.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -87,20 +65,9 @@ where
     F: Fn(Setup) -> S + Send + Sync + 'static,
     Fut: Future<Output = ()>,
 {
-    let dir = std::env::temp_dir().join(format!(
-        "carmy-conformance-{}-{name}-{}",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    let _scratch = Scratch(dir.clone());
-    let opener = Opener {
-        open: Arc::new(open),
-        dir,
-    };
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-        .block_on(scenario(opener));
+    scenario::run("carmy-conformance", name, |dir| {
+        scenario(Opener {
+            stores: Stores::new(open, dir),
+        })
+    });
 }

@@ -91,8 +91,8 @@ macro_rules! task_conformance_tests {
         $crate::task_conformance_tests!($open, when = true);
     };
     ($open:expr, when = $available:expr $(,)?) => {
-        $crate::__task_conformance_tests!(
-            $open, $available;
+        $crate::__scenario_tests!(
+            task_conformance, task_conformance, $open, $available;
             status_transitions,
             outcomes_round_trip,
             kept_for_its_ttl_then_forgotten,
@@ -108,25 +108,5 @@ macro_rules! task_conformance_tests {
             replica_answers_anothers_task,
             dead_replicas_task_fails,
         );
-    };
-}
-
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __task_conformance_tests {
-    ($open:expr, $available:expr; $($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() {
-                if !$available {
-                    return;
-                }
-                $crate::task_conformance::check(
-                    ::core::stringify!($name),
-                    $open,
-                    $crate::task_conformance::$name,
-                );
-            }
-        )*
     };
 }

@@ -1,16 +1,11 @@
 //! How a scenario opens a fresh store: [`TaskSetup`], [`TaskOpener`], and [`check`], which runs
 //! one scenario in a scratch directory of its own, on a runtime of its own.
 
-use std::{
-    future::Future,
-    path::PathBuf,
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
-};
+use std::{future::Future, path::PathBuf, sync::Arc};
 
 use carmy_core::TaskStore;
+
+use crate::scenario::{self, Stores};
 
 /// What a scenario asks of the store it opens.
 #[derive(Clone, Debug)]
@@ -26,15 +21,13 @@ pub struct TaskSetup {
 /// How a scenario opens a fresh store: the closure given to
 /// [`task_conformance_tests!`](crate::task_conformance_tests), run on a blocking thread.
 pub struct TaskOpener<S> {
-    open: Arc<dyn Fn(TaskSetup) -> S + Send + Sync>,
-    dir: PathBuf,
+    stores: Stores<TaskSetup, S>,
 }
 
 impl<S> Clone for TaskOpener<S> {
     fn clone(&self) -> Self {
         Self {
-            open: Arc::clone(&self.open),
-            dir: self.dir.clone(),
+            stores: self.stores.clone(),
         }
     }
 }
@@ -42,7 +35,7 @@ impl<S> Clone for TaskOpener<S> {
 impl<S> std::fmt::Debug for TaskOpener<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskOpener")
-            .field("dir", &self.dir)
+            .field("dir", &self.stores.dir)
             .finish()
     }
 }
@@ -55,29 +48,12 @@ impl<S: TaskStore> TaskOpener<S> {
 
     /// A fresh store holding at most `max_tasks_per_principal` tasks per principal.
     pub async fn open_with(&self, max_tasks_per_principal: usize) -> Arc<S> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = self
-            .dir
-            .join(format!("store-{}", NEXT.fetch_add(1, Ordering::Relaxed)));
-        std::fs::create_dir_all(&dir).expect("a scratch directory for the store");
-        let setup = TaskSetup {
-            max_tasks_per_principal,
-            dir,
-        };
-        let open = Arc::clone(&self.open);
-        let store = tokio::task::spawn_blocking(move || open(setup))
+        self.stores
+            .open(|dir| TaskSetup {
+                max_tasks_per_principal,
+                dir,
+            })
             .await
-            .expect("opening the store panicked");
-        Arc::new(store)
-    }
-}
-
-/// Removes a scenario's scratch directory, even when it fails.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -88,20 +64,9 @@ where
     F: Fn(TaskSetup) -> S + Send + Sync + 'static,
     Fut: Future<Output = ()>,
 {
-    let dir = std::env::temp_dir().join(format!(
-        "carmy-task-conformance-{}-{name}-{}",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    let _scratch = Scratch(dir.clone());
-    let opener = TaskOpener {
-        open: Arc::new(open),
-        dir,
-    };
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-        .block_on(scenario(opener));
+    scenario::run("carmy-task-conformance", name, |dir| {
+        scenario(TaskOpener {
+            stores: Stores::new(open, dir),
+        })
+    });
 }
