@@ -40,6 +40,7 @@
 //! asynchronous client in pure Rust (no libpq to link), and `deadpool-postgres` pools its
 //! connections with bounded waits.
 
+mod claim_wait;
 mod outcome;
 #[cfg(feature = "postgres")]
 mod postgres;

@@ -45,6 +45,8 @@ use connection::{Database, millis};
 use error::Failure;
 use waiters::{Waiters, tag};
 
+use crate::claim_wait::Pauses;
+
 /// The first pause of a waiter polling for another process's claim; it doubles up to
 /// [`LONGEST_POLL`] (or [`LONGEST_POLL_LISTENING`] while the listener would hear the key
 /// settle), and never goes past the lease's expiry.
@@ -454,16 +456,8 @@ async fn wait(
     deadline: Instant,
     mut settled: watch::Receiver<()>,
 ) {
-    let mut pause = FIRST_POLL;
-    loop {
-        let nap = pause.min(deadline.saturating_duration_since(Instant::now()));
-        tokio::select! {
-            _ = settled.changed() => return,
-            () = tokio::time::sleep(nap) => {}
-        }
-        if Instant::now() >= deadline {
-            return;
-        }
+    let mut pauses = Pauses::new(deadline, FIRST_POLL);
+    while pauses.sleep(settled.changed()).await {
         match shared.still_held(&key, token).await {
             Ok(true) => {}
             Ok(false) | Err(_) => return,
@@ -473,6 +467,6 @@ async fn wait(
         } else {
             LONGEST_POLL
         };
-        pause = (pause * 2).min(longest);
+        pauses.double(longest);
     }
 }

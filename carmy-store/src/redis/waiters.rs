@@ -20,13 +20,10 @@ use std::{
 };
 
 use carmy_core::IdempotencyKey;
-use tokio::{
-    sync::watch,
-    time::{Instant, sleep},
-};
+use tokio::{sync::watch, time::Instant};
 
 use super::link::Link;
-use crate::sync::lock;
+use crate::{claim_wait::Pauses, sync::lock};
 
 /// The first pause of a waiter polling for another process's claim; it doubles up to
 /// [`LONGEST_POLL`].
@@ -101,16 +98,8 @@ pub(super) async fn wait(
     deadline: Instant,
     mut watch: Watch,
 ) {
-    let mut pause = FIRST_POLL;
-    loop {
-        let nap = pause.min(deadline.saturating_duration_since(Instant::now()));
-        tokio::select! {
-            () = watch.settled() => return,
-            () = sleep(nap) => {}
-        }
-        if Instant::now() >= deadline {
-            return;
-        }
+    let mut pauses = Pauses::new(deadline, FIRST_POLL);
+    while pauses.sleep(watch.settled()).await {
         let holder = link
             .run("poll", |mut connection, _| {
                 let request = &request;
@@ -124,7 +113,7 @@ pub(super) async fn wait(
             })
             .await;
         match holder {
-            Ok(Some(holder)) if holder == token => pause = (pause * 2).min(LONGEST_POLL),
+            Ok(Some(holder)) if holder == token => pauses.double(LONGEST_POLL),
             _ => return,
         }
     }

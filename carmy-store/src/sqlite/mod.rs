@@ -34,6 +34,8 @@ use db::Seen;
 use task_holders::TaskHolders;
 use worker::Worker;
 
+use crate::claim_wait::Pauses;
+
 /// The first pause of a waiter polling for another process's claim; it doubles up to
 /// [`LONGEST_POLL`], and never goes past the lease's expiry. The poll for other processes'
 /// task writes backs off the same way (see `tasks`).
@@ -243,19 +245,11 @@ async fn wait(
     deadline: Instant,
     mut settled: watch::Receiver<()>,
 ) {
-    let mut pause = FIRST_POLL;
-    loop {
-        let nap = pause.min(deadline.saturating_duration_since(Instant::now()));
-        tokio::select! {
-            _ = settled.changed() => return,
-            () = tokio::time::sleep(nap) => {}
-        }
-        if Instant::now() >= deadline {
-            return;
-        }
+    let mut pauses = Pauses::new(deadline, FIRST_POLL);
+    while pauses.sleep(settled.changed()).await {
         let polled = key.clone();
         match worker.run(move |db| db.still_held(&polled, token)).await {
-            Ok(true) => pause = (pause * 2).min(LONGEST_POLL),
+            Ok(true) => pauses.double(LONGEST_POLL),
             Ok(false) | Err(_) => return,
         }
     }
