@@ -40,18 +40,22 @@
 //! asynchronous client in pure Rust (no libpq to link), and `deadpool-postgres` pools its
 //! connections with bounded waits.
 
+mod claim_wait;
 mod outcome;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "redis")]
 mod redis;
 mod sqlite;
+mod sync;
 mod task_record;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
 #[cfg(feature = "conformance")]
 pub mod record_conformance;
+#[cfg(feature = "conformance")]
+mod scenario;
 #[cfg(feature = "conformance")]
 pub mod task_conformance;
 

@@ -35,8 +35,8 @@ macro_rules! record_conformance_tests {
         $crate::record_conformance_tests!($open, when = true);
     };
     ($open:expr, when = $available:expr $(,)?) => {
-        $crate::__record_conformance_tests!(
-            $open, $available;
+        $crate::__scenario_tests!(
+            conformance, record_conformance, $open, $available;
             absent_records_are_version_zero,
             writes_commit_and_stamps_grow,
             a_stale_read_conflicts_and_applies_nothing,
@@ -50,26 +50,6 @@ macro_rules! record_conformance_tests {
             listings_are_ordered_and_collections_apart,
             values_round_trip_exactly,
         );
-    };
-}
-
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __record_conformance_tests {
-    ($open:expr, $available:expr; $($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() {
-                if !$available {
-                    return;
-                }
-                $crate::conformance::check(
-                    ::core::stringify!($name),
-                    $open,
-                    $crate::record_conformance::$name,
-                );
-            }
-        )*
     };
 }
 

@@ -399,6 +399,31 @@ async fn a_store_reopened_keeps_its_records() {
     }
 }
 
+/// The file and the companions SQLite keeps beside it (`-wal`, `-shm`) are the owner's alone
+/// (mode `0600`) whatever the umask: they hold every call's arguments and outcomes.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_file_and_its_companions_are_the_owner_s_alone() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let scratch = Scratch::new("private");
+    let store = SqliteStore::open(scratch.file()).unwrap();
+    acquire(&store, &key("order-1")).await;
+    for suffix in ["", "-wal", "-shm"] {
+        let companion = scratch.0.join(format!("store.sqlite{suffix}"));
+        let mode = std::fs::metadata(&companion)
+            .unwrap_or_else(|error| panic!("{}: {error}", companion.display()))
+            .permissions()
+            .mode();
+        assert_eq!(
+            format!("{:o}", mode & 0o777),
+            "600",
+            "{}",
+            companion.display()
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_file_of_the_first_layout_gains_records_and_keeps_its_claims() {
     use carmy_core::records::{Changes, Committed, RecordKey, RecordStore};

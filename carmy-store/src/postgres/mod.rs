@@ -9,7 +9,9 @@
 //! - `records`: the application's records: reads, listings, and the commit that checks a
 //!   run's reads, applies its writes and finishes its call, and why it is serializable;
 //! - `tasks`: tasks ([`TaskStore`](carmy_core::TaskStore)): a row per task, the transactions of
-//!   each call, and how the holder of a task is woken;
+//!   each call, and how the holder of a task is woken; `task_rows`: a task's row read, locked,
+//!   settled and written back, and the tasks' sweep; `task_holders`: what each lease held here
+//!   last read of its task;
 //! - `sweep`: settling what is due, in bounded batches;
 //! - `waiters` and `listener`: waking the waiters of a settled key, and the holders of tasks
 //!   others wrote to, here and in other processes.
@@ -23,6 +25,8 @@ mod records;
 mod schema;
 mod sql;
 mod sweep;
+mod task_holders;
+mod task_rows;
 mod waiters;
 
 use std::{fmt, sync::Arc, time::Duration};
@@ -40,6 +44,8 @@ use claims::Seen;
 use connection::{Database, millis};
 use error::Failure;
 use waiters::{Waiters, tag};
+
+use crate::claim_wait::Pauses;
 
 /// The first pause of a waiter polling for another process's claim; it doubles up to
 /// [`LONGEST_POLL`] (or [`LONGEST_POLL_LISTENING`] while the listener would hear the key
@@ -211,7 +217,7 @@ pub struct PostgresStore {
 struct Shared {
     db: Database,
     waiters: Arc<Waiters>,
-    holders: tasks::Holders,
+    holders: task_holders::Holders,
 }
 
 impl PostgresStore {
@@ -258,7 +264,7 @@ impl PostgresStore {
         let shared = Arc::new(Shared {
             db,
             waiters,
-            holders: tasks::Holders::default(),
+            holders: task_holders::Holders::default(),
         });
         let sweeper = sweep::spawn(Arc::downgrade(&shared), interval);
         Ok(Self {
@@ -450,16 +456,8 @@ async fn wait(
     deadline: Instant,
     mut settled: watch::Receiver<()>,
 ) {
-    let mut pause = FIRST_POLL;
-    loop {
-        let nap = pause.min(deadline.saturating_duration_since(Instant::now()));
-        tokio::select! {
-            _ = settled.changed() => return,
-            () = tokio::time::sleep(nap) => {}
-        }
-        if Instant::now() >= deadline {
-            return;
-        }
+    let mut pauses = Pauses::new(deadline, FIRST_POLL);
+    while pauses.sleep(settled.changed()).await {
         match shared.still_held(&key, token).await {
             Ok(true) => {}
             Ok(false) | Err(_) => return,
@@ -469,6 +467,6 @@ async fn wait(
         } else {
             LONGEST_POLL
         };
-        pause = (pause * 2).min(longest);
+        pauses.double(longest);
     }
 }

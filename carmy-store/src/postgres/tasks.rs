@@ -53,284 +53,41 @@
 //! poll that fails does not (the database is away, and renewing now would fail too), so a holder
 //! never spins against a server that is down.
 
-use std::{
-    collections::{BTreeMap, HashMap},
-    future::Future,
-    sync::{Arc, Mutex},
-    time::{Duration, SystemTime},
-};
+use std::{collections::BTreeMap, future::Future, sync::Arc, time::Duration};
 
 use carmy_core::{
     Asks, Created, NewTask, Responded, StoreError, TaskEnding, TaskKey, TaskLease, TaskRecord,
     TaskReport, TaskSignals, TaskStore,
 };
-use deadpool_postgres::{Object, Transaction};
+use deadpool_postgres::Object;
 use serde_json::Value;
-use tokio::{sync::watch, time::Instant};
-use tokio_postgres::{Row, types::ToSql};
+use tokio::sync::watch;
 
 use super::{
-    PostgresStore, PostgresStoreOptions, Shared,
+    PostgresStore, Shared,
     connection::{Database, millis},
     error::Failure,
+    options::PostgresStoreOptions,
     sql::Sql,
     sweep::{BATCH, Scope},
+    task_rows::{
+        apply_settled, count, found, held, hold, instant, key_params, room, settle_due, stored,
+        sweep_batch, write,
+    },
     waiters::task_tag,
 };
-use crate::{outcome, task_record};
+use crate::outcome;
 
 /// The first pause of a holder's poll while the listener is away; it doubles up to
 /// [`LONGEST_POLL`].
 const FIRST_POLL: Duration = Duration::from_millis(50);
+
 const LONGEST_POLL: Duration = Duration::from_millis(500);
+
 /// The pause between a holder's polls while the listener would hear the change announced.
 const POLL_LISTENING: Duration = Duration::from_secs(2);
 
 const FULL: &str = "too many tasks are kept for this caller; retry once older ones expire";
-
-/// What each lease held through this store last read of its task's `signal`, so that a holder's
-/// poll wakes it for what it has not read yet. Kept while the lease is believed held, by this
-/// process's clock; a lease given up or lost here is forgotten at once.
-#[derive(Debug, Default)]
-pub(super) struct Holders(Mutex<HashMap<u128, Heard>>);
-
-#[derive(Debug)]
-struct Heard {
-    signal: i64,
-    /// Past this, the lease has surely run out on the server's clock too.
-    until: Instant,
-}
-
-impl Holders {
-    fn heard(&self, token: u128, signal: i64, lease: Duration) {
-        // Twice the lease: a renewal may be late, and clocks differ a little.
-        let until = Instant::now() + lease.saturating_mul(2);
-        self.lock().insert(token, Heard { signal, until });
-    }
-
-    fn last(&self, token: u128) -> Option<i64> {
-        self.lock().get(&token).map(|heard| heard.signal)
-    }
-
-    fn forget(&self, token: u128) {
-        self.lock().remove(&token);
-    }
-
-    /// Forgets the leases whose holders stopped renewing (a replica's runtime stopped with its
-    /// tasks): they hold nothing any more.
-    pub(super) fn prune(&self) {
-        let now = Instant::now();
-        self.lock().retain(|_, heard| heard.until > now);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u128, Heard>> {
-        // No invariant spans the lock: a poisoned map is still a map.
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
-/// A task's row as a call found it, what was due settled.
-struct Found {
-    record: TaskRecord,
-    /// The holder's lease token; `None` once the task ended.
-    token: Option<u128>,
-    signal: i64,
-    bytes: i64,
-    /// The server's clock when the row was read: the time of the call's changes.
-    now: SystemTime,
-}
-
-/// A running task whose lease ran out, ended lost.
-struct Lost {
-    record: TaskRecord,
-    text: String,
-    bytes: i64,
-    ttl_ms: i64,
-}
-
-fn key_params(key: &TaskKey) -> (&[u8], &[u8]) {
-    (key.principal().as_bytes(), key.id().as_str().as_bytes())
-}
-
-fn instant(ms: i64) -> SystemTime {
-    task_record::at(u64::try_from(ms).unwrap_or(0))
-}
-
-fn count(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-/// A record's stored text and what it counts for.
-fn stored(record: &TaskRecord) -> Result<(String, i64), Failure> {
-    let text = task_record::encode(record)?;
-    let bytes = count(task_record::stored_bytes(&text));
-    Ok((text, bytes))
-}
-
-fn token_of(row: &Row) -> Result<Option<u128>, Failure> {
-    let token: Option<&[u8]> = row.try_get("token")?;
-    token
-        .map(|token| {
-            <[u8; 16]>::try_from(token)
-                .map(u128::from_be_bytes)
-                .map_err(|_| Failure::Invalid("a kept task has no 16-byte lease token".into()))
-        })
-        .transpose()
-}
-
-fn found(row: &Row) -> Result<Found, Failure> {
-    Ok(Found {
-        record: task_record::decode(row.try_get("record")?)?,
-        token: token_of(row)?,
-        signal: row.try_get("signal")?,
-        bytes: row.try_get("bytes")?,
-        now: instant(row.try_get("now_ms")?),
-    })
-}
-
-/// The running task stored as `text`, its lease run out at `expires_ms`, settled lost at
-/// `now_ms`; `None` when its retention, counted from the lease's expiry, has run out as well.
-fn settle_lost(text: &str, expires_ms: i64, now_ms: i64) -> Result<Option<Lost>, Failure> {
-    let mut record = task_record::decode(text)?;
-    let ending = TaskEnding::lost(record.execution_id.clone());
-    record.end(ending, instant(now_ms));
-    let ttl_ms = millis(record.ttl);
-    if expires_ms.saturating_add(ttl_ms) <= now_ms {
-        return Ok(None);
-    }
-    let (text, bytes) = stored(&record)?;
-    Ok(Some(Lost {
-        record,
-        text,
-        bytes,
-        ttl_ms,
-    }))
-}
-
-/// Writes what was settled: `lost` ended, `forgotten` (principals and ids) deleted; the
-/// caller holds their rows. How many were forgotten.
-async fn apply_settled(
-    transaction: &Transaction<'_>,
-    sql: &Sql,
-    lost: &[Lost],
-    forgotten: (&[&[u8]], &[&[u8]]),
-) -> Result<u64, Failure> {
-    if !lost.is_empty() {
-        let settle = transaction.prepare_cached(&sql.task_settle_lost).await?;
-        let (principals, ids): (Vec<&[u8]>, Vec<&[u8]>) =
-            lost.iter().map(|lost| key_params(&lost.record.key)).unzip();
-        let texts: Vec<&str> = lost.iter().map(|lost| lost.text.as_str()).collect();
-        let bytes: Vec<i64> = lost.iter().map(|lost| lost.bytes).collect();
-        let ttls: Vec<i64> = lost.iter().map(|lost| lost.ttl_ms).collect();
-        transaction
-            .execute(&settle, &[&principals, &ids, &texts, &bytes, &ttls])
-            .await?;
-    }
-    if forgotten.0.is_empty() {
-        return Ok(0);
-    }
-    let forget = transaction.prepare_cached(&sql.task_forget).await?;
-    Ok(transaction
-        .execute(&forget, &[&forgotten.0, &forgotten.1])
-        .await?)
-}
-
-/// Locks the row of `key` and settles it if it is due; `None` if there is none (or no more).
-async fn hold(
-    transaction: &Transaction<'_>,
-    sql: &Sql,
-    key: &TaskKey,
-) -> Result<Option<Found>, Failure> {
-    let (principal, id) = key_params(key);
-    let lock = transaction.prepare_cached(&sql.task_lock).await?;
-    let Some(row) = transaction.query_opt(&lock, &[&principal, &id]).await? else {
-        return Ok(None);
-    };
-    if !row.try_get::<_, bool>("due")? {
-        return found(&row).map(Some);
-    }
-    // Due, and locked: settling it here is settling it once.
-    let now_ms: i64 = row.try_get("now_ms")?;
-    let lost = match token_of(&row)? {
-        Some(_) => settle_lost(row.try_get("record")?, row.try_get("expires_ms")?, now_ms)?,
-        None => None,
-    };
-    match lost {
-        Some(lost) => {
-            apply_settled(transaction, sql, std::slice::from_ref(&lost), (&[], &[])).await?;
-            Ok(Some(Found {
-                record: lost.record,
-                token: None,
-                signal: row.try_get("signal")?,
-                bytes: lost.bytes,
-                now: instant(now_ms),
-            }))
-        }
-        None => {
-            apply_settled(transaction, sql, &[], (&[principal], &[id])).await?;
-            Ok(None)
-        }
-    }
-}
-
-/// The row `lease` holds, locked; `LeaseLost` unless the lease is still its holder, with what
-/// was settled on the way committed.
-async fn held<'a>(
-    transaction: Transaction<'a>,
-    sql: &Sql,
-    lease: &TaskLease,
-) -> Result<(Transaction<'a>, Found), Failure> {
-    match hold(&transaction, sql, lease.key()).await? {
-        Some(found) if found.token == Some(lease.token()) => Ok((transaction, found)),
-        _ => {
-            transaction.commit().await?;
-            Err(StoreError::LeaseLost.into())
-        }
-    }
-}
-
-/// Whether `extra` more bytes fit in the share of `principal` (locked until the commit) and
-/// in the totals.
-async fn room(
-    transaction: &Transaction<'_>,
-    sql: &Sql,
-    options: &PostgresStoreOptions,
-    principal: &[u8],
-    extra: i64,
-) -> Result<bool, Failure> {
-    let share = transaction.prepare_cached(&sql.task_share).await?;
-    let totals = transaction.prepare_cached(&sql.task_now_and_totals).await?;
-    let params: [&(dyn ToSql + Sync); 1] = [&principal];
-    let (share, totals) = tokio::try_join!(
-        transaction.query_opt(&share, &params),
-        transaction.query_one(&totals, &[]),
-    )?;
-    let kept = share.map_or(Ok(0), |row| row.try_get::<_, i64>(1))?;
-    let total: i64 = totals.try_get(2)?;
-    Ok(
-        kept.saturating_add(extra) <= count(options.max_task_bytes_per_principal)
-            && total.saturating_add(extra) <= count(options.max_task_bytes),
-    )
-}
-
-/// Writes `record` back into its row, `signals` more writes its holder must act on.
-async fn write(
-    transaction: &Transaction<'_>,
-    sql: &Sql,
-    text: &str,
-    bytes: i64,
-    key: &TaskKey,
-    signals: i64,
-) -> Result<(), Failure> {
-    let (principal, id) = key_params(key);
-    let write = transaction.prepare_cached(&sql.task_write).await?;
-    transaction
-        .execute(&write, &[&principal, &id, &text, &bytes, &signals])
-        .await?;
-    Ok(())
-}
 
 /// Creates `task` held by `token`; `None` when the totals are full and no sweep was made for
 /// room yet (`room_made`), which the caller makes in a transaction of its own.
@@ -582,69 +339,6 @@ async fn signal(
     row.map(|row| row.try_get(0))
         .transpose()
         .map_err(Into::into)
-}
-
-/// Locks up to [`BATCH`] due tasks in `scope` and settles them: lost leases ended, tasks past
-/// their retention forgotten. How many were due, and how many forgotten.
-async fn settle_due(
-    transaction: &Transaction<'_>,
-    sql: &Sql,
-    scope: Scope<'_>,
-) -> Result<(usize, u64), Failure> {
-    let rows = match scope {
-        Scope::Principal(principal) => {
-            let due = transaction
-                .prepare_cached(&sql.tasks_due_of_principal)
-                .await?;
-            transaction.query(&due, &[&principal, &BATCH]).await?
-        }
-        Scope::All => {
-            let due = transaction.prepare_cached(&sql.tasks_due).await?;
-            transaction.query(&due, &[&BATCH]).await?
-        }
-    };
-    if rows.is_empty() {
-        return Ok((0, 0));
-    }
-    let mut principals = Vec::with_capacity(rows.len());
-    let mut lost = Vec::new();
-    let mut forgotten: (Vec<&[u8]>, Vec<&[u8]>) = (Vec::new(), Vec::new());
-    for row in &rows {
-        let (principal, id): (&[u8], &[u8]) = (row.try_get(0)?, row.try_get(1)?);
-        principals.push(principal);
-        let settled = match row.try_get::<_, Option<&str>>(2)? {
-            Some(text) => settle_lost(text, row.try_get(3)?, row.try_get(4)?)?,
-            None => None,
-        };
-        match settled {
-            Some(settled) => lost.push(settled),
-            None => {
-                forgotten.0.push(principal);
-                forgotten.1.push(id);
-            }
-        }
-    }
-    if let Scope::All = scope {
-        // Before any row changes (and its trigger locks a share and a slot): in their order.
-        let shares = transaction.prepare_cached(&sql.lock_task_shares).await?;
-        let slots = transaction.prepare_cached(&sql.lock_task_slots).await?;
-        transaction.execute(&shares, &[&principals]).await?;
-        transaction.execute(&slots, &[&principals]).await?;
-    }
-    let forgotten = apply_settled(transaction, sql, &lost, (&forgotten.0, &forgotten.1)).await?;
-    Ok((rows.len(), forgotten))
-}
-
-/// One batch of the tasks' sweep, in a transaction of its own: how many were due, and how
-/// many forgotten.
-pub(super) async fn sweep_batch(
-    connection: &mut Object,
-    sql: &Sql,
-) -> Result<(usize, u64), Failure> {
-    let transaction = connection.transaction().await?;
-    let settled = settle_due(&transaction, sql, Scope::All).await?;
-    transaction.commit().await?;
-    Ok(settled)
 }
 
 impl Shared {

@@ -12,7 +12,6 @@
 
 use std::{
     collections::HashMap,
-    fmt::Write as _,
     sync::{
         Mutex,
         atomic::{AtomicBool, Ordering},
@@ -22,6 +21,8 @@ use std::{
 use carmy_core::{IdempotencyKey, TaskKey};
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
+
+use crate::sync::lock;
 
 #[derive(Debug, Default)]
 pub(super) struct Waiters {
@@ -33,7 +34,7 @@ pub(super) struct Waiters {
 impl Waiters {
     /// A receiver that changes (closes) when `tag` is woken.
     pub(super) fn subscribe(&self, tag: &str) -> watch::Receiver<()> {
-        self.lock()
+        lock(&self.by_tag)
             .entry(tag.to_owned())
             .or_insert_with(|| watch::Sender::new(()))
             .subscribe()
@@ -41,12 +42,12 @@ impl Waiters {
 
     /// Wakes every waiter on `tag`.
     pub(super) fn wake(&self, tag: &str) {
-        self.lock().remove(tag);
+        lock(&self.by_tag).remove(tag);
     }
 
     /// Forgets the tags nobody waits on any more.
     pub(super) fn prune(&self) {
-        self.lock().retain(|_, sender| sender.receiver_count() > 0);
+        lock(&self.by_tag).retain(|_, sender| sender.receiver_count() > 0);
     }
 
     pub(super) fn set_listening(&self, listening: bool) {
@@ -55,13 +56,6 @@ impl Waiters {
 
     pub(super) fn listening(&self) -> bool {
         self.listening.load(Ordering::Relaxed)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<()>>> {
-        // No invariant spans the lock: a poisoned map is still a map.
-        self.by_tag
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -91,13 +85,7 @@ fn tag_of(principal: &[u8], name: &[u8]) -> String {
     );
     hasher.update(principal);
     hasher.update(name);
-    hasher
-        .finalize()
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, byte| {
-            let _ = write!(hex, "{byte:02x}");
-            hex
-        })
+    hex::encode(hasher.finalize())
 }
 
 #[cfg(test)]
@@ -132,6 +120,6 @@ mod tests {
         assert!(!other.has_changed().unwrap());
         drop(other);
         waiters.prune();
-        assert!(waiters.lock().is_empty());
+        assert!(lock(&waiters.by_tag).is_empty());
     }
 }

@@ -33,6 +33,7 @@ use carmy_core::{TaskKey, TaskLease};
 use tokio::{sync::watch, time::sleep};
 
 use super::link::Link;
+use crate::sync::lock;
 
 /// The first pause of a holder's poll; it doubles up to [`LONGEST_POLL`].
 const FIRST_POLL: Duration = Duration::from_millis(50);
@@ -63,7 +64,7 @@ pub(super) struct Armed {
 impl Holders {
     /// `lease` is this store's, its holder having read `signals`.
     pub(super) fn hold(&self, lease: &TaskLease, signals: u64) {
-        self.lock().insert(
+        lock(&self.held).insert(
             lease.key().clone(),
             Held {
                 token: lease.token(),
@@ -75,7 +76,7 @@ impl Holders {
 
     /// The holder of `lease` read `signals`.
     pub(super) fn seen(&self, lease: &TaskLease, signals: u64) {
-        if let Some(held) = self.lock().get_mut(lease.key())
+        if let Some(held) = lock(&self.held).get_mut(lease.key())
             && held.token == lease.token()
         {
             held.signals = signals;
@@ -84,7 +85,7 @@ impl Holders {
 
     /// `lease` is over (finished, or lost): its waits resolve.
     pub(super) fn release(&self, lease: &TaskLease) {
-        let mut held = self.lock();
+        let mut held = lock(&self.held);
         if held
             .get(lease.key())
             .is_some_and(|held| held.token == lease.token())
@@ -95,7 +96,7 @@ impl Holders {
 
     /// This store wrote something for `key`'s holder to act on.
     pub(super) fn wake(&self, key: &TaskKey) {
-        if let Some(held) = self.lock().get(key) {
+        if let Some(held) = lock(&self.held).get(key) {
             held.wake.send_replace(());
         }
     }
@@ -103,20 +104,13 @@ impl Holders {
     /// A wait for `lease`, armed now; `None` when this store does not hold it (a wait that
     /// has nothing to wait for resolves at once).
     pub(super) fn arm(&self, lease: &TaskLease) -> Option<Armed> {
-        self.lock()
+        lock(&self.held)
             .get(lease.key())
             .filter(|held| held.token == lease.token())
             .map(|held| Armed {
                 signals: held.signals,
                 wake: held.wake.subscribe(),
             })
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TaskKey, Held>> {
-        // No invariant spans the map's lock: a panic while it was held leaves it usable.
-        self.held
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

@@ -29,6 +29,8 @@ use std::{
 use redis::{AsyncConnectionConfig, Client, RedisError, RedisResult, aio::MultiplexedConnection};
 use tokio::time::timeout;
 
+use crate::sync::lock;
+
 /// Why a call to Redis failed: every kind fails the call closed.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum LinkError {
@@ -180,7 +182,7 @@ impl Link {
                 number: self.next.fetch_add(1, Ordering::Relaxed),
                 connection,
             };
-            *self.slot() = Some(current.clone());
+            *lock(&self.current) = Some(current.clone());
             Ok((current, false))
         };
         timeout(self.connect_timeout, attempt)
@@ -189,23 +191,16 @@ impl Link {
     }
 
     fn current(&self) -> Option<Current> {
-        self.slot().clone()
+        lock(&self.current).clone()
     }
 
     fn drop_connection(&self, number: u64) {
-        let mut slot = self.slot();
+        let mut slot = lock(&self.current);
         if slot
             .as_ref()
             .is_some_and(|current| current.number == number)
         {
             *slot = None;
         }
-    }
-
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Current>> {
-        // Nothing panics while the slot is held, and it holds no invariant beyond itself.
-        self.current
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

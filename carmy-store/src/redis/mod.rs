@@ -3,7 +3,7 @@
 //!
 //! - `keys`: the key layout and its hash tags;
 //! - `lua/` and `scripts`: claim, finish, release and commit, each one atomic script, and
-//!   the listing's;
+//!   the listing's; `script_calls`: sending any script and reading its reply;
 //! - `records`: reads, listings and commits of records (`RecordStore`);
 //! - `tasks` and `task_scripts`: tasks (`TaskStore`), each change a read, the record's rule
 //!   in Rust, and a compare-and-set script; `holders`: the tasks this store holds, and how
@@ -18,6 +18,7 @@ mod keys;
 mod link;
 mod options;
 mod records;
+mod script_calls;
 mod scripts;
 mod server;
 mod task_scripts;

@@ -17,6 +17,7 @@ use redis::{Script, ScriptInvocation};
 use super::{
     keys::{Collection, Names},
     link::{Link, LinkError},
+    script_calls::{again_flag, field, invoke, invoke_once, ms, number, unexpected},
 };
 use crate::outcome;
 
@@ -189,10 +190,8 @@ impl Scripts {
             invocation
         })
         .await?;
-        let field = |n: usize| field(&reply, n);
-        let count = |n: usize| -> Result<u64, StoreError> {
-            field(n)?.parse().map_err(|_| unexpected("claim", &reply))
-        };
+        let field = |n: usize| field("claim", &reply, n);
+        let count = |n: usize| number("claim", &reply, n);
         Ok(match field(0)? {
             "acquired" => Claimed::Acquired,
             "running" => Claimed::Running {
@@ -365,42 +364,6 @@ fn finish_args(invocation: &mut ScriptInvocation<'_>, finish: &Finish<'_>) {
         .arg(finish.max_bytes);
 }
 
-/// Runs the invocation `build` makes: `build(again)` is called for each attempt, `again` when
-/// the call is sent a second time (see `link`).
-pub(super) async fn invoke<'a>(
-    link: &Link,
-    what: &'static str,
-    build: impl Fn(bool) -> ScriptInvocation<'a>,
-) -> Result<Vec<String>, StoreError> {
-    link.run(what, |mut connection, again| {
-        let invocation = build(again);
-        async move { invocation.invoke_async(&mut connection).await }
-    })
-    .await
-    .map_err(StoreError::unavailable)
-}
-
-/// [`invoke`], sent once at most.
-async fn invoke_once<'a>(
-    link: &Link,
-    what: &'static str,
-    build: impl Fn(bool) -> ScriptInvocation<'a>,
-) -> Result<Vec<String>, StoreError> {
-    link.run_once(what, |mut connection, again| {
-        let invocation = build(again);
-        async move { invocation.invoke_async(&mut connection).await }
-    })
-    .await
-    .map_err(StoreError::unavailable)
-}
-
-/// The settle scripts' last argument: `again` when the settle is sent a second time, so that
-/// finding the key settled by its own token means it was applied already (the first time, it
-/// means the lease was settled before: `LeaseLost`).
-fn again_flag(again: bool) -> &'static str {
-    if again { "again" } else { "" }
-}
-
 fn settled(what: &str, reply: &[String]) -> Result<Settled, StoreError> {
     match reply.first().map(String::as_str) {
         Some("finished" | "released") => Ok(Settled::Done),
@@ -409,31 +372,8 @@ fn settled(what: &str, reply: &[String]) -> Result<Settled, StoreError> {
     }
 }
 
-fn field(reply: &[String], n: usize) -> Result<&str, StoreError> {
-    reply
-        .get(n)
-        .map(String::as_str)
-        .ok_or_else(|| unexpected("claim", reply))
-}
-
-fn unexpected(what: &str, reply: &[String]) -> StoreError {
-    // The reply's first word only: a whole one may carry an outcome.
-    StoreError::unavailable(format!(
-        "the {what} script answered {:?}, which this store does not know",
-        reply.first()
-    ))
-}
-
 fn kept_value_unreadable(what: &str, error: serde_json::Error) -> StoreError {
     StoreError::unavailable(format!("a kept {what} cannot be read: {error}"))
-}
-
-/// The longest span sent (about a thousand years): far from what Lua's numbers hold exactly
-/// (2^53) once added to now.
-const LONGEST_MS: u64 = 1000 * 366 * 24 * 60 * 60 * 1000;
-
-pub(super) fn ms(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).map_or(LONGEST_MS, |ms| ms.min(LONGEST_MS))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use redis::Script;
 use super::{
     keys::{TaskNames, TaskTotals},
     link::{Link, LinkError},
-    scripts::{invoke, ms},
+    script_calls::{field, invoke, ms, number, unexpected},
 };
 
 const READ: &str = include_str!("lua/task_read.lua");
@@ -312,25 +312,4 @@ impl TaskScripts {
         let forgotten = usize::try_from(forgotten).unwrap_or(usize::MAX);
         Ok((forgotten, reply.into_iter().skip(1).collect()))
     }
-}
-
-fn field<'a>(what: &str, reply: &'a [String], n: usize) -> Result<&'a str, StoreError> {
-    reply
-        .get(n)
-        .map(String::as_str)
-        .ok_or_else(|| unexpected(what, reply))
-}
-
-fn number(what: &str, reply: &[String], n: usize) -> Result<u64, StoreError> {
-    field(what, reply, n)?
-        .parse()
-        .map_err(|_| unexpected(what, reply))
-}
-
-fn unexpected(what: &str, reply: &[String]) -> StoreError {
-    // The reply's first word only: a whole one may carry a record.
-    StoreError::unavailable(format!(
-        "the {what} script answered {:?}, which this store does not know",
-        reply.first()
-    ))
 }

@@ -20,12 +20,10 @@ use std::{
 };
 
 use carmy_core::IdempotencyKey;
-use tokio::{
-    sync::watch,
-    time::{Instant, sleep},
-};
+use tokio::{sync::watch, time::Instant};
 
 use super::link::Link;
+use crate::{claim_wait::Pauses, sync::lock};
 
 /// The first pause of a waiter polling for another process's claim; it doubles up to
 /// [`LONGEST_POLL`].
@@ -41,8 +39,7 @@ pub(super) struct Waiters {
 impl Waiters {
     /// Subscribes to `key`'s wake-up, until the returned watch is dropped.
     pub(super) fn watch(self: &Arc<Self>, key: &IdempotencyKey) -> Watch {
-        let receiver = self
-            .lock()
+        let receiver = lock(&self.senders)
             .entry(key.clone())
             .or_insert_with(|| watch::Sender::new(()))
             .subscribe();
@@ -55,14 +52,7 @@ impl Waiters {
 
     /// Wakes everyone in this process waiting on `key`.
     pub(super) fn wake(&self, key: &IdempotencyKey) {
-        self.lock().remove(key);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IdempotencyKey, watch::Sender<()>>> {
-        // No invariant spans the map's lock: a panic while it was held leaves it usable.
-        self.senders
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.senders).remove(key);
     }
 }
 
@@ -87,7 +77,7 @@ impl Watch {
 impl Drop for Watch {
     fn drop(&mut self) {
         drop(self.receiver.take());
-        let mut senders = self.waiters.lock();
+        let mut senders = lock(&self.waiters.senders);
         if senders
             .get(&self.key)
             .is_some_and(|sender| sender.receiver_count() == 0)
@@ -108,16 +98,8 @@ pub(super) async fn wait(
     deadline: Instant,
     mut watch: Watch,
 ) {
-    let mut pause = FIRST_POLL;
-    loop {
-        let nap = pause.min(deadline.saturating_duration_since(Instant::now()));
-        tokio::select! {
-            () = watch.settled() => return,
-            () = sleep(nap) => {}
-        }
-        if Instant::now() >= deadline {
-            return;
-        }
+    let mut pauses = Pauses::new(deadline, FIRST_POLL);
+    while pauses.sleep(watch.settled()).await {
         let holder = link
             .run("poll", |mut connection, _| {
                 let request = &request;
@@ -131,7 +113,7 @@ pub(super) async fn wait(
             })
             .await;
         match holder {
-            Ok(Some(holder)) if holder == token => pause = (pause * 2).min(LONGEST_POLL),
+            Ok(Some(holder)) if holder == token => pauses.double(LONGEST_POLL),
             _ => return,
         }
     }

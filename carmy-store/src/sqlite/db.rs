@@ -16,9 +16,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, ToSql, Transaction, Tra
 use tokio::sync::watch;
 
 use super::{
-    SqliteStoreOptions,
     failure::{Failure, Result},
     integers::{count, ms, now_ms},
+    options::SqliteStoreOptions,
     schema::{self, FINISHED, HELD, UNCERTAIN},
     task_holders::TaskHolders,
     task_poll::TaskPoll,

@@ -37,12 +37,6 @@ pub(super) fn create_private(path: &Path) -> io::Result<()> {
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 
-    use carmy_core::{
-        ExecutionStatus, Fingerprint, IdempotencyKey, IdempotencyStore, LeaseTerms, Release,
-    };
-
-    use crate::SqliteStore;
-
     /// The permission bits of `path`, in octal.
     fn mode(path: &std::path::Path) -> String {
         let mode = std::fs::metadata(path)
@@ -61,32 +55,6 @@ mod tests {
         ));
         std::fs::create_dir_all(&dir).expect("a directory");
         dir
-    }
-
-    #[test]
-    fn the_file_and_its_companions_are_the_owner_s_alone() {
-        let dir = scratch();
-        let path = dir.join("store.sqlite");
-        let store = SqliteStore::open(&path).expect("opens");
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async {
-            let terms = LeaseTerms {
-                duration: std::time::Duration::from_secs(60),
-                if_lost: Release::Uncertain(ExecutionStatus::Lost),
-            };
-            let key = IdempotencyKey::new(Some("alice"), "order-1");
-            let fingerprint = Fingerprint::of("place_order", &serde_json::json!({}));
-            store.claim(&key, fingerprint, terms).await.expect("claims");
-        });
-        for suffix in ["", "-wal", "-shm"] {
-            let companion = dir.join(format!("store.sqlite{suffix}"));
-            assert_eq!(mode(&companion), "600", "{}", companion.display());
-        }
-        drop(store);
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

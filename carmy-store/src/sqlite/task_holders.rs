@@ -15,6 +15,8 @@ use std::{collections::HashMap, sync::Mutex};
 use carmy_core::{TaskKey, TaskLease};
 use tokio::sync::watch;
 
+use crate::sync::lock;
+
 #[derive(Debug, Default)]
 pub(super) struct TaskHolders {
     held: Mutex<HashMap<TaskKey, Held>>,
@@ -47,7 +49,7 @@ pub(super) enum Wake {
 
 impl TaskHolders {
     pub(super) fn apply(&self, wake: Wake) {
-        let mut held = self.lock();
+        let mut held = lock(&self.held);
         match wake {
             Wake::Hold {
                 lease,
@@ -88,7 +90,7 @@ impl TaskHolders {
     /// A receiver that changes when `lease`'s holder has something to act on; `None` when the
     /// lease holds nothing here (its task ended, or it is not this store's).
     pub(super) fn subscribe(&self, lease: &TaskLease) -> Option<watch::Receiver<i64>> {
-        self.lock()
+        lock(&self.held)
             .get(lease.key())
             .filter(|entry| entry.token == lease.token())
             .map(|entry| entry.signal.subscribe())
@@ -96,28 +98,21 @@ impl TaskHolders {
 
     /// What the poll found: `key`'s stamp in the file. Whether a holder here was woken.
     pub(super) fn signal(&self, key: &TaskKey, stamp: i64) -> bool {
-        self.lock()
+        lock(&self.held)
             .get(key)
             .is_some_and(|entry| advance(entry, stamp))
     }
 
     /// Whether any task is held here: only then is the file polled for others' writes.
     pub(super) fn is_empty(&self) -> bool {
-        self.lock().is_empty()
+        lock(&self.held).is_empty()
     }
 
     /// Forgets the leases that ran out (at `now`) and nobody waits on: a holder that stopped
     /// without finishing (its process is going away).
     pub(super) fn prune(&self, now: i64) {
-        self.lock()
+        lock(&self.held)
             .retain(|_, entry| entry.expires_at > now || entry.signal.receiver_count() > 0);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TaskKey, Held>> {
-        // No invariant spans the lock: a poisoned map is still a map.
-        self.held
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

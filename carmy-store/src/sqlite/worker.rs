@@ -18,7 +18,9 @@ use std::{
 use carmy_core::StoreError;
 use tokio::sync::oneshot;
 
-use super::{FIRST_POLL, LONGEST_POLL, SqliteStoreOptions, db::Db, task_holders::TaskHolders};
+use super::{
+    FIRST_POLL, LONGEST_POLL, db::Db, options::SqliteStoreOptions, task_holders::TaskHolders,
+};
 
 type Job = Box<dyn FnOnce(&mut Db) + Send>;
 
