@@ -84,13 +84,11 @@
 //! (`server.rs`) is the builder that puts them together; the network transports (`transport/`:
 //! HTTP with its authentication, Unix sockets, graceful shutdown) take an `McpServer`.
 
-mod asking;
-mod confirm;
+mod client;
 mod handler;
 mod logging;
 mod mapping;
 mod scope;
-mod sealing;
 mod server;
 mod subscriptions;
 mod transport;

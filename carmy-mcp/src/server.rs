@@ -17,8 +17,7 @@ use rmcp::{
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::{
-    asking::AskStates,
-    confirm::ClientConfirmation,
+    client::RoundTrips,
     mapping::{Listing, PromptListing, ResourceListing},
     subscriptions::Subscriptions,
     transport::line::{CallThread, DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
@@ -48,10 +47,9 @@ pub struct McpServer {
     pub(crate) listing: Arc<Listing>,
     pub(crate) resources: Arc<ResourceListing>,
     pub(crate) prompts: Arc<PromptListing>,
-    /// Set by [`McpServer::confirm_via_client`]; shared by every clone.
-    pub(crate) confirmation: Option<Arc<ClientConfirmation>>,
-    /// Seals the state of a tool's questions (2026-07-28); shared by every clone.
-    pub(crate) asking: Arc<AskStates>,
+    /// Every round trip to the client: questions and confirmations, their states (2026-07-28)
+    /// and the calls waiting for answers; shared by every clone.
+    pub(crate) round_trips: Arc<RoundTrips>,
     /// The `tools/list` page its line transports keep, shared by all of them.
     page: Arc<ToolsPage>,
     /// What one session's client chose; fresh for each session ([`McpServer::for_session`]).
@@ -72,7 +70,7 @@ impl std::fmt::Debug for McpServer {
             .field("runtime", &self.runtime)
             .field("context", &self.context)
             .field("max_line_bytes", &self.max_line_bytes)
-            .field("confirm_via_client", &self.confirmation.is_some())
+            .field("confirm_via_client", &self.round_trips.confirms())
             .field("call_thread", &self.call_thread)
             .finish()
     }
@@ -133,8 +131,7 @@ impl McpServer {
             listing,
             resources,
             prompts,
-            confirmation: None,
-            asking: Arc::new(AskStates::new()),
+            round_trips: Arc::new(RoundTrips::new(false)),
             page: Arc::default(),
             session: Arc::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
@@ -160,12 +157,12 @@ impl McpServer {
     /// [`CONFIRM_FIELD`](crate::CONFIRM_FIELD), must be `true`. This is the runtime's approval
     /// step, with the client as the call's [`Approver`](carmy_core::Approver): approved, the call
     /// runs once (the host's context is unchanged); declined or cancelled, it is
-    /// `CONFIRMATION_DECLINED`; a state that was altered, replayed,
-    /// expired (5 minutes) or moved to other arguments, tool or principal is
-    /// `CONFIRMATION_INVALID`. A client without elicitation gets `CONFIRMATION_REQUIRED`, as when
-    /// this is off.
+    /// `CONFIRMATION_DECLINED`; a state used a second time is `CONFIRMATION_INVALID`; a state
+    /// that was altered, expired (10 minutes) or moved to other arguments, tool or principal is
+    /// refused `-32602` before anything runs, as for a tool's own questions. A client without
+    /// elicitation gets `CONFIRMATION_REQUIRED`, as when this is off.
     pub fn confirm_via_client(mut self, enabled: bool) -> Self {
-        self.confirmation = enabled.then(|| Arc::new(ClientConfirmation::new()));
+        self.round_trips = Arc::new(self.round_trips.confirming(enabled));
         self
     }
 

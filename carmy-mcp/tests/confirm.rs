@@ -42,6 +42,26 @@ impl Tool for DropOrder {
     }
 }
 
+/// Destructive too, and asks its user why before it drops: a confirmation and a question of
+/// the tool's own, in one call.
+struct DropWithReason(Arc<AtomicU64>);
+
+impl Tool for DropWithReason {
+    type Input = Target;
+    type Output = Value;
+    const SPEC: ToolSpec = ToolSpec::new("drop_with_reason", Effect::Destructive)
+        .description("Drops an order, saying why.");
+    async fn run(&self, input: Target, invocation: Invocation) -> Result<Value, AgentError> {
+        let form = json!({ "type": "object", "properties": { "why": { "type": "string" } } });
+        let why = invocation
+            .context()
+            .ask_input("reason", "Why drop it?", form)
+            .await?;
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(json!({ "dropped": input.order_id, "why": why.content }))
+    }
+}
+
 /// How the test client answers `elicitation/create`, and whether it can at all.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Answer {
@@ -96,6 +116,8 @@ struct Setup {
     client: RunningService<RoleClient, Human>,
     runtime: Runtime,
     runs: Arc<AtomicU64>,
+    /// Runs of `drop_with_reason`.
+    reasoned: Arc<AtomicU64>,
     /// The threads the runs ran on.
     threads: Arc<std::sync::Mutex<Vec<String>>>,
     asked: Arc<std::sync::Mutex<Vec<String>>>,
@@ -114,8 +136,10 @@ async fn setup_on(
 ) -> Setup {
     let runs = Arc::new(AtomicU64::new(0));
     let threads = Arc::default();
+    let reasoned = Arc::new(AtomicU64::new(0));
     let runtime: Runtime = Carmy::new()
         .tool(DropOrder(Arc::clone(&runs), Arc::clone(&threads)))
+        .tool(DropWithReason(Arc::clone(&reasoned)))
         .build()
         .expect("catalog");
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
@@ -147,6 +171,7 @@ async fn setup_on(
         client,
         runtime,
         runs,
+        reasoned,
         threads,
         asked,
     }
@@ -361,6 +386,29 @@ async fn retry(
     }
 }
 
+/// A retry whose state fails verification: refused `-32602` before anything runs, as any
+/// request state that fails is.
+async fn refused(setup: &Setup, params: CallToolRequestParams, state: &str) -> String {
+    let params = params
+        .with_input_responses(responses(Answer::Approve))
+        .with_request_state(state);
+    match setup.client.call_tool_once(params).await {
+        Err(rmcp::ServiceError::McpError(error)) => {
+            assert_eq!(
+                error.code,
+                rmcp::model::ErrorCode::INVALID_PARAMS,
+                "{error:?}"
+            );
+            assert!(
+                error.message.starts_with("`requestState` is not valid"),
+                "{error:?}"
+            );
+            error.message.into_owned()
+        }
+        other => panic!("expected -32602, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn modern_client_driven_rounds_approve_and_decline() {
     // rmcp's client fulfils input_required through its elicitation handler and retries.
@@ -429,17 +477,13 @@ async fn modern_tampered_or_retargeted_state_is_refused() {
         let mut tampered = state.clone().into_bytes();
         tampered[index] = if tampered[index] == b'A' { b'B' } else { b'A' };
         let tampered = String::from_utf8(tampered).unwrap();
-        let result = retry(&setup, params("ord-1", None), Answer::Approve, &tampered).await;
-        assert_eq!(error_code(&result), "CONFIRMATION_INVALID", "byte {index}");
+        refused(&setup, params("ord-1", None), &tampered).await;
     }
     // Not a state at all.
-    let result = retry(&setup, params("ord-1", None), Answer::Approve, "approved").await;
-    assert_eq!(error_code(&result), "CONFIRMATION_INVALID");
-    let record = recorded(&setup, &result);
-    assert_eq!(record.error_code.as_deref(), Some("CONFIRMATION_INVALID"));
+    refused(&setup, params("ord-1", None), "approved").await;
     // The genuine state, moved to other arguments.
-    let result = retry(&setup, params("ord-2", None), Answer::Approve, &state).await;
-    assert_eq!(error_code(&result), "CONFIRMATION_INVALID");
+    let message = refused(&setup, params("ord-2", None), &state).await;
+    assert!(message.contains("made for another call"), "{message}");
     assert_eq!(setup.runs.load(Ordering::SeqCst), 0);
 
     // None of that used it up: the genuine retry still runs, once.
@@ -466,9 +510,84 @@ async fn modern_state_of_another_principal_is_refused() {
         true,
     )
     .await;
-    let result = retry(&bob, params("ord-1", None), Answer::Approve, &state).await;
-    assert_eq!(error_code(&result), "CONFIRMATION_INVALID");
+    refused(&bob, params("ord-1", None), &state).await;
     assert_eq!(bob.runs.load(Ordering::SeqCst), 0);
+}
+
+/// The `input_required` answer of one round: its questions' keys and its state.
+async fn round(
+    setup: &Setup,
+    params: CallToolRequestParams,
+) -> Result<(Vec<String>, String), CallToolResult> {
+    match setup.client.call_tool_once(params).await.expect("call") {
+        CallToolResponse::InputRequired(required) => Ok((
+            required
+                .input_requests
+                .expect("input requests")
+                .keys()
+                .cloned()
+                .collect(),
+            required.request_state.expect("request state"),
+        )),
+        CallToolResponse::Complete(result) => Err(result),
+        other => panic!("expected input_required or a result, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_confirmed_call_that_asks_its_own_question_completes_once() {
+    // One round trip carries both: the confirmation, then the tool's question, each answer
+    // kept in the state of the next round.
+    let setup = setup(true, Answer::Approve, Context::new(), true).await;
+    let call = || {
+        CallToolRequestParams::new("drop_with_reason")
+            .with_arguments(json!({ "order_id": "ord-7" }).as_object().cloned().unwrap())
+    };
+    let (keys, confirm_state) = round(&setup, call()).await.expect("asks first");
+    assert_eq!(keys, [CONFIRM_INPUT_KEY]);
+    let (keys, question_state) = round(
+        &setup,
+        call()
+            .with_input_responses(responses(Answer::Approve))
+            .with_request_state(&confirm_state),
+    )
+    .await
+    .expect("then the tool's question");
+    assert_eq!(keys, ["reason"]);
+    assert_eq!(setup.reasoned.load(Ordering::SeqCst), 0);
+    // Only this round's answer is sent back: the approval travels in the state.
+    let mut reason = InputResponses::new();
+    reason.insert(
+        "reason".to_owned(),
+        json!({ "action": "accept", "content": { "why": "duplicate" } }),
+    );
+    let answered = || {
+        call()
+            .with_input_responses(reason.clone())
+            .with_request_state(&question_state)
+    };
+    let result = round(&setup, answered()).await.expect_err("runs");
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let text = &result.content[0].as_text().expect("text").text;
+    assert_eq!(
+        serde_json::from_str::<Value>(text).unwrap(),
+        json!({ "dropped": "ord-7", "why": { "why": "duplicate" } })
+    );
+    assert_eq!(setup.reasoned.load(Ordering::SeqCst), 1);
+    // The last state carries the approval, so it is single-use too: replayed, nothing runs.
+    let replayed = round(&setup, answered()).await.expect_err("refused");
+    assert_eq!(error_code(&replayed), "CONFIRMATION_INVALID");
+    // The first state was redeemed by the second round: it approves nothing again.
+    let reused = round(
+        &setup,
+        call()
+            .with_input_responses(responses(Answer::Approve))
+            .with_request_state(&confirm_state),
+    )
+    .await
+    .expect_err("refused");
+    assert_eq!(error_code(&reused), "CONFIRMATION_INVALID");
+    assert_eq!(setup.reasoned.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]

@@ -11,12 +11,7 @@ use rmcp::{
 
 use serde_json::Value;
 
-use crate::{
-    asking::{CallBinding, ClientAsker},
-    mapping,
-    scope::CallScope,
-    server::McpServer,
-};
+use crate::{client::Binding, mapping, scope::CallScope, server::McpServer};
 
 pub(super) fn list(
     server: &McpServer,
@@ -43,11 +38,11 @@ pub(super) async fn get(
     let scope = CallScope::of(&server.context, &context);
     let arguments = params.arguments.unwrap_or_default();
     // A prompt may ask the client, as a tool does.
-    let asker = ClientAsker::for_request(
-        &server.asking,
+    let round = server.round_trips.round(
         &context,
-        CallBinding {
-            tool: &params.name,
+        Binding {
+            method: "prompts/get",
+            name: &params.name,
             arguments: &Value::Object(arguments.clone()),
             principal: scope.context.principal(),
         },
@@ -58,7 +53,7 @@ pub(super) async fn get(
         .arguments(arguments)
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone())
-        .asker(asker);
+        .asker(round.asker());
     let outcome = scope.run(pin!(server.runtime.render(request))).await;
     let entry = server.runtime.catalog().prompt(&params.name);
     mapping::get_result(entry, outcome)

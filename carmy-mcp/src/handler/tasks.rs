@@ -56,7 +56,7 @@ pub(super) async fn update(
         let malformed = record
             .pending()
             .find(|(asked, _)| asked == answered)
-            .is_some_and(|(_, ask)| !crate::asking::answers(ask, answer));
+            .is_some_and(|(_, ask)| !mapping::answers(ask, answer));
         if malformed {
             return Err(ErrorData::invalid_params(
                 format!(

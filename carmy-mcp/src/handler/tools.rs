@@ -11,12 +11,7 @@ use rmcp::{
 use serde_json::Value;
 
 use super::{progress, requests};
-use crate::{
-    asking::{AskStates, CallBinding, ClientAsker},
-    mapping,
-    scope::CallScope,
-    server::McpServer,
-};
+use crate::{client::Binding, mapping, scope::CallScope, server::McpServer};
 
 pub(super) async fn call(
     server: &McpServer,
@@ -30,32 +25,29 @@ pub(super) async fn call(
     // what the transport attached to this request (HTTP: its authenticated context, its
     // disconnect and deadline).
     let scope = CallScope::of(&server.context, &context);
-    // A tool's questions go to the client: in the call up to 2025-11-25, as an
-    // `input_required` result on 2026-07-28, whose retry brings the answers and the state of
-    // earlier rounds (a state that fails verification ends the call here).
+    // A tool's questions, and the confirmation the host did not grant, go to the client: in
+    // the call up to 2025-11-25, as an `input_required` result on 2026-07-28, whose retry
+    // brings the answers and the state of earlier rounds (a state that fails verification ends
+    // the call here).
     let modern = context
         .protocol_version()
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-    let (asking_state, confirmation_state) = match params.request_state {
-        Some(state) if AskStates::owns(&state) => (Some(state), None),
-        state => (None, state),
-    };
-    let asker = ClientAsker::for_request(
-        &server.asking,
+    let round = server.round_trips.round(
         &context,
-        CallBinding {
-            tool: name.as_ref(),
+        Binding {
+            method: "tools/call",
+            name: name.as_ref(),
             arguments: &arguments,
             principal: scope.context.principal(),
         },
-        params.input_responses.clone(),
-        asking_state.as_deref(),
+        params.input_responses,
+        params.request_state.as_deref(),
     )?;
     // The context is the host's; nothing from the request (arguments, `_meta`) adds to it.
     let mut request = Request::new(name.as_ref(), arguments)
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone())
-        .asker(asker);
+        .asker(round.asker());
     if let Some(request_id) = request_id {
         request = request.request_id(request_id);
     }
@@ -71,10 +63,7 @@ pub(super) async fn call(
     }
     // The human in front of the client may approve what the host did not grant; the runtime
     // asks only when the tool needs it.
-    if let Some(confirmation) = &server.confirmation
-        && let Some(approver) =
-            confirmation.approver(&context, params.input_responses, confirmation_state)
-    {
+    if let Some(approver) = round.approver() {
         request = request.approver(approver);
     }
     // rmcp cancels `ct` on `notifications/cancelled`; the runtime then drops the tool. The rare

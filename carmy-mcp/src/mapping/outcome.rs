@@ -43,7 +43,7 @@ pub(crate) fn call_response(
             Err(unknown_tool(&error))
         }
         OutcomeKind::InputRequired(question) => Ok(input_required(entry, &question).into()),
-        OutcomeKind::AwaitingInput(pending) => match crate::asking::input_requests(&pending) {
+        OutcomeKind::AwaitingInput(pending) => match super::input_requests(&pending) {
             Ok(requests) => Ok(InputRequiredResult::new(
                 Some(requests),
                 pending.state().map(str::to_owned),

@@ -99,7 +99,7 @@ pub(crate) fn get_result(
     outcome: Outcome<Messages>,
 ) -> Result<GetPromptResponse, ErrorData> {
     if let OutcomeKind::AwaitingInput(pending) = &outcome.kind
-        && let Ok(requests) = crate::asking::input_requests(pending)
+        && let Ok(requests) = super::input_requests(pending)
     {
         let state = pending.state().map(str::to_owned);
         return Ok(InputRequiredResult::new(Some(requests), state).into());

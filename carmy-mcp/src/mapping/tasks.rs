@@ -125,8 +125,7 @@ fn payload(entry: Option<&ToolEntry>, record: &TaskRecord) -> TaskPayload {
 fn input_requests(record: &TaskRecord) -> Option<rmcp::model::InputRequests> {
     let mut requests = rmcp::model::InputRequests::new();
     for (key, ask) in record.pending() {
-        match crate::asking::input_requests(&Pending::new(Asks::new().with(key, ask.clone()), None))
-        {
+        match super::input_requests(&Pending::new(Asks::new().with(key, ask.clone()), None)) {
             Ok(mapped) => requests.extend(mapped),
             Err(error) => {
                 tracing::warn!(%error, task_id = %record.key.id(), key, "a task's question cannot be put to the client")

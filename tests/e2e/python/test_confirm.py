@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult, InputRequiredResult
 
 from conftest import TEST_TIMEOUT_SECONDS, shop_bin, shop_env
@@ -152,6 +153,15 @@ async def retry(client: Client, args: dict[str, Any], state: str) -> Any:
     )
 
 
+async def refused_state(client: Client, args: dict[str, Any], state: str) -> str:
+    """A retry whose state fails verification: -32602 before anything runs."""
+    with pytest.raises(MCPError) as refused:
+        await retry(client, args, state)
+    assert refused.value.error.code == -32602, refused.value.error
+    assert refused.value.error.message.startswith("`requestState` is not valid"), refused.value.error
+    return refused.value.error.message
+
+
 def tamper(state: str, index: int) -> str:
     replacement = "B" if state[index] == "A" else "A"
     return state[:index] + replacement + state[index + 1 :]
@@ -165,8 +175,7 @@ async def test_tampered_request_state_is_refused(mode):
         first = await manual_first_round(client, args)
         state = first.request_state
         for index in (0, len(state) // 2, len(state) - 1):
-            refused = await retry(client, args, tamper(state, index))
-            agent_error(refused, "CONFIRMATION_INVALID", status="rejected")
+            await refused_state(client, args, tamper(state, index))
         assert await order_status(client, order["order_id"]) == "placed"
         # The untouched state still works, once.
         ok(await retry(client, args, state))
@@ -181,8 +190,8 @@ async def test_request_state_moved_to_another_order_is_refused(mode):
         mine = await placed_order(client)
         other = await placed_order(client)
         first = await manual_first_round(client, {"order_id": mine["order_id"]})
-        moved = await retry(client, {"order_id": other["order_id"]}, first.request_state)
-        agent_error(moved, "CONFIRMATION_INVALID", status="rejected")
+        moved = await refused_state(client, {"order_id": other["order_id"]}, first.request_state)
+        assert "made for another call" in moved
         assert await order_status(client, other["order_id"]) == "placed"
         assert await order_status(client, mine["order_id"]) == "placed"
 

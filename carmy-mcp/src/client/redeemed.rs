@@ -1,9 +1,9 @@
-//! Redeemed confirmation states, remembered per principal until they expire, so that each
+//! Redeemed request states, remembered per principal until they expire, so that each
 //! state is used once and one principal's flood costs only its own older questions.
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::{CROWDED, SUPERSEDED, StateId, USED};
+use super::states::{CROWDED, SUPERSEDED, StateId, USED};
 
 /// Redeemed states remembered per principal; past it, the oldest record is let go.
 pub(super) const MAX_REDEEMED_PER_PRINCIPAL: usize = 1024;

@@ -6,7 +6,7 @@ use std::{collections::HashMap, sync::Arc};
 use carmy_core::{AgentError, ErrorCategory, Grant, codes};
 use serde_json::{Value, json};
 
-use super::{ClientConfirmation, lock};
+use super::{RoundTrips, lock};
 
 /// Calls of one principal that may wait for the user at once (2025-11-25). On stdio the
 /// principal is the session's: a client is seldom asked more than a few questions at a time.
@@ -83,14 +83,14 @@ impl Waiting {
 /// A call's place among the waiting ones, given back when it is dropped: answered, expired or
 /// cancelled.
 pub(super) struct WaitingPlace {
-    pub(super) confirmation: Arc<ClientConfirmation>,
+    pub(super) trips: Arc<RoundTrips>,
     pub(super) principal: Option<String>,
     pub(super) bytes: usize,
 }
 
 impl Drop for WaitingPlace {
     fn drop(&mut self) {
-        lock(&self.confirmation.waiting).give_back(self.principal.take(), self.bytes);
+        lock(&self.trips.waiting).give_back(self.principal.take(), self.bytes);
     }
 }
 

@@ -1,5 +1,25 @@
 //! The approver of one call: asks the human through the client, by `elicitation/create`
-//! (2025-11-25) or an `input_required` answer with a sealed state (2026-07-28).
+//! (2025-11-25) or as the question [`CONFIRM_INPUT_KEY`] of an `input_required` answer
+//! (2026-07-28).
+//!
+//! The runtime decides when to ask (the tool needs confirmation, the host granted none, the
+//! arguments are valid); this module only knows how. Approved, the call runs once: on
+//! 2026-07-28 the state that brings the answer back is redeemed once, whichever round it is
+//! (the approval travels on in the state while the tool asks questions of its own). Nothing a
+//! client sends can add a grant to the host's context.
+//!
+//! A call waiting for its answer (2025-11-25) keeps its arguments, as the runtime validated
+//! them, until the user answers; the question itself is a short text. The runtime bounds the
+//! wait (`Limits::approval_timeout`, then `CONFIRMATION_TIMEOUT`); whenever the call stops
+//! waiting, at that deadline or cancelled, the question is withdrawn with
+//! `notifications/cancelled`, so a late answer approves nothing ([`Withdraw`]). Only so many
+//! calls may wait at once, per principal and in all, counted in calls and in the bytes of their
+//! arguments (`waiting.rs`): past that, a call is refused at once (`CAPACITY`, retryable);
+//! arguments too large to ever wait are `CONFIRMATION_REQUIRED`.
+//!
+//! The question is built from the tool's declared input fields (the required ones first), so
+//! keys the tool does not declare can never push its target out of what the human reads
+//! (`question.rs`).
 
 use std::sync::Arc;
 
@@ -7,8 +27,8 @@ use carmy_core::{AgentError, Approval, ApprovalRequest, Approver, Question};
 use rmcp::{
     Peer, RoleServer,
     model::{
-        CancelledNotification, CancelledNotificationParam, ClientResult, ElicitResult,
-        InputResponses, RequestId, ServerNotification, ServerRequest,
+        CancelledNotification, CancelledNotificationParam, ClientResult, ElicitResult, RequestId,
+        ServerNotification, ServerRequest,
     },
     service::PeerRequestOptions,
 };
@@ -16,36 +36,21 @@ use serde::Deserialize;
 
 use crate::mapping::{CONFIRM_INPUT_KEY, approves, confirmation_request};
 
-use super::{ClientConfirmation, binding, question::question, waiting::weight};
+use super::{Channel, Modern, Round, lock, question::question, waiting::weight};
 
 /// Asks the human in front of the client about one call.
 pub(crate) struct ClientApproval {
-    pub(super) confirmation: Arc<ClientConfirmation>,
-    pub(super) round: Round,
-}
-
-/// How this session's client is asked.
-pub(super) enum Round {
-    /// 2025-11-25 and older: a request to the client, awaited.
-    Legacy { peer: Peer<RoleServer> },
-    /// 2026-07-28: a question in the answer, and the answer in the retry.
-    Modern {
-        input_responses: Option<InputResponses>,
-        request_state: Option<String>,
-    },
+    round: Arc<Round>,
 }
 
 impl Approver for ClientApproval {
     async fn approve(&self, request: ApprovalRequest<'_>) -> Approval {
         let tool = request.tool().name();
-        let principal = request.context().principal();
-        let answer = match &self.round {
-            Round::Legacy { peer } => {
+        let principal = self.round.principal.as_deref();
+        let answer = match &self.round.channel {
+            Channel::Legacy { peer, trips } => {
                 // The runtime keeps the arguments while the user is asked: only so many may wait.
-                let _place = match self
-                    .confirmation
-                    .wait(principal, weight(request.arguments()))
-                {
+                let _place = match trips.wait(principal, weight(request.arguments())) {
                     Ok(place) => place,
                     Err(crowded) => {
                         tracing::debug!(tool, ?crowded, "a call may not wait for its user");
@@ -57,37 +62,19 @@ impl Approver for ClientApproval {
                     Err(error) => return Approval::Declined(error),
                 }
             }
-            Round::Modern {
-                input_responses,
-                request_state,
-            } => {
-                let binding = binding(tool, request.arguments(), principal);
-                let Some(state) = request_state else {
-                    return match self.confirmation.seal(&binding) {
+            Channel::Modern(modern) => match answer_of(modern, tool, principal) {
+                Ok(Some(answer)) => answer,
+                Ok(None) => {
+                    return match modern.seal() {
                         Ok(state) => Approval::Ask(Question::new(question(&request), state)),
                         Err(error) => {
                             tracing::error!(%error, "cannot seal a confirmation state");
                             Approval::Declined(AgentError::internal("cannot ask for confirmation"))
                         }
                     };
-                };
-                if let Err(reason) = self.confirmation.redeem(state, &binding, principal) {
-                    return Approval::Declined(AgentError::confirmation_invalid(tool, reason));
                 }
-                let answer = input_responses
-                    .as_ref()
-                    .and_then(|responses| responses.get(CONFIRM_INPUT_KEY))
-                    .and_then(|answer| ElicitResult::deserialize(answer).ok());
-                match answer {
-                    Some(answer) => answer,
-                    None => {
-                        return Approval::Declined(AgentError::confirmation_invalid(
-                            tool,
-                            "the retry carries no answer to the confirmation",
-                        ));
-                    }
-                }
-            }
+                Err(declined) => return Approval::Declined(declined),
+            },
         };
         if approves(&answer) {
             tracing::debug!(tool, "the user approved the call");
@@ -99,7 +86,35 @@ impl Approver for ClientApproval {
     }
 }
 
+/// The user's answer to the confirmation on 2026-07-28, from this round or an earlier one, with
+/// the state that brought it back redeemed (once); `None` when the user was not asked yet.
+fn answer_of(
+    modern: &Modern,
+    tool: &str,
+    principal: Option<&str>,
+) -> Result<Option<ElicitResult>, AgentError> {
+    // An answer counts only with a state: the question was asked, of this call.
+    let (Some(state), Some(answer)) = (modern.state, modern.known.get(CONFIRM_INPUT_KEY)) else {
+        return Ok(None);
+    };
+    modern
+        .trips
+        .states
+        .redeem(state, principal)
+        .map_err(|reason| AgentError::confirmation_invalid(tool, reason))?;
+    let answer = ElicitResult::deserialize(answer).map_err(|_| {
+        AgentError::confirmation_invalid(tool, "the answer to the confirmation is not a form's")
+    })?;
+    // The approval travels on while the tool asks questions of its own.
+    lock(&modern.carried).insert(CONFIRM_INPUT_KEY.to_owned(), serde_json::json!(answer));
+    Ok(Some(answer))
+}
+
 impl ClientApproval {
+    pub(super) fn new(round: Arc<Round>) -> Self {
+        Self { round }
+    }
+
     /// `elicitation/create`, awaited as long as the runtime waits. When it stops waiting (its
     /// approval deadline, or the call cancelled), this future is dropped and the question is
     /// withdrawn (`notifications/cancelled`), so a late answer approves nothing and the client

@@ -1,0 +1,333 @@
+//! Sealed request states (2026-07-28): what a client echoes in `requestState` so that the next
+//! round of a call knows the answers of the earlier ones.
+//!
+//! The state is untrusted, so it is authenticated (HMAC-SHA256, rmcp's `RequestStateCodec`,
+//! with a per-server random key), bound to the request it was issued for (the method, the
+//! tool's or prompt's name, the arguments' digest and the principal, as associated data), and
+//! expires. It carries the answers so far, a confirmation among them, and a name: a state that
+//! carries a confirmation is redeemed once, so one approval runs one call.
+//!
+//! Redeemed states are remembered until they expire, per principal ([`Redeemed`]): when one
+//! principal has too many, its oldest record is let go and its states as old or older are
+//! refused ("call again"). One principal's flood thus costs only its own older, unanswered
+//! questions, never another principal's, nor a question asked after the flood.
+
+use std::{
+    collections::BTreeMap,
+    sync::{Mutex, MutexGuard},
+    time::{Duration, Instant},
+};
+
+use carmy_core::Fingerprint;
+use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::redeemed::Redeemed;
+
+/// How long a state stays valid: the user's time to answer, while nothing waits on the server.
+pub(crate) const STATE_TTL: Duration = Duration::from_secs(10 * 60);
+
+/// Reasons a state is refused, in terms safe to show a client: they never say which part of
+/// the binding differed.
+pub(super) const ALTERED: &str = "it was altered or made for another call";
+pub(super) const EXPIRED: &str = "it expired; call again";
+pub(super) const USED: &str = "it was already used; call again";
+pub(super) const SUPERSEDED: &str =
+    "too many newer confirmations were answered since it was asked; call again";
+pub(super) const CROWDED: &str = "too many confirmations are pending; call again shortly";
+
+/// A state's name in the redeemed records, in the order states were issued.
+pub(super) type StateId = (u64, u64);
+
+/// What a sealed state carries. The request it was issued for is not in it: that is the
+/// associated data of the seal, re-derived from the retry, so a state moved to another call
+/// fails verification.
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    /// Format version: 3.
+    v: u8,
+    /// When it was issued, in milliseconds since the server's epoch.
+    at: u64,
+    /// Random: with `at`, names the state.
+    n: u64,
+    /// The answers of the earlier rounds, by the key they were asked with.
+    answers: BTreeMap<String, Value>,
+}
+
+/// A state that passed verification.
+pub(super) struct Opened {
+    pub(super) id: StateId,
+    pub(super) answers: BTreeMap<String, Value>,
+}
+
+/// The server's sealing key, and the states already redeemed. Shared by every clone of the
+/// server (every connection), so a state is single-use across them.
+pub(super) struct States {
+    codec: RequestStateCodec,
+    ttl: Duration,
+    /// States carry when they were issued, in milliseconds since this instant: a monotonic
+    /// clock, so the order of states and their expiry never depend on the wall clock.
+    epoch: Instant,
+    redeemed: Mutex<Redeemed>,
+}
+
+impl States {
+    pub(super) fn new(ttl: Duration) -> Self {
+        Self {
+            codec: fresh_codec(),
+            ttl,
+            epoch: Instant::now(),
+            redeemed: Mutex::default(),
+        }
+    }
+
+    pub(super) fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Milliseconds since the server's epoch.
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn ttl_ms(&self) -> u64 {
+        u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A fresh state carrying `answers`, sealed to the request `binding` describes.
+    pub(super) fn seal(
+        &self,
+        answers: &BTreeMap<String, Value>,
+        binding: &[u8],
+    ) -> Result<String, RequestStateError> {
+        let sealed = Sealed {
+            v: 3,
+            at: self.now_ms(),
+            n: random_u64(),
+            answers: answers.clone(),
+        };
+        let options = SealOptions::new().associated_data(binding).ttl(self.ttl);
+        self.codec.seal_json_with(&sealed, &options)
+    }
+
+    /// Opens `state` for the request `binding` describes.
+    pub(super) fn open(&self, state: &str, binding: &[u8]) -> Result<Opened, &'static str> {
+        let sealed: Sealed =
+            self.codec
+                .open_json_with(state, binding)
+                .map_err(|error| match error {
+                    RequestStateError::Expired => EXPIRED,
+                    error => {
+                        tracing::debug!(%error, "a request state failed verification");
+                        ALTERED
+                    }
+                })?;
+        if sealed.v != 3 {
+            return Err(ALTERED);
+        }
+        // Expiry by our own clock as well: a record is let go once its state expires by it, so
+        // a state must never outlive its record, whatever the wall clock does.
+        if sealed.at.saturating_add(self.ttl_ms()) <= self.now_ms() {
+            return Err(EXPIRED);
+        }
+        Ok(Opened {
+            id: (sealed.at, sealed.n),
+            answers: sealed.answers,
+        })
+    }
+
+    /// Marks the state `id` of `principal`'s used: the first time only.
+    pub(super) fn redeem(&self, id: StateId, principal: Option<&str>) -> Result<(), &'static str> {
+        lock(&self.redeemed).redeem(principal, id, self.now_ms(), self.ttl_ms())
+    }
+
+    #[cfg(test)]
+    pub(super) fn redeemed(&self) -> MutexGuard<'_, Redeemed> {
+        lock(&self.redeemed)
+    }
+}
+
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing is awaited or called out to under these locks, and each update leaves the
+    // records consistent, so a poisoned lock is still usable.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A codec with a fresh random key: states sealed by one server, in one run, open there only.
+fn fresh_codec() -> RequestStateCodec {
+    let mut key = [0u8; 32];
+    // Without randomness there is no safe key; a server that cannot read the OS's RNG cannot
+    // run anything else that matters either.
+    getrandom::fill(&mut key).expect("the operating system's random number generator");
+    RequestStateCodec::new_unchecked(key.to_vec())
+}
+
+fn random_u64() -> u64 {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).expect("the operating system's random number generator");
+    u64::from_le_bytes(bytes)
+}
+
+/// What a state is bound to: the request it was issued for.
+#[derive(Clone, Copy)]
+pub(crate) struct Binding<'a> {
+    /// `tools/call` or `prompts/get`.
+    pub(crate) method: &'static str,
+    /// The tool's or the prompt's name.
+    pub(crate) name: &'a str,
+    pub(crate) arguments: &'a Value,
+    pub(crate) principal: Option<&'a str>,
+}
+
+impl Binding<'_> {
+    /// The associated data of a state: the method, the name, the arguments' digest and the
+    /// principal, each length-prefixed, so no two requests share bytes.
+    pub(super) fn bytes(&self) -> Vec<u8> {
+        let digest = Fingerprint::of(self.name, self.arguments);
+        let mut out = Vec::with_capacity(112);
+        out.extend_from_slice(b"carmy/request-state/v1");
+        for part in [
+            self.method.as_bytes(),
+            self.name.as_bytes(),
+            digest.as_bytes(),
+            self.principal.map_or(&b"\xff"[..], str::as_bytes),
+        ] {
+            out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            out.extend_from_slice(part);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::redeemed::MAX_REDEEMED_PER_PRINCIPAL;
+    use serde_json::json;
+
+    fn call<'a>(arguments: &'a Value, principal: Option<&'a str>) -> Vec<u8> {
+        binding("cancel_order", arguments, principal)
+    }
+
+    fn binding<'a>(name: &'a str, arguments: &'a Value, principal: Option<&'a str>) -> Vec<u8> {
+        Binding {
+            method: "tools/call",
+            name,
+            arguments,
+            principal,
+        }
+        .bytes()
+    }
+
+    #[test]
+    fn bindings_differ_by_every_part() {
+        let args = json!({ "order_id": "ord-1" });
+        let base = call(&args, Some("alice"));
+        assert_ne!(base, binding("cancel_orders", &args, Some("alice")));
+        assert_ne!(base, call(&json!({ "order_id": "ord-2" }), Some("alice")));
+        assert_ne!(base, call(&args, Some("bob")));
+        assert_ne!(base, call(&args, None));
+        assert_ne!(call(&args, Some("")), call(&args, None));
+        let prompt = Binding {
+            method: "prompts/get",
+            name: "cancel_order",
+            arguments: &args,
+            principal: Some("alice"),
+        };
+        assert_ne!(base, prompt.bytes());
+        // Key order is not part of a call's identity.
+        assert_eq!(
+            binding("t", &json!({ "a": 1, "b": 2 }), None),
+            binding("t", &json!({ "b": 2, "a": 1 }), None)
+        );
+    }
+
+    #[test]
+    fn a_state_opens_for_its_own_call_only_and_is_redeemed_once() {
+        let states = States::new(STATE_TTL);
+        let args = json!({ "order_id": "ord-1" });
+        let this = call(&args, Some("alice"));
+        let answers = BTreeMap::from([("q".to_owned(), json!({ "action": "accept" }))]);
+        let state = states.seal(&answers, &this).unwrap();
+        let other = call(&json!({ "order_id": "ord-2" }), Some("alice"));
+        assert_eq!(
+            states.open(&state, &other).err(),
+            Some(ALTERED),
+            "re-targeted"
+        );
+        let mut tampered = state.clone();
+        tampered.pop();
+        tampered.push(if state.ends_with('A') { 'B' } else { 'A' });
+        assert_eq!(states.open(&tampered, &this).err(), Some(ALTERED));
+        let opened = states.open(&state, &this).expect("its own call");
+        assert_eq!(opened.answers, answers);
+        assert_eq!(states.redeem(opened.id, Some("alice")), Ok(()));
+        assert_eq!(
+            states.redeem(opened.id, Some("alice")),
+            Err(USED),
+            "replayed"
+        );
+        // Another server (another key) trusts none of it.
+        assert_eq!(
+            States::new(STATE_TTL).open(&state, &this).err(),
+            Some(ALTERED)
+        );
+    }
+
+    #[test]
+    fn an_expired_state_is_refused() {
+        let states = States::new(Duration::from_millis(1));
+        let this = call(&json!({}), None);
+        let state = states.seal(&BTreeMap::new(), &this).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(states.open(&state, &this).err(), Some(EXPIRED));
+    }
+
+    #[test]
+    fn a_flood_costs_the_flooder_its_older_questions_only() {
+        let states = States::new(STATE_TTL);
+        let none = BTreeMap::new();
+        let args = json!({});
+        let (alice, mallory, anonymous) = (
+            call(&args, Some("alice")),
+            call(&args, Some("mallory")),
+            call(&args, None),
+        );
+        let redeem = |state: &str, binding: &[u8], principal| {
+            let opened = states.open(state, binding).expect("valid");
+            states.redeem(opened.id, principal)
+        };
+        // Asked before the flood, answered after it.
+        let alices = states.seal(&none, &alice).unwrap();
+        let anonymous_state = states.seal(&none, &anonymous).unwrap();
+        let mallorys_old = states.seal(&none, &mallory).unwrap();
+        // States are ordered by the millisecond they were issued in.
+        std::thread::sleep(Duration::from_millis(2));
+        for _ in 0..3 * MAX_REDEEMED_PER_PRINCIPAL {
+            let state = states.seal(&none, &mallory).unwrap();
+            assert_eq!(redeem(&state, &mallory, Some("mallory")), Ok(()));
+        }
+        let redeemed = states.redeemed();
+        assert_eq!(
+            redeemed.records(Some("mallory")),
+            MAX_REDEEMED_PER_PRINCIPAL
+        );
+        assert_eq!(redeemed.held, MAX_REDEEMED_PER_PRINCIPAL);
+        drop(redeemed);
+        assert_eq!(redeem(&alices, &alice, Some("alice")), Ok(()));
+        assert_eq!(redeem(&anonymous_state, &anonymous, None), Ok(()));
+        // Mallory's own question from before the flood: refused, never accepted twice.
+        assert_eq!(
+            redeem(&mallorys_old, &mallory, Some("mallory")),
+            Err(SUPERSEDED)
+        );
+        // Asked after the flood: fine.
+        std::thread::sleep(Duration::from_millis(2));
+        let fresh = states.seal(&none, &mallory).unwrap();
+        assert_eq!(redeem(&fresh, &mallory, Some("mallory")), Ok(()));
+        assert_eq!(redeem(&fresh, &mallory, Some("mallory")), Err(USED));
+    }
+}
