@@ -162,7 +162,7 @@ impl McpServer {
     /// refused `-32602` before anything runs, as for a tool's own questions. A client without
     /// elicitation gets `CONFIRMATION_REQUIRED`, as when this is off.
     pub fn confirm_via_client(mut self, enabled: bool) -> Self {
-        self.round_trips = Arc::new(self.round_trips.confirming(enabled));
+        self.round_trips = Arc::new(RoundTrips::new(enabled));
         self
     }
 

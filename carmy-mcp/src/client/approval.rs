@@ -36,7 +36,12 @@ use serde::Deserialize;
 
 use crate::mapping::{CONFIRM_INPUT_KEY, approves, confirmation_request};
 
-use super::{Channel, Modern, Round, lock, question::question, waiting::weight};
+use super::{
+    question::question,
+    round::{Channel, Modern, Round},
+    states::lock,
+    waiting::{Waiting, weight},
+};
 
 /// Asks the human in front of the client about one call.
 pub(crate) struct ClientApproval {
@@ -48,9 +53,9 @@ impl Approver for ClientApproval {
         let tool = request.tool().name();
         let principal = self.round.principal.as_deref();
         let answer = match &self.round.channel {
-            Channel::Legacy { peer, trips } => {
+            Channel::Legacy { peer, waiting } => {
                 // The runtime keeps the arguments while the user is asked: only so many may wait.
-                let _place = match trips.wait(principal, weight(request.arguments())) {
+                let _place = match Waiting::place(waiting, principal, weight(request.arguments())) {
                     Ok(place) => place,
                     Err(crowded) => {
                         tracing::debug!(tool, ?crowded, "a call may not wait for its user");
@@ -98,7 +103,6 @@ fn answer_of(
         return Ok(None);
     };
     modern
-        .trips
         .states
         .redeem(state, principal)
         .map_err(|reason| AgentError::confirmation_invalid(tool, reason))?;
@@ -111,8 +115,13 @@ fn answer_of(
 }
 
 impl ClientApproval {
-    pub(super) fn new(round: Arc<Round>) -> Self {
-        Self { round }
+    /// The approver of the call `round` belongs to, when the server lets the human confirm
+    /// calls and the client can put a form to its user; `None` otherwise, and the runtime
+    /// answers `CONFIRMATION_REQUIRED` as without this feature.
+    pub(crate) fn of(round: &Arc<Round>) -> Option<Self> {
+        round.confirms.then(|| Self {
+            round: Arc::clone(round),
+        })
     }
 
     /// `elicitation/create`, awaited as long as the runtime waits. When it stops waiting (its

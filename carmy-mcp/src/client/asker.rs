@@ -8,7 +8,10 @@ use carmy_core::{AgentError, Answers, AskKind, Asked, Asker, Asks, Pending};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
-use super::{Channel, Round, lock};
+use super::{
+    round::{Channel, Round},
+    states::lock,
+};
 use crate::mapping::{answers, server_request};
 
 /// Puts one request's questions to its client.
@@ -17,8 +20,11 @@ pub(crate) struct ClientAsker {
 }
 
 impl ClientAsker {
-    pub(super) fn new(round: Arc<Round>) -> Self {
-        Self { round }
+    /// The asker of the request `round` belongs to.
+    pub(crate) fn new(round: &Arc<Round>) -> Self {
+        Self {
+            round: Arc::clone(round),
+        }
     }
 }
 

@@ -3,7 +3,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::states::{CROWDED, SUPERSEDED, StateId, USED};
+/// A state's name in the redeemed records, in the order states were issued.
+pub(super) type StateId = (u64, u64);
+
+/// Reasons a redemption is refused, in terms safe to show a client.
+pub(super) const USED: &str = "it was already used; call again";
+pub(super) const SUPERSEDED: &str =
+    "too many newer confirmations were answered since it was asked; call again";
+pub(super) const CROWDED: &str = "too many confirmations are pending; call again shortly";
 
 /// Redeemed states remembered per principal; past it, the oldest record is let go.
 pub(super) const MAX_REDEEMED_PER_PRINCIPAL: usize = 1024;

@@ -23,7 +23,7 @@ use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::redeemed::Redeemed;
+use super::redeemed::{Redeemed, StateId};
 
 /// How long a state stays valid: the user's time to answer, while nothing waits on the server.
 pub(crate) const STATE_TTL: Duration = Duration::from_secs(10 * 60);
@@ -32,13 +32,6 @@ pub(crate) const STATE_TTL: Duration = Duration::from_secs(10 * 60);
 /// the binding differed.
 pub(super) const ALTERED: &str = "it was altered or made for another call";
 pub(super) const EXPIRED: &str = "it expired; call again";
-pub(super) const USED: &str = "it was already used; call again";
-pub(super) const SUPERSEDED: &str =
-    "too many newer confirmations were answered since it was asked; call again";
-pub(super) const CROWDED: &str = "too many confirmations are pending; call again shortly";
-
-/// A state's name in the redeemed records, in the order states were issued.
-pub(super) type StateId = (u64, u64);
 
 /// What a sealed state carries. The request it was issued for is not in it: that is the
 /// associated data of the seal, re-derived from the retry, so a state moved to another call
@@ -80,10 +73,6 @@ impl States {
             epoch: Instant::now(),
             redeemed: Mutex::default(),
         }
-    }
-
-    pub(super) fn ttl(&self) -> Duration {
-        self.ttl
     }
 
     /// Milliseconds since the server's epoch.
@@ -205,7 +194,7 @@ impl Binding<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::redeemed::MAX_REDEEMED_PER_PRINCIPAL;
+    use crate::client::redeemed::{MAX_REDEEMED_PER_PRINCIPAL, SUPERSEDED, USED};
     use serde_json::json;
 
     fn call<'a>(arguments: &'a Value, principal: Option<&'a str>) -> Vec<u8> {

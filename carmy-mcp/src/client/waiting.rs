@@ -1,12 +1,15 @@
 //! Calls waiting for their users' answers (2025-11-25): bounded per principal and in all,
 //! in calls and in the bytes of their arguments.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
 
 use carmy_core::{AgentError, ErrorCategory, Grant, codes};
 use serde_json::{Value, json};
 
-use super::{RoundTrips, lock};
+use super::states::lock;
 
 /// Calls of one principal that may wait for the user at once (2025-11-25). On stdio the
 /// principal is the session's: a client is seldom asked more than a few questions at a time.
@@ -43,7 +46,22 @@ pub(super) enum Crowded {
 }
 
 impl Waiting {
-    pub(super) fn take(&mut self, principal: Option<&str>, bytes: usize) -> Result<(), Crowded> {
+    /// A place among the calls waiting for their users, for a call of `principal`'s whose
+    /// arguments weigh `bytes`; freed when dropped.
+    pub(super) fn place(
+        waiting: &Arc<Mutex<Self>>,
+        principal: Option<&str>,
+        bytes: usize,
+    ) -> Result<WaitingPlace, Crowded> {
+        lock(waiting).take(principal, bytes)?;
+        Ok(WaitingPlace {
+            waiting: Arc::clone(waiting),
+            principal: principal.map(str::to_owned),
+            bytes,
+        })
+    }
+
+    fn take(&mut self, principal: Option<&str>, bytes: usize) -> Result<(), Crowded> {
         if bytes > MAX_WAITING_BYTES_PER_PRINCIPAL {
             return Err(Crowded::TooLarge { bytes });
         }
@@ -83,14 +101,14 @@ impl Waiting {
 /// A call's place among the waiting ones, given back when it is dropped: answered, expired or
 /// cancelled.
 pub(super) struct WaitingPlace {
-    pub(super) trips: Arc<RoundTrips>,
-    pub(super) principal: Option<String>,
-    pub(super) bytes: usize,
+    waiting: Arc<Mutex<Waiting>>,
+    principal: Option<String>,
+    bytes: usize,
 }
 
 impl Drop for WaitingPlace {
     fn drop(&mut self) {
-        lock(&self.trips.waiting).give_back(self.principal.take(), self.bytes);
+        lock(&self.waiting).give_back(self.principal.take(), self.bytes);
     }
 }
 
@@ -155,6 +173,37 @@ pub(super) fn weight(value: &Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn waiting_calls_are_bounded_per_principal_and_in_all() {
+        let waiting = Arc::new(Mutex::new(Waiting::default()));
+        let wait = |principal: &str, bytes| Waiting::place(&waiting, Some(principal), bytes);
+        let mb = 1 << 20;
+        assert_eq!(
+            wait("a", 17 * mb).err(),
+            Some(Crowded::TooLarge { bytes: 17 * mb })
+        );
+        let places: Vec<_> = (0..MAX_WAITING_PER_PRINCIPAL)
+            .map(|_| wait("a", mb).expect("room"))
+            .collect();
+        assert_eq!(wait("a", mb).err(), Some(Crowded::Full));
+        // Another principal has its own share.
+        let other = wait("b", 15 * mb).expect("room");
+        assert_eq!(wait("b", 2 * mb).err(), Some(Crowded::Full));
+        drop(places);
+        drop(other);
+        let held = lock(&waiting);
+        assert_eq!((held.all.calls, held.all.bytes), (0, 0));
+        assert!(held.shares.is_empty());
+        drop(held);
+        // In all: many principals, one call each.
+        let places: Vec<_> = (0..MAX_WAITING)
+            .map(|p| wait(&format!("p{p}"), 1).expect("room"))
+            .collect();
+        assert_eq!(wait("late", 1).err(), Some(Crowded::Full));
+        drop(places);
+        assert!(wait("late", 1).is_ok());
+    }
 
     #[test]
     fn weight_counts_what_parsing_makes_of_a_value() {

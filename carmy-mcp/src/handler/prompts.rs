@@ -11,7 +11,12 @@ use rmcp::{
 
 use serde_json::Value;
 
-use crate::{client::Binding, mapping, scope::CallScope, server::McpServer};
+use crate::{
+    client::{Binding, ClientAsker},
+    mapping,
+    scope::CallScope,
+    server::McpServer,
+};
 
 pub(super) fn list(
     server: &McpServer,
@@ -53,7 +58,7 @@ pub(super) async fn get(
         .arguments(arguments)
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone())
-        .asker(round.asker());
+        .asker(ClientAsker::new(&round));
     let outcome = scope.run(pin!(server.runtime.render(request))).await;
     let entry = server.runtime.catalog().prompt(&params.name);
     mapping::get_result(entry, outcome)

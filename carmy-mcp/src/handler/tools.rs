@@ -11,7 +11,12 @@ use rmcp::{
 use serde_json::Value;
 
 use super::{progress, requests};
-use crate::{client::Binding, mapping, scope::CallScope, server::McpServer};
+use crate::{
+    client::{Binding, ClientApproval, ClientAsker},
+    mapping,
+    scope::CallScope,
+    server::McpServer,
+};
 
 pub(super) async fn call(
     server: &McpServer,
@@ -47,7 +52,7 @@ pub(super) async fn call(
     let mut request = Request::new(name.as_ref(), arguments)
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone())
-        .asker(round.asker());
+        .asker(ClientAsker::new(&round));
     if let Some(request_id) = request_id {
         request = request.request_id(request_id);
     }
@@ -63,7 +68,7 @@ pub(super) async fn call(
     }
     // The human in front of the client may approve what the host did not grant; the runtime
     // asks only when the tool needs it.
-    if let Some(approver) = round.approver() {
+    if let Some(approver) = ClientApproval::of(&round) {
         request = request.approver(approver);
     }
     // rmcp cancels `ct` on `notifications/cancelled`; the runtime then drops the tool. The rare
