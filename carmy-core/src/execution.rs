@@ -76,8 +76,8 @@ pub enum ExecutionKind {
     Tool,
     /// A resource read.
     Read,
-    /// A prompt rendered.
-    Render,
+    /// A prompt got (`prompts/get`): its messages rendered.
+    Prompt,
     /// Values suggested for an argument.
     Complete,
 }
@@ -88,7 +88,7 @@ impl ExecutionKind {
         match self {
             Self::Tool => "tool",
             Self::Read => "read",
-            Self::Render => "render",
+            Self::Prompt => "prompt",
             Self::Complete => "complete",
         }
     }

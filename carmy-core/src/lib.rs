@@ -122,7 +122,7 @@ pub use resource::{
 #[cfg(feature = "fs")]
 pub use resource::{Directory, directory};
 pub use runtime::{
-    CompleteRequest, CompletionTarget, ReadRequest, RenderRequest, Request, Runtime,
+    CompleteRequest, CompletionTarget, GetPromptRequest, ReadRequest, Request, Runtime,
 };
 pub use schema::SchemaProfile;
 pub use state::{Requirements, State};

@@ -124,8 +124,8 @@ async fn an_unknown_tool_is_not_found_by_a_caller_not_held_to_some_tools() {
 mod resources_and_prompts {
     use carmy_core::{
         AgentError, Carmy, CompleteRequest, CompletionRequest, CompletionTarget, Completions,
-        Content, Context, ExecutionStatus, Invocation, Message, Messages, Prompt, PromptSpec,
-        ReadRequest, RenderRequest, Resource, ResourceSpec, Role, Runtime,
+        Content, Context, ExecutionStatus, GetPromptRequest, Invocation, Message, Messages, Prompt,
+        PromptSpec, ReadRequest, Resource, ResourceSpec, Role, Runtime,
     };
     use schemars::JsonSchema;
     use serde::Deserialize;
@@ -255,13 +255,13 @@ mod resources_and_prompts {
     #[tokio::test]
     async fn a_prompt_may_not_embed_what_its_caller_may_not_read() {
         let (runtime, _, _) = runtime();
-        let render = |id: &str, context: Context| {
-            RenderRequest::new("order_help")
+        let get = |id: &str, context: Context| {
+            GetPromptRequest::new("order_help")
                 .argument("id", id)
                 .context(context)
         };
         let refused = runtime
-            .render(render("7", reading("resource:docs://*")))
+            .get_prompt(get("7", reading("resource:docs://*")))
             .await;
         assert_eq!(refused.status, ExecutionStatus::Failed);
         let error = refused.error().unwrap();
@@ -273,12 +273,12 @@ mod resources_and_prompts {
         );
         // An embedded resource that does not say its URI cannot be shown to be readable.
         let unnamed = runtime
-            .render(render("-", reading("resource:docs://*")))
+            .get_prompt(get("-", reading("resource:docs://*")))
             .await;
         assert_eq!(unnamed.unwrap_error_code(), "RESOURCE_NOT_ALLOWED");
         // Whoever may read it gets it embedded, as does a caller its rules leave resources to.
         for context in [reading("resource:shop://orders/*"), reading("effect:read")] {
-            let rendered = runtime.render(render("7", context)).await;
+            let rendered = runtime.get_prompt(get("7", context)).await;
             assert_eq!(rendered.status, ExecutionStatus::Succeeded);
             assert_eq!(rendered.result.unwrap().len(), 2);
         }
@@ -338,11 +338,11 @@ mod resources_and_prompts {
             .await;
         assert_eq!(allowed.status, ExecutionStatus::Succeeded);
 
-        let render = |name: &str| RenderRequest::new(name).context(support());
-        let refused = runtime.render(render("sales_pitch")).await;
+        let render = |name: &str| GetPromptRequest::new(name).context(support());
+        let refused = runtime.get_prompt(render("sales_pitch")).await;
         assert_eq!(refused.unwrap_error_code(), "PROMPT_NOT_ALLOWED");
         assert_eq!(renders.count(), 0);
-        let allowed = runtime.render(render("support_greeting")).await;
+        let allowed = runtime.get_prompt(render("support_greeting")).await;
         assert_eq!(allowed.status, ExecutionStatus::Succeeded);
         assert_eq!(renders.count(), 1);
 
@@ -370,7 +370,7 @@ mod resources_and_prompts {
             .await;
         assert_eq!(read.status, ExecutionStatus::Succeeded);
         let rendered = runtime
-            .render(RenderRequest::new("sales_pitch").context(reader))
+            .get_prompt(GetPromptRequest::new("sales_pitch").context(reader))
             .await;
         assert_eq!(rendered.status, ExecutionStatus::Succeeded);
         assert_eq!((reads.count(), renders.count()), (1, 1));

@@ -10,8 +10,8 @@ use std::sync::{
 
 use carmy_core::{
     AgentError, Carmy, CompleteRequest, CompletionRequest, CompletionTarget, Completions, Content,
-    Contents, Context, Effect, ErrorCategory, ExecutionStatus, Invocation, Limits, Message,
-    Messages, Prompt, PromptSpec, ReadRequest, RenderRequest, Request, Resource, ResourceSpec,
+    Contents, Context, Effect, ErrorCategory, ExecutionStatus, GetPromptRequest, Invocation,
+    Limits, Message, Messages, Prompt, PromptSpec, ReadRequest, Request, Resource, ResourceSpec,
     Runtime, Tool, ToolSpec,
 };
 use schemars::JsonSchema;
@@ -194,7 +194,7 @@ async fn reads_renders_and_completions_past_the_bound_fail_the_same_way() {
     assert_too_large(over.error().unwrap());
 
     let render = |bytes: usize| {
-        runtime.render(RenderRequest::new("letter").argument("bytes", bytes.to_string()))
+        runtime.get_prompt(GetPromptRequest::new("letter").argument("bytes", bytes.to_string()))
     };
     assert!(render(MAX / 2).await.is_ok());
     let over = render(MAX + 1).await;

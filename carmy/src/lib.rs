@@ -37,8 +37,8 @@ pub mod ask {
 pub mod execution {
     pub use carmy_core::{
         Body, CompleteRequest, CompletionRequest, CompletionTarget, ExecutionKind, ExecutionRecord,
-        ExecutionStatus, MAX_COMPLETIONS, Outcome, OutcomeKind, PROGRESS_INTERVAL,
-        ProgressReporter, ProgressSink, ReadRequest, RenderRequest, Request,
+        ExecutionStatus, GetPromptRequest, MAX_COMPLETIONS, Outcome, OutcomeKind,
+        PROGRESS_INTERVAL, ProgressReporter, ProgressSink, ReadRequest, Request,
     };
 }
 

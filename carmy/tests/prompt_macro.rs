@@ -12,7 +12,7 @@ use carmy::{
     catalog::{BuildProblem, Prompt},
     execution::{
         Body, CompleteRequest, CompletionRequest, CompletionTarget, ExecutionKind, ExecutionStatus,
-        RenderRequest,
+        GetPromptRequest,
     },
     prelude::*,
 };
@@ -183,8 +183,8 @@ fn arguments_come_from_the_inputs_fields_and_their_docs() {
 #[tokio::test]
 async fn a_render_returns_the_messages_with_state_and_context() {
     let outcome = runtime()
-        .render(
-            RenderRequest::new("orders.review")
+        .get_prompt(
+            GetPromptRequest::new("orders.review")
                 .argument("order_id", "ord-0007")
                 .context(Context::new().with_principal("alice")),
         )
@@ -229,7 +229,7 @@ async fn a_render_returns_the_messages_with_state_and_context() {
     assert_eq!(embedded.body(), &Body::Text("Within 30 days.".into()));
 
     // A `String` is one user message.
-    let greeting = runtime().render(RenderRequest::new("greet")).await;
+    let greeting = runtime().get_prompt(GetPromptRequest::new("greet")).await;
     let greeting = greeting.result.unwrap();
     assert_eq!(greeting.len(), 1);
     let only = greeting.iter().next().unwrap();
@@ -241,7 +241,7 @@ async fn a_render_returns_the_messages_with_state_and_context() {
 async fn a_missing_required_argument_is_named_and_the_function_never_runs() {
     let runtime = runtime();
     let outcome = runtime
-        .render(RenderRequest::new("orders.review").argument("focus", "billing"))
+        .get_prompt(GetPromptRequest::new("orders.review").argument("focus", "billing"))
         .await;
     assert_eq!(outcome.status, ExecutionStatus::Rejected);
     let error = outcome.error().unwrap();
@@ -253,8 +253,8 @@ async fn a_missing_required_argument_is_named_and_the_function_never_runs() {
     );
 
     let unknown = runtime
-        .render(
-            RenderRequest::new("orders.review")
+        .get_prompt(
+            GetPromptRequest::new("orders.review")
                 .argument("order_id", "ord-0001")
                 .argument("tone", "curt"),
         )
@@ -269,7 +269,7 @@ async fn a_missing_required_argument_is_named_and_the_function_never_runs() {
 #[tokio::test]
 async fn errors_convert_into_agent_errors() {
     let outcome = runtime()
-        .render(RenderRequest::new("orders.review").argument("order_id", "ord-9999"))
+        .get_prompt(GetPromptRequest::new("orders.review").argument("order_id", "ord-9999"))
         .await;
     assert_eq!(outcome.status, ExecutionStatus::Failed);
     assert_eq!(outcome.unwrap_error_code(), "ORDER_NOT_FOUND");

@@ -144,7 +144,7 @@ impl Carmy {
     }
 
     /// Registers a prompt: a hand-written [`Prompt`]. Renders go through the runtime like calls
-    /// do ([`Runtime::render`](crate::Runtime::render)).
+    /// do ([`Runtime::get_prompt`](crate::Runtime::get_prompt)).
     pub fn prompt<P: Prompt>(mut self, prompt: P) -> Self {
         self.prompts.push(RegisteredPrompt::new(prompt));
         self

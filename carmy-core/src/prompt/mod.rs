@@ -2,7 +2,7 @@
 //! A prompt's arguments are the fields of its input, described by their doc comments, required
 //! unless optional; rendering returns [`Messages`].
 //!
-//! Renders go through the runtime as tool calls do ([`Runtime::render`](crate::Runtime::render)):
+//! Renders go through the runtime as tool calls do ([`Runtime::get_prompt`](crate::Runtime::get_prompt)):
 //! resolved by name, the arguments checked against the input's schema (a missing required one
 //! is `INVALID_ARGUMENTS` naming it), admitted under the same capacity, run under a deadline and
 //! the request's cancellation with panics contained, and recorded.

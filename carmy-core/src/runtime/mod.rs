@@ -3,10 +3,10 @@
 mod access;
 mod claim;
 mod complete;
+mod get_prompt;
 mod guard;
 mod pipeline;
 mod read;
-mod render;
 mod request;
 mod result_size;
 mod suspension;
@@ -39,9 +39,9 @@ use crate::{
 };
 
 pub use complete::{CompleteRequest, CompletionTarget};
+pub use get_prompt::GetPromptRequest;
 use pipeline::{Call, Ended};
 pub use read::ReadRequest;
-pub use render::RenderRequest;
 pub use request::Request;
 
 /// The longest error code kept in an execution's record (codes are a tool's to choose).

@@ -2,7 +2,7 @@
 
 use std::pin::pin;
 
-use carmy_core::RenderRequest;
+use carmy_core::GetPromptRequest;
 use rmcp::{
     ErrorData, RoleServer,
     model::{GetPromptRequestParams, GetPromptResponse, ListPromptsResult, PaginatedRequestParams},
@@ -54,12 +54,12 @@ pub(super) async fn get(
         params.input_responses,
         params.request_state.as_deref(),
     )?;
-    let request = RenderRequest::new(params.name.clone())
+    let request = GetPromptRequest::new(params.name.clone())
         .arguments(arguments)
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone())
         .asker(ClientAsker::new(&round));
-    let outcome = scope.run(pin!(server.runtime.render(request))).await;
+    let outcome = scope.run(pin!(server.runtime.get_prompt(request))).await;
     let entry = server.runtime.catalog().prompt(&params.name);
     mapping::get_result(entry, outcome)
 }

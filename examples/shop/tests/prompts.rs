@@ -5,7 +5,7 @@ mod common;
 
 use carmy::{
     Context, MessageContent, Role,
-    execution::{Body, CompleteRequest, CompletionTarget, RenderRequest},
+    execution::{Body, CompleteRequest, CompletionTarget, GetPromptRequest},
     testing::TestHost,
 };
 use serde_json::{Value, json};
@@ -38,8 +38,8 @@ async fn order_help_embeds_the_order_and_the_issue() {
     let id = order["order_id"].as_str().unwrap();
     let outcome = host
         .runtime()
-        .render(
-            RenderRequest::new("order_help")
+        .get_prompt(
+            GetPromptRequest::new("order_help")
                 .argument("order_id", id)
                 .argument("issue", "It has not arrived."),
         )
@@ -76,14 +76,14 @@ async fn order_help_refuses_a_missing_or_unknown_order() {
     let host = host();
     let missing = host
         .runtime()
-        .render(RenderRequest::new("order_help"))
+        .get_prompt(GetPromptRequest::new("order_help"))
         .await;
     let error = missing.result.unwrap_err();
     assert_eq!(error.code(), "INVALID_ARGUMENTS");
     assert!(error.message().contains("order_id"), "{}", error.message());
     let unknown = host
         .runtime()
-        .render(RenderRequest::new("order_help").argument("order_id", "ord-9999"))
+        .get_prompt(GetPromptRequest::new("order_help").argument("order_id", "ord-9999"))
         .await;
     assert_eq!(unknown.result.unwrap_err().code(), "ORDER_NOT_FOUND");
 }
@@ -162,10 +162,10 @@ async fn seen_by(
     order_id: &str,
 ) -> (Result<usize, String>, Vec<String>, Vec<String>) {
     let runtime = host.runtime();
-    let render = RenderRequest::new("order_help")
+    let render = GetPromptRequest::new("order_help")
         .argument("order_id", order_id)
         .context(context.clone());
-    let rendered = match runtime.render(render).await.result {
+    let rendered = match runtime.get_prompt(render).await.result {
         Ok(messages) => Ok(messages.len()),
         Err(error) => Err(error.code().to_owned()),
     };

@@ -1,4 +1,4 @@
-//! Renders: a prompt resolved by name, its arguments checked against its input, admitted under
+//! `prompts/get`: a prompt resolved by name, its arguments checked against its input, admitted under
 //! the runtime's capacity, run under the guard, what it embeds held to the caller's rules,
 //! recorded.
 
@@ -24,15 +24,15 @@ use crate::{
 /// One render: a prompt's name, its arguments, and what the host knows about it.
 ///
 /// ```
-/// use carmy_core::{Context, RenderRequest};
+/// use carmy_core::{Context, GetPromptRequest};
 ///
-/// let request = RenderRequest::new("review_order")
+/// let request = GetPromptRequest::new("review_order")
 ///     .argument("order_id", "ord-1001")
 ///     .context(Context::new().with_principal("alice"));
 /// ```
 #[derive(Debug)]
 #[must_use]
-pub struct RenderRequest {
+pub struct GetPromptRequest {
     prompt: String,
     arguments: Map<String, Value>,
     context: Context,
@@ -40,7 +40,7 @@ pub struct RenderRequest {
     asker: Option<CallAsker>,
 }
 
-impl RenderRequest {
+impl GetPromptRequest {
     /// A render of `prompt`, without arguments yet, anonymous.
     pub fn new(prompt: impl Into<String>) -> Self {
         Self {
@@ -95,23 +95,23 @@ impl Runtime {
     /// with [`OutcomeKind::Unroutable`]; a missing required argument, or one the prompt does not
     /// take, is `INVALID_ARGUMENTS` naming it. The render runs under its deadline and the
     /// request's cancellation, its panics caught, and is recorded like a call.
-    pub async fn render(&self, request: RenderRequest) -> Outcome<Messages> {
+    pub async fn get_prompt(&self, request: GetPromptRequest) -> Outcome<Messages> {
         let execution_id = ExecutionId::generate();
         let span = tracing::info_span!(
-            "carmy.render",
+            "carmy.get_prompt",
             prompt = %excerpt(&request.prompt, MAX_TOOL_NAME_LEN),
             execution_id = %execution_id,
             status = field::Empty,
             duration_ms = field::Empty,
         );
-        let RenderRequest {
+        let GetPromptRequest {
             prompt,
             arguments,
             context,
             cancellation,
             asker,
         } = request;
-        let begun = Begun::now(execution_id, ExecutionKind::Render, prompt);
+        let begun = Begun::now(execution_id, ExecutionKind::Prompt, prompt);
         let asking = asker.map(|asker| Asking {
             task: None,
             asker,
@@ -119,7 +119,7 @@ impl Runtime {
         });
         let ending = self
             .inner
-            .render_steps(&begun, arguments, &context, &cancellation, asking)
+            .get_prompt_steps(&begun, arguments, &context, &cancellation, asking)
             .instrument(span.clone())
             .await;
         let ending = embedding_readable(ending, &context)
@@ -133,7 +133,7 @@ impl Runtime {
 }
 
 impl Inner {
-    async fn render_steps(
+    async fn get_prompt_steps(
         &self,
         begun: &Begun,
         arguments: Map<String, Value>,
@@ -180,7 +180,7 @@ impl Inner {
         };
         self.run_admitted(
             Work {
-                kind: ExecutionKind::Render,
+                kind: ExecutionKind::Prompt,
                 target: entry.name(),
                 timeout: entry.timeout(),
                 what: "prompt",
