@@ -35,7 +35,7 @@ pub(super) struct Message {
     pub(super) initialize: bool,
     /// The request's JSON-RPC `id`, to answer a refusal by.
     pub(super) id: Option<RequestId>,
-    /// Whether it is a `tools/call` request (whose `Mcp-Param-*` headers may need checking).
+    /// Whether it is a `tools/call` request (whose tool may need a scope the token lacks).
     pub(super) tools_call: bool,
     /// Whether it is a `subscriptions/listen` request, which opens a stream.
     pub(super) listen: bool,

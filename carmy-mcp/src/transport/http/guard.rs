@@ -1,7 +1,10 @@
 //! What every MCP request goes through before rmcp: authentication (a refused request never
 //! reaches MCP), the request's deadline, its body read and checked, and its session: only the
 //! principal that opened a session may use it, and opening one takes a place within the
-//! bounds. Then the request's calls are tied to its connection and deadline.
+//! bounds. Then the request's calls are tied to its connection and deadline. The SEP-2243
+//! headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) are not checked here: rmcp checks them
+//! against every `POST` body itself, with the tools' input schemas from the handler's
+//! `get_tool`, and answers a mismatch `400` with `-32020`.
 //!
 //! A `subscriptions/listen` request (2026-07-28) opens a stream as a session's `GET` does, but
 //! stands alone: every request on that revision is its own session, so a session's bounds never
@@ -29,9 +32,7 @@ use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{
-    body,
-    params::HeaderParams,
-    refusal,
+    body, refusal,
     sessions::{Activity, Entered, Sessions, Ticket, Visit},
 };
 use crate::{scope::RequestScope, transport::http::auth::DynAuthenticator};
@@ -47,8 +48,6 @@ pub(super) struct Guard {
     pub(super) sessions: Arc<Sessions>,
     pub(super) stateful: bool,
     pub(super) calls: CancellationToken,
-    /// The tools' header-bound arguments (`Mcp-Param-*`), checked against each call's body.
-    pub(super) header_params: Arc<HeaderParams>,
     /// The tools, for the scopes a call of one needs.
     #[cfg(feature = "oauth")]
     pub(super) runtime: carmy_core::Runtime,
@@ -122,13 +121,6 @@ pub(super) async fn guard_request(
     let admitted = async {
         let body = if parts.method == Method::POST && body::is_json(&parts.headers) {
             let message = body::read(&parts.headers, body, guard.max_body_bytes).await?;
-            if message.tools_call
-                && !guard.header_params.is_empty()
-                && speaks_2026(&parts.headers)
-                && let Err(reason) = guard.header_params.check(&parts.headers, &message.bytes)
-            {
-                return Err(refusal::header_mismatch(message.id.as_ref(), &reason));
-            }
             #[cfg(feature = "oauth")]
             if message.tools_call
                 && let Some(step_up) = context.extension::<crate::transport::http::oauth::StepUp>()
@@ -208,14 +200,6 @@ fn needs_scope(
     }
     let call: Call<'_> = serde_json::from_slice(body).ok()?;
     step_up.challenge(runtime.catalog().get(&call.params.name)?)
-}
-
-/// Whether the request speaks 2026-07-28 or later, whose clients send `Mcp-Param-*` headers.
-fn speaks_2026(headers: &HeaderMap) -> bool {
-    headers
-        .get("MCP-Protocol-Version")
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|version| version >= "2026-07-28")
 }
 
 /// A `GET` opens the session's standalone stream, of which one may be open at a time, unless

@@ -18,7 +18,6 @@ mod cors;
 mod guard;
 #[cfg(feature = "oauth")]
 mod oauth;
-mod params;
 mod rate;
 mod refusal;
 mod service;
@@ -494,13 +493,12 @@ impl HttpServer {
             calls: control.calls.clone(),
             close: control.sessions.clone(),
         });
-        let header_params = params::HeaderParams::of(self.server.runtime.catalog());
         let cors = self.cors.map(|cors| {
             let allowed = checks::Allowed {
                 hosts: Vec::new(),
                 origins: self.allowed_origins.clone(),
             };
-            cors::layer(allowed, header_params.header_names(), cors.credentials)
+            cors::layer(allowed, self.server.runtime.catalog(), cors.credentials)
         });
         let guard = Arc::new(Guard {
             authenticator: self.authenticator,
@@ -512,7 +510,6 @@ impl HttpServer {
             sessions,
             stateful: !self.stateless,
             calls: control.calls.clone(),
-            header_params: Arc::new(header_params),
             #[cfg(feature = "oauth")]
             runtime: self.server.runtime.clone(),
         });

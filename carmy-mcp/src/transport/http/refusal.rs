@@ -21,8 +21,6 @@ const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 /// A JSON-RPC "server error" (-32000 to -32099 are the implementation's): a bound is reached.
 const CAPACITY: i64 = -32000;
-/// A request header disagrees with its body (2026-07-28).
-const HEADER_MISMATCH: i64 = -32020;
 
 /// `status` with a JSON-RPC error answering `id`.
 fn json_rpc(
@@ -43,18 +41,6 @@ fn json_rpc(
         body.to_string(),
     )
         .into_response()
-}
-
-/// `400`: an `Mcp-Param-*` header is missing, malformed or differs from the body (`-32020`,
-/// header mismatch).
-pub(super) fn header_mismatch(id: Option<&RequestId>, reason: &str) -> Response {
-    json_rpc(
-        StatusCode::BAD_REQUEST,
-        id,
-        HEADER_MISMATCH,
-        &format!("Header mismatch: {reason}"),
-        None,
-    )
 }
 
 /// `400`: the body is not JSON (`-32700`).
