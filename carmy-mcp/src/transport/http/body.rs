@@ -10,9 +10,11 @@
 //! of magnitude dearer than this pass, and rmcp parses it anyway. It applies rmcp's own rule
 //! for what shape of object is which message, and a differential test against rmcp's parser
 //! (below) keeps the two in step. Only an `initialize`, once per session, is parsed in full, to
-//! know whether it opens a session.
+//! know whether it opens a session. The pass also keeps what later checks need (the id to
+//! answer by, the method, a `tools/call`'s tool), so the body is classified once on its way in:
+//! nothing before rmcp reads its bytes again.
 
-use std::{borrow::Cow, fmt, pin::Pin};
+use std::{borrow::Cow, fmt};
 
 use axum::{
     body::{Body, Bytes},
@@ -20,23 +22,22 @@ use axum::{
 };
 use carmy_core::MAX_REQUEST_ID_LEN;
 use http::{HeaderMap, header};
-use http_body::Body as _;
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, NumberOrString, RequestId};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess};
 
 use super::refusal;
 
-/// What a `POST` carries, as far as the guard needs to know.
-#[derive(Debug)]
+/// What a `POST` carries, as far as the checks before rmcp need to know: classified once, as
+/// the body is read.
+#[derive(Clone, Debug)]
 pub(super) struct Message {
-    /// The body to hand on, without its byte order mark.
-    pub(super) bytes: Bytes,
     /// Whether it is an `initialize` request (which opens a session when it names none).
     pub(super) initialize: bool,
     /// The request's JSON-RPC `id`, to answer a refusal by.
     pub(super) id: Option<RequestId>,
-    /// Whether it is a `tools/call` request (whose tool may need a scope the token lacks).
-    pub(super) tools_call: bool,
+    /// The tool a `tools/call` request names (which may need a scope the token lacks).
+    pub(super) tool: Option<String>,
     /// Whether it is a `subscriptions/listen` request, which opens a stream.
     pub(super) listen: bool,
 }
@@ -56,12 +57,43 @@ pub(super) fn is_json(headers: &HeaderMap) -> bool {
 /// The UTF-8 byte order mark. RFC 8259 lets a parser ignore it; stdio does, so HTTP does too.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Reads `body` (at most `max_bytes`) and checks it is a JSON-RPC message.
+/// Reads `body` (at most `max_bytes`) and checks it is a JSON-RPC message: the bytes to hand
+/// on to rmcp (without a byte order mark), and what they carry.
 pub(super) async fn read(
     headers: &HeaderMap,
     body: Body,
     max_bytes: usize,
-) -> Result<Message, Response> {
+) -> Result<(Bytes, Message), Response> {
+    let bytes = read_bytes(headers, body, max_bytes).await?;
+    let message = classify(&bytes)?;
+    Ok((bytes, message))
+}
+
+/// Reads `body` (at most `max_bytes`) as the message it is, for a transport that parses its
+/// messages itself (the legacy SSE one): parsed once, in full; the one-pass check runs only
+/// when that fails, to say why with JSON-RPC's own codes.
+pub(super) async fn read_message(
+    headers: &HeaderMap,
+    body: Body,
+    max_bytes: usize,
+) -> Result<ClientJsonRpcMessage, Response> {
+    let bytes = read_bytes(headers, body, max_bytes).await?;
+    match serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
+        Ok(ClientJsonRpcMessage::Request(request)) => match &request.id {
+            NumberOrString::String(id) if id.len() > MAX_REQUEST_ID_LEN => {
+                Err(refusal::invalid_request_id(id.len()))
+            }
+            _ => Ok(ClientJsonRpcMessage::Request(request)),
+        },
+        Ok(message) => Ok(message),
+        Err(error) => Err(classify(&bytes)
+            .err()
+            .unwrap_or_else(|| refusal::not_json_rpc(&error))),
+    }
+}
+
+/// The body, at most `max_bytes` of it (`413` past that), without a byte order mark.
+async fn read_bytes(headers: &HeaderMap, body: Body, max_bytes: usize) -> Result<Bytes, Response> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
@@ -73,22 +105,30 @@ pub(super) async fn read(
     if bytes.starts_with(BOM) {
         bytes = bytes.slice(BOM.len()..);
     }
-    match serde_json::from_slice::<Envelope<'_>>(&bytes) {
+    Ok(bytes)
+}
+
+/// What `bytes` carry, in one pass ([`Envelope`]), or why they are no JSON-RPC message.
+// The refusal is the answer, sent as it is: once per refused request, never boxed for nothing.
+#[allow(clippy::result_large_err)]
+fn classify(bytes: &[u8]) -> Result<Message, Response> {
+    match serde_json::from_slice::<Envelope<'_>>(bytes) {
         Ok(envelope) => match envelope.kind() {
             Ok(Kind::Request) if envelope.id_len() > MAX_REQUEST_ID_LEN => {
                 Err(refusal::invalid_request_id(envelope.id_len()))
             }
-            Ok(kind) => Ok(Message {
-                initialize: kind == Kind::Request
-                    && envelope.method.as_deref() == Some("initialize")
-                    && opens_session(&bytes),
-                tools_call: kind == Kind::Request
-                    && envelope.method.as_deref() == Some("tools/call"),
-                listen: kind == Kind::Request
-                    && envelope.method.as_deref() == Some("subscriptions/listen"),
-                id: envelope.id.flatten(),
-                bytes,
-            }),
+            Ok(kind) => {
+                let method = envelope.method.as_deref().filter(|_| kind == Kind::Request);
+                Ok(Message {
+                    initialize: method == Some("initialize") && opens_session(bytes),
+                    tool: envelope
+                        .tool
+                        .filter(|_| method == Some("tools/call"))
+                        .map(Cow::into_owned),
+                    listen: method == Some("subscriptions/listen"),
+                    id: envelope.id.flatten(),
+                })
+            }
             Err(problem) => Err(refusal::not_a_message(problem)),
         },
         Err(error) if error.is_syntax() || error.is_eof() => Err(refusal::not_json(&error)),
@@ -110,7 +150,7 @@ fn opens_session(bytes: &[u8]) -> bool {
 /// without building it: the members that tell the four messages apart, and the shape of
 /// `params` (an object, or null) and `error` (an integer `code`, a string `message`). What
 /// `params` hold is each method's own: rmcp reads params it does not understand as a custom
-/// request rather than refuse them.
+/// request rather than refuse them; only a string `params.name` is kept, a call's tool.
 #[derive(Debug, Default)]
 struct Envelope<'a> {
     jsonrpc: Option<Cow<'a, str>>,
@@ -119,6 +159,8 @@ struct Envelope<'a> {
     id: Option<Option<RequestId>>,
     result: bool,
     error: bool,
+    /// `params.name`, when a string.
+    tool: Option<Cow<'a, str>>,
 }
 
 /// The four messages JSON-RPC has.
@@ -207,9 +249,7 @@ impl<'de> Deserialize<'de> for Envelope<'de> {
                             map.next_value::<ErrorShape>()?;
                             envelope.error = true;
                         }
-                        Member::Params => {
-                            map.next_value::<ParamsShape>()?;
-                        }
+                        Member::Params => envelope.tool = map.next_value::<ParamsShape<'de>>()?.0,
                         Member::Other => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -263,27 +303,95 @@ impl Member {
     }
 }
 
-/// `params`: an object (its members are not looked at), or null.
-struct ParamsShape;
+/// `params`: an object, or null; of its members only `name` is kept, when it is a string (the
+/// first, if named twice).
+struct ParamsShape<'a>(Option<Cow<'a, str>>);
 
-impl<'de> Deserialize<'de> for ParamsShape {
+impl<'de> Deserialize<'de> for ParamsShape<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> de::Visitor<'de> for Visitor {
-            type Value = ParamsShape;
+            type Value = ParamsShape<'de>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("`params` as an object")
             }
 
-            fn visit_unit<E: de::Error>(self) -> Result<ParamsShape, E> {
-                Ok(ParamsShape)
+            fn visit_unit<E: de::Error>(self) -> Result<ParamsShape<'de>, E> {
+                Ok(ParamsShape(None))
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ParamsShape, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ParamsShape<'de>, A::Error> {
+                let mut name = None;
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    if key.0 == "name" && name.is_none() {
+                        name = map.next_value::<MaybeText<'de>>()?.0;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(ParamsShape(name))
+            }
+        }
+
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// Any value, kept when it is a string.
+struct MaybeText<'a>(Option<Cow<'a, str>>);
+
+impl<'de> Deserialize<'de> for MaybeText<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl<'de> de::Visitor<'de> for Visitor {
+            type Value = MaybeText<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(MaybeText(Some(Cow::Borrowed(text))))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(MaybeText(Some(Cow::Owned(text.to_owned()))))
+            }
+
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeText(None))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(ParamsShape)
+                Ok(MaybeText(None))
             }
         }
 
@@ -351,37 +459,14 @@ impl<'de> Deserialize<'de> for Text<'de> {
 }
 
 /// The whole body, or `413` as soon as it passes `max_bytes`.
-async fn collect(mut body: Body, max_bytes: usize) -> Result<Bytes, Response> {
-    let mut first: Option<Bytes> = None;
-    let mut rest: Vec<u8> = Vec::new();
-    loop {
-        let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
-        let Some(frame) = frame else { break };
-        let Ok(data) = frame.map(|frame| frame.into_data()) else {
-            // The client went away mid-body: nobody reads this answer.
-            return Err(refusal::unreadable());
-        };
-        let Ok(data) = data else { continue };
-        let so_far = first.as_ref().map_or(0, Bytes::len) + rest.len();
-        if data.len() > max_bytes - so_far {
-            return Err(refusal::too_large(max_bytes));
-        }
-        // The usual body is one frame: kept as it came, without a copy.
-        match &first {
-            None => first = Some(data),
-            Some(first) => {
-                if rest.is_empty() {
-                    rest.extend_from_slice(first);
-                }
-                rest.extend_from_slice(&data);
-            }
-        }
+async fn collect(body: Body, max_bytes: usize) -> Result<Bytes, Response> {
+    match Limited::new(body, max_bytes).collect().await {
+        // The usual body is one frame: handed on as it came, without a copy.
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<LengthLimitError>() => Err(refusal::too_large(max_bytes)),
+        // The client went away mid-body: nobody reads this answer.
+        Err(_) => Err(refusal::unreadable()),
     }
-    Ok(if rest.is_empty() {
-        first.unwrap_or_default()
-    } else {
-        Bytes::from(rest)
-    })
 }
 
 #[cfg(test)]
@@ -407,6 +492,30 @@ mod tests {
                 ClientRequest::InitializeRequest(_)
             )),
             _ => Some(false),
+        }
+    }
+
+    #[test]
+    fn a_call_names_its_tool_as_it_is_read() {
+        let tool = |body: &str| {
+            classify(body.as_bytes())
+                .ok()
+                .and_then(|message| message.tool)
+        };
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#;
+        assert_eq!(tool(call).as_deref(), Some("x"));
+        let reordered = r#"{"params":{"arguments":{"name":"y"},"name":"x"},"method":"tools/call","id":1,"jsonrpc":"2.0"}"#;
+        assert_eq!(tool(reordered).as_deref(), Some("x"));
+        let escaped =
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\u0078"}}"#;
+        assert_eq!(tool(escaped).as_deref(), Some("x"));
+        for other in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"name":"x"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#,
+        ] {
+            assert_eq!(tool(other), None, "{other}");
         }
     }
 

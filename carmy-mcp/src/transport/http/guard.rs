@@ -120,12 +120,11 @@ pub(super) async fn guard_request(
     let mut place = None;
     let admitted = async {
         let body = if parts.method == Method::POST && body::is_json(&parts.headers) {
-            let message = body::read(&parts.headers, body, guard.max_body_bytes).await?;
+            let (bytes, message) = body::read(&parts.headers, body, guard.max_body_bytes).await?;
             #[cfg(feature = "oauth")]
-            if message.tools_call
+            if let Some(tool) = &message.tool
                 && let Some(step_up) = context.extension::<crate::transport::http::oauth::StepUp>()
-                && let Some((challenge, reason)) =
-                    needs_scope(step_up, &guard.runtime, &message.bytes)
+                && let Some((challenge, reason)) = needs_scope(step_up, &guard.runtime, tool)
             {
                 return Err(refusal::insufficient_scope(&challenge, &reason));
             }
@@ -144,7 +143,7 @@ pub(super) async fn guard_request(
                     parts.extensions.insert(ticket);
                 }
             }
-            Body::from(message.bytes)
+            Body::from(bytes)
         } else {
             body
         };
@@ -186,20 +185,9 @@ struct Held {
 fn needs_scope(
     step_up: &crate::transport::http::oauth::StepUp,
     runtime: &carmy_core::Runtime,
-    body: &[u8],
+    tool: &str,
 ) -> Option<(String, String)> {
-    #[derive(serde::Deserialize)]
-    struct Call<'a> {
-        #[serde(borrow)]
-        params: Params<'a>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow)]
-        name: std::borrow::Cow<'a, str>,
-    }
-    let call: Call<'_> = serde_json::from_slice(body).ok()?;
-    step_up.challenge(runtime.catalog().get(&call.params.name)?)
+    step_up.challenge(runtime.catalog().get(tool)?)
 }
 
 /// A `GET` opens the session's standalone stream, of which one may be open at a time, unless
