@@ -8,6 +8,7 @@ use std::{
     time::Duration,
 };
 
+use rmcp::model::ErrorCode;
 use serde_json::{Value, json};
 use tokio::{
     io::{AsyncWrite, AsyncWriteExt},
@@ -116,8 +117,8 @@ impl Outbox {
 
     /// Queues a JSON-RPC error answer without waiting for it: a failure to write it shows up on
     /// the next `send` anyway.
-    pub(super) fn answer(&self, id: Value, code: i64, message: String, data: Option<Value>) {
-        let mut error = json!({ "code": code, "message": message });
+    pub(super) fn answer(&self, id: Value, code: ErrorCode, message: String, data: Option<Value>) {
+        let mut error = json!({ "code": code.0, "message": message });
         if let Some(data) = data {
             error["data"] = data;
         }
