@@ -48,7 +48,6 @@ use tokio_util::sync::CancellationToken;
 use self::auth::DynAuthenticator;
 use self::{
     connections::ConnectionLimits,
-    guard::{Guard, guard_request},
     sessions::{SessionLimits, Sessions},
 };
 use super::{
@@ -500,23 +499,55 @@ impl HttpServer {
             };
             cors::layer(allowed, self.server.runtime.catalog(), cors.credentials)
         });
-        let guard = Arc::new(Guard {
-            authenticator: self.authenticator,
-            base: self.server.context.clone(),
-            max_body_bytes: self.max_body_bytes,
-            request_timeout: self.request_timeout,
-            stream_timeout: self.stream_timeout,
-            idle_timeout: self.sessions.idle_timeout,
-            sessions,
-            stateful: !self.stateless,
-            calls: control.calls.clone(),
-            #[cfg(feature = "oauth")]
-            runtime: self.server.runtime.clone(),
-        });
         let draining = control.draining.clone();
-        let mut router = Router::new()
-            .route_service(MCP_PATH, mcp)
-            .route_layer(middleware::from_fn_with_state(guard, guard_request))
+        // The checks before rmcp, innermost first: each `route_layer` wraps those above it, so a
+        // request meets them bottom up (see `guard.rs` for why this order).
+        let mut router =
+            Router::new()
+                .route_service(MCP_PATH, mcp)
+                .route_layer(middleware::from_fn_with_state(
+                    guard::Places {
+                        sessions: sessions.clone(),
+                        stateful: !self.stateless,
+                        idle_timeout: self.sessions.idle_timeout,
+                    },
+                    guard::reserve_session_place,
+                ));
+        #[cfg(feature = "oauth")]
+        {
+            router = router.route_layer(middleware::from_fn_with_state(
+                self.server.runtime.clone(),
+                guard::require_scope,
+            ));
+        }
+        router = router
+            .route_layer(middleware::from_fn_with_state(
+                self.max_body_bytes,
+                guard::read_body,
+            ))
+            .route_layer(middleware::from_fn(guard::answer_within_deadline))
+            .route_layer(middleware::from_fn_with_state(
+                guard::SessionOwners {
+                    sessions,
+                    stateful: !self.stateless,
+                },
+                guard::enter_session,
+            ))
+            .route_layer(middleware::from_fn_with_state(
+                guard::Ties {
+                    calls: control.calls.clone(),
+                    request_timeout: self.request_timeout,
+                    stream_timeout: self.stream_timeout,
+                },
+                guard::tie_to_connection,
+            ))
+            .route_layer(middleware::from_fn_with_state(
+                Arc::new(guard::Authentication {
+                    authenticator: self.authenticator,
+                    base: self.server.context.clone(),
+                }),
+                guard::authenticate,
+            ))
             .route(HEALTH_PATH, get(move || health(draining.clone())));
         if let Some(legacy) = legacy {
             router = router.merge(sse::router(legacy));
