@@ -93,6 +93,7 @@ mod scope;
 mod sealing;
 mod server;
 mod subscriptions;
+mod sync;
 mod transport;
 
 pub use logging::ClientLogLayer;

@@ -59,14 +59,16 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use call_thread::CallThread;
+use call_thread::Shared;
 pub(crate) use call_thread::Starter as CallThreadStarter;
-use call_thread::{Shared, lock};
 use classify::{Incoming, Parsed, parse_line};
 pub(crate) use encode::ToolsPage;
 use flow::{Admission, Flow, Lifecycle, Service};
 use framing::{LineRead, Lines};
 use ids::ClientId;
 use outbox::{Outbox, Writer};
+
+use crate::sync::lock;
 
 /// The longest message [`LineTransport`] accepts by default: 4 MiB, newline excluded. Longer
 /// lines are answered with `-32600` and skipped.
