@@ -1,5 +1,5 @@
 //! What every MCP request goes through before rmcp, as a stack of layers with one job each,
-//! stacked in this order where the router is built:
+//! stacked in this order where the router is built (`router.rs`):
 //!
 //! 1. [`authenticate`]: the authenticator decides who calls (a refused request never reaches
 //!    MCP); the [`Caller`] travels on in the request's extensions.

@@ -1,7 +1,7 @@
 //! The router an [`HttpServer`] becomes: rmcp's streamable HTTP service on [`MCP_PATH`] behind
 //! the checks of `guard.rs` (stacked here, in their order), the health endpoint, the legacy
 //! SSE transport and the OAuth metadata when configured, then the per-address rate limit and
-//! CORS around everything.
+//! CORS around everything; and the switches ([`Control`]) that serving flips to shut it down.
 
 use std::sync::{
     Arc,
@@ -15,12 +15,13 @@ use axum::{
 };
 use http::{StatusCode, header};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "oauth")]
 use super::oauth::{METADATA_PATH, OAuth};
 use super::{
     HEALTH_PATH, HttpServer, MCP_PATH, checks, cors, guard, rate, refusal, service,
-    serving::Control, sessions::Sessions, sse,
+    sessions::Sessions, sse,
 };
 
 impl HttpServer {
@@ -140,6 +141,26 @@ impl HttpServer {
             router = router.layer(cors);
         }
         (router, control)
+    }
+}
+
+/// The switches of a running server.
+pub(super) struct Control {
+    /// Cancels every call in flight (the grace period is over).
+    pub(super) calls: CancellationToken,
+    /// Ends rmcp's sessions and streams.
+    pub(super) sessions: CancellationToken,
+    /// Set once shutting down; the health endpoint answers 503.
+    pub(super) draining: Arc<AtomicBool>,
+}
+
+impl Control {
+    pub(super) fn new() -> Self {
+        Self {
+            calls: CancellationToken::new(),
+            sessions: CancellationToken::new(),
+            draining: Arc::new(AtomicBool::new(false)),
+        }
     }
 }
 

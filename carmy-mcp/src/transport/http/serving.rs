@@ -2,20 +2,15 @@
 //! connections refused at once, running calls given the grace period, then open sessions and
 //! streams closed.
 
-use std::{
-    future::Future,
-    net::SocketAddr,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-    time::Duration,
-};
+use std::{future::Future, net::SocketAddr, sync::atomic::Ordering, time::Duration};
 
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::{HttpServer, connections, router::overflow_router};
+use super::{
+    HttpServer, connections,
+    router::{Control, overflow_router},
+};
 use crate::transport::shutdown;
 
 impl HttpServer {
@@ -80,26 +75,6 @@ fn finished(stopped: Result<std::io::Result<()>, tokio::task::JoinError>) -> Res
     match stopped {
         Ok(result) => result.map_err(HttpError::Io),
         Err(error) => Err(HttpError::Task(error)),
-    }
-}
-
-/// The switches of a running server.
-pub(super) struct Control {
-    /// Cancels every call in flight (the grace period is over).
-    pub(super) calls: CancellationToken,
-    /// Ends rmcp's sessions and streams.
-    pub(super) sessions: CancellationToken,
-    /// Set once shutting down; the health endpoint answers 503.
-    pub(super) draining: Arc<AtomicBool>,
-}
-
-impl Control {
-    pub(super) fn new() -> Self {
-        Self {
-            calls: CancellationToken::new(),
-            sessions: CancellationToken::new(),
-            draining: Arc::new(AtomicBool::new(false)),
-        }
     }
 }
 

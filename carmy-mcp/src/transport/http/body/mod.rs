@@ -39,6 +39,10 @@ pub(super) struct Message {
     /// The request's JSON-RPC `id`, to answer a refusal by.
     pub(super) id: Option<RequestId>,
     /// The tool a `tools/call` request names (which may need a scope the token lacks).
+    #[cfg_attr(
+        not(feature = "oauth"),
+        allow(dead_code, reason = "only the OAuth scope check reads it")
+    )]
     pub(super) tool: Option<String>,
     /// Whether it is a `subscriptions/listen` request, which opens a stream.
     pub(super) listen: bool,
