@@ -91,6 +91,7 @@ mod mapping;
 mod scope;
 mod server;
 mod subscriptions;
+mod sync;
 mod transport;
 
 pub use logging::ClientLogLayer;

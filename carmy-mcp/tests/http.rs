@@ -1727,3 +1727,77 @@ async fn cors_credentials_only_where_configured_and_cors_can_be_off() {
     assert_eq!(answer.header("access-control-allow-origin"), None);
     served.shutdown().await;
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct RoutedInput {
+    /// Repeated in `Mcp-Param-Region` on 2026-07-28 (SEP-2243).
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+}
+
+/// Answers the region it was routed by.
+struct Routed;
+
+impl Tool for Routed {
+    type Input = RoutedInput;
+    type Output = String;
+    const SPEC: ToolSpec =
+        ToolSpec::new("routed", Effect::None).description("Answers its `region`.");
+
+    async fn run(&self, input: RoutedInput, _: Invocation) -> Result<String, AgentError> {
+        Ok(input.region)
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_param_header_that_differs_from_the_body_gets_400_header_mismatch() {
+    for stateless in [true, false] {
+        let served = serve_with(|carmy| carmy.tool(Routed), |http| http.stateless(stateless)).await;
+        let auth = bearer(ALICE);
+        let call = |id: u64, region: &'static str, header: Option<&'static str>| {
+            let auth = auth.clone();
+            let body = json!({
+                "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "routed", "arguments": { "region": region }, "_meta": modern_meta() }
+            });
+            async move {
+                let mut headers = vec![
+                    ("Authorization", auth.as_str()),
+                    ("MCP-Protocol-Version", "2026-07-28"),
+                    ("Mcp-Method", "tools/call"),
+                    ("Mcp-Name", "routed"),
+                ];
+                if let Some(header) = header {
+                    headers.push(("Mcp-Param-Region", header));
+                }
+                exchange(served.addr, "POST", "/mcp", &headers, &body.to_string()).await
+            }
+        };
+        for (id, region, header, why) in [
+            (1, "eu-west", Some("us-east"), "a different value"),
+            (2, "eu-west", None, "a missing header"),
+            (3, "Hello", Some("=?base64?SGVsbG8?="), "unpadded base64"),
+            (4, "Hello", Some("=?base64?SGVs!!!bG8=?="), "not base64"),
+        ] {
+            let answer = call(id, region, header).await;
+            assert_eq!(answer.status, 400, "{why} ({stateless}): {}", answer.body);
+            let [message] = &answer.messages()[..] else {
+                panic!("{why}: one message expected: {}", answer.body)
+            };
+            assert_eq!(message["id"], id, "{why}: {message}");
+            assert_eq!(message["error"]["code"], -32020, "{why}: {message}");
+        }
+        for (id, region, header) in [
+            (5, "eu-west", "eu-west"),
+            (6, "Hello", "=?base64?SGVsbG8=?="),
+            (7, "SGVsbG8=", "SGVsbG8="),
+        ] {
+            let answer = call(id, region, Some(header)).await;
+            assert_eq!(answer.status, 200, "{header}: {}", answer.body);
+            let answer = answer.answer();
+            assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+            assert!(answer.to_string().contains(region), "{answer}");
+        }
+        served.shutdown().await;
+    }
+}

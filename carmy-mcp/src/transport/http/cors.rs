@@ -9,7 +9,9 @@
 
 use std::{sync::Arc, time::Duration};
 
+use carmy_core::Catalog;
 use http::{HeaderName, HeaderValue, Method, header, request::Parts};
+use serde_json::Value;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use super::checks::Allowed;
@@ -36,9 +38,10 @@ const EXPOSED: &[&str] = &[
     "retry-after",
 ];
 
-/// The CORS layer for `allowed` origins; `param_headers` are the `Mcp-Param-*` headers the
+/// The CORS layer for `allowed` origins, letting pages also send the `Mcp-Param-*` headers the
 /// catalog's tools bind.
-pub(super) fn layer(allowed: Allowed, param_headers: Vec<String>, credentials: bool) -> CorsLayer {
+pub(super) fn layer(allowed: Allowed, catalog: &Catalog, credentials: bool) -> CorsLayer {
+    let param_headers = param_headers(catalog);
     let allowed = Arc::new(allowed);
     let origin = AllowOrigin::predicate(move |origin: &HeaderValue, _: &Parts| {
         allowed.allows_origin(origin.as_bytes())
@@ -58,4 +61,28 @@ pub(super) fn layer(allowed: Allowed, param_headers: Vec<String>, credentials: b
         .expose_headers(names(&mut EXPOSED.iter().copied()))
         .allow_credentials(credentials)
         .max_age(MAX_AGE)
+}
+
+/// The `Mcp-Param-*` headers the tools bind (SEP-2243, 2026-07-28), each once: a property of an
+/// input schema marked `"x-mcp-header": "Name"`, at any depth of `properties`, as rmcp reads the
+/// marks when it checks these headers against the body.
+fn param_headers(catalog: &Catalog) -> Vec<String> {
+    fn marks(schema: &Value, names: &mut Vec<String>) {
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+            return;
+        };
+        for property in properties.values() {
+            if let Some(header) = property.get("x-mcp-header").and_then(Value::as_str) {
+                names.push(format!("mcp-param-{}", header.to_ascii_lowercase()));
+            }
+            marks(property, names);
+        }
+    }
+    let mut names = Vec::new();
+    for entry in catalog.iter() {
+        marks(entry.input_schema(), &mut names);
+    }
+    names.sort();
+    names.dedup();
+    names
 }

@@ -1,12 +1,32 @@
-//! What every MCP request goes through before rmcp: authentication (a refused request never
-//! reaches MCP), the request's deadline, its body read and checked, and its session: only the
-//! principal that opened a session may use it, and opening one takes a place within the
-//! bounds. Then the request's calls are tied to its connection and deadline.
+//! What every MCP request goes through before rmcp, as a stack of layers with one job each,
+//! stacked in this order where the router is built (`router.rs`):
+//!
+//! 1. [`authenticate`]: the authenticator decides who calls (a refused request never reaches
+//!    MCP); the [`Caller`] travels on in the request's extensions.
+//! 2. [`tie_to_connection`]: the request's calls run as the caller ([`RequestScope`]) and are
+//!    cancelled when the client disconnects or the deadline passes; a stream ends at its own
+//!    deadline. What the layers below hold until the answer is done ([`Busy`],
+//!    [`StreamPlace`]) comes back to it in the answer's extensions, and its body holds it.
+//! 3. [`enter_session`]: only the principal that opened a session may use it.
+//! 4. [`answer_within_deadline`]: what follows, reading the body included, gets `504` past the
+//!    request's deadline.
+//! 5. [`read_body`]: a JSON body read (bounded) and classified once; the [`Message`] travels on.
+//! 6. [`require_scope`] (OAuth): a call its token's scopes do not allow is challenged.
+//! 7. [`reserve_session_place`]: opening a session takes a place within the bounds on sessions.
+//!
+//! The order is the order of the checks, which decides which refusal a request gets when
+//! several apply. Each layer is an axum `middleware::from_fn_with_state` function rather than a
+//! tower `Layer`: a check reads as an async function that returns its refusal early, with no
+//! `Service` and future type written out per job.
 //!
 //! A `subscriptions/listen` request (2026-07-28) opens a stream as a session's `GET` does, but
 //! stands alone: every request on that revision is its own session, so a session's bounds never
 //! see it. It takes a place within the bounds on sessions instead, for as long as its stream is
 //! open, and its stream ends at the stream deadline as a `GET` stream does.
+//!
+//! The SEP-2243 headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) are not checked here: rmcp
+//! checks them against every `POST` body itself, with the tools' input schemas from the
+//! handler's `get_tool`, and answers a mismatch `400` with `-32020`.
 
 use std::{
     pin::Pin,
@@ -29,59 +49,125 @@ use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{
-    body,
-    params::HeaderParams,
+    auth::DynAuthenticator,
+    body::{self, Message},
     refusal,
     sessions::{Activity, Entered, Sessions, Ticket, Visit},
 };
-use crate::{scope::RequestScope, transport::http::auth::DynAuthenticator};
+use crate::scope::RequestScope;
 
-pub(super) struct Guard {
+/// Who calls: what [`authenticate`] decided, for the layers after it.
+#[derive(Clone)]
+pub(super) struct Caller(pub(super) Context);
+
+/// What [`authenticate`] needs: the authenticator, if any, and the host's context it starts from.
+pub(super) struct Authentication {
     pub(super) authenticator: Option<Arc<dyn DynAuthenticator>>,
     pub(super) base: Context,
-    pub(super) max_body_bytes: usize,
-    pub(super) request_timeout: Duration,
-    pub(super) stream_timeout: Duration,
-    pub(super) idle_timeout: Duration,
-    /// The bounds on sessions; and the sessions themselves unless serving statelessly.
-    pub(super) sessions: Arc<Sessions>,
-    pub(super) stateful: bool,
-    pub(super) calls: CancellationToken,
-    /// The tools' header-bound arguments (`Mcp-Param-*`), checked against each call's body.
-    pub(super) header_params: Arc<HeaderParams>,
-    /// The tools, for the scopes a call of one needs.
-    #[cfg(feature = "oauth")]
-    pub(super) runtime: carmy_core::Runtime,
 }
 
-pub(super) async fn guard_request(
-    State(guard): State<Arc<Guard>>,
+/// Decides who calls, or refuses the request (`401`, `403`, `503`).
+pub(super) async fn authenticate(
+    State(authentication): State<Arc<Authentication>>,
     request: Request,
     next: Next,
 ) -> Response {
     let (mut parts, body) = request.into_parts();
-    let context = match &guard.authenticator {
+    let context = match &authentication.authenticator {
         Some(authenticator) => match authenticator
-            .authenticate_boxed(&parts, guard.base.clone())
+            .authenticate_boxed(&parts, authentication.base.clone())
             .await
         {
             Ok(context) => context,
             Err(refused) => return refusal::unauthorized(&refused),
         },
-        None => guard.base.clone(),
+        None => authentication.base.clone(),
     };
-    let is_stream = parts.method == Method::GET;
-    let session = parts
-        .headers
+    parts.extensions.insert(Caller(context));
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// What [`tie_to_connection`] needs.
+#[derive(Clone)]
+pub(super) struct Ties {
+    /// Cancels every call (the end of shutdown's grace period).
+    pub(super) calls: CancellationToken,
+    pub(super) request_timeout: Duration,
+    pub(super) stream_timeout: Duration,
+}
+
+/// When a request's answer must have started ([`answer_within_deadline`]) and its calls are
+/// cancelled; set by [`tie_to_connection`] on every request but a stream's `GET`.
+#[derive(Clone, Copy)]
+pub(super) struct Deadline(Instant);
+
+/// The request's calls run as its caller and stop when its client disconnects, its deadline
+/// passes or the server's grace period ends; a stream (`GET`, or a `subscriptions/listen` that
+/// took a place) ends at the stream deadline instead. The answer's body holds what the layers
+/// below left in its extensions until it is done.
+pub(super) async fn tie_to_connection(
+    State(ties): State<Ties>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let context = caller(&request).clone();
+    let cancellation = ties.calls.child_token();
+    // What the handler runs the request's calls as, and what stops them.
+    request.extensions_mut().insert(RequestScope {
+        context,
+        cancellation: cancellation.clone(),
+    });
+    // Until the answer is complete, dropping this request (the client went away) cancels it.
+    let dropped = cancellation.clone().drop_guard();
+    let deadline =
+        (request.method() != Method::GET).then(|| Deadline(Instant::now() + ties.request_timeout));
+    if let Some(deadline) = deadline {
+        request.extensions_mut().insert(deadline);
+    }
+    let mut response = next.run(request).await;
+    let place = response.extensions_mut().remove::<StreamPlace>();
+    // A stream answers at once and stays open: its deadline ends it (clients reconnect).
+    let expiry = match deadline {
+        Some(Deadline(at)) if place.is_none() => Expiry::Cancel(at),
+        _ => Expiry::End(Instant::now() + ties.stream_timeout),
+    };
+    let held = Held {
+        _activity: response.extensions_mut().remove::<Busy>(),
+        _place: place,
+    };
+    guarded(response, dropped, cancellation, expiry, held)
+}
+
+/// What [`enter_session`] needs: the sessions, unless serving statelessly.
+#[derive(Clone)]
+pub(super) struct SessionOwners {
+    pub(super) sessions: Arc<Sessions>,
+    pub(super) stateful: bool,
+}
+
+/// A session kept busy until the answer is done: handed back in the answer's extensions.
+#[derive(Clone)]
+pub(super) struct Busy(#[allow(dead_code, reason = "held, never read")] Arc<Activity>);
+
+/// On a session, only its owner's requests go on (another's get `404`, as for an unknown
+/// session; a second standalone stream `409`); they keep it from being idle.
+pub(super) async fn enter_session(
+    State(owners): State<SessionOwners>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let session = request
+        .headers()
         .get(HEADER_SESSION_ID)
-        .and_then(|value| value.to_str().ok());
-    // On a session, only its owner's requests go on; they keep it from being idle.
-    let activity = match session.filter(|_| guard.stateful) {
+        .and_then(|value| value.to_str().ok())
+        .filter(|_| owners.stateful);
+    let activity = match session {
         Some(id) => {
-            match guard.sessions.enter(
+            let principal = caller(&request).principal();
+            match owners.sessions.enter(
                 id,
-                context.principal(),
-                visit_of(&parts.method, &parts.headers),
+                principal,
+                visit_of(request.method(), request.headers()),
             ) {
                 Entered::Active(activity) => Some(activity),
                 Entered::Unknown => None,
@@ -91,131 +177,131 @@ pub(super) async fn guard_request(
         }
         None => None,
     };
-    let opens_session = guard.stateful && session.is_none();
-    let cancellation = guard.calls.child_token();
-    // What the handler runs the request's calls as, and what stops them.
-    parts.extensions.insert(RequestScope {
-        context: context.clone(),
-        cancellation: cancellation.clone(),
-    });
-    // Until the answer is complete, dropping this request (the client went away) cancels it.
-    let dropped = cancellation.clone().drop_guard();
-
-    if is_stream {
-        // A stream answers at once and stays open: its deadline ends it (clients reconnect).
-        let deadline = Instant::now() + guard.stream_timeout;
-        let response = next.run(Request::from_parts(parts, body)).await;
-        return guarded(
-            response,
-            dropped,
-            cancellation,
-            Expiry::End(deadline),
-            Held {
-                _activity: activity,
-                _place: None,
-            },
-        );
+    let mut response = next.run(request).await;
+    if let Some(activity) = activity {
+        response.extensions_mut().insert(Busy(Arc::new(activity)));
     }
+    response
+}
 
-    let deadline = Instant::now() + guard.request_timeout;
-    let mut place = None;
-    let admitted = async {
-        let body = if parts.method == Method::POST && body::is_json(&parts.headers) {
-            let message = body::read(&parts.headers, body, guard.max_body_bytes).await?;
-            if message.tools_call
-                && !guard.header_params.is_empty()
-                && speaks_2026(&parts.headers)
-                && let Err(reason) = guard.header_params.check(&parts.headers, &message.bytes)
-            {
-                return Err(refusal::header_mismatch(message.id.as_ref(), &reason));
-            }
-            #[cfg(feature = "oauth")]
-            if message.tools_call
-                && let Some(step_up) = context.extension::<crate::transport::http::oauth::StepUp>()
-                && let Some((challenge, reason)) =
-                    needs_scope(step_up, &guard.runtime, &message.bytes)
-            {
-                return Err(refusal::insufficient_scope(&challenge, &reason));
-            }
-            if (opens_session && message.initialize) || message.listen {
-                let ticket = guard
-                    .sessions
-                    .reserve(context.principal())
-                    .map_err(|full| {
-                        refusal::sessions_full(full, message.id.as_ref(), guard.idle_timeout)
-                    })?;
-                if message.listen {
-                    // Held by its stream.
-                    place = Some(ticket);
-                } else {
-                    // The place travels with the request; the session it opens keeps it.
-                    parts.extensions.insert(ticket);
-                }
-            }
-            Body::from(message.bytes)
-        } else {
-            body
-        };
-        Ok::<_, Response>(next.run(Request::from_parts(parts, body)).await)
+/// `504` if the answer has not started by the request's [`Deadline`].
+pub(super) async fn answer_within_deadline(request: Request, next: Next) -> Response {
+    let Some(&Deadline(at)) = request.extensions().get::<Deadline>() else {
+        return next.run(request).await;
     };
-    let response = match tokio::time::timeout_at(deadline, admitted).await {
-        Ok(Ok(response)) => response,
-        Ok(Err(refused)) => return refused,
-        Err(_) => return refusal::deadline_exceeded(),
+    tokio::time::timeout_at(at, next.run(request))
+        .await
+        .unwrap_or_else(|_| refusal::deadline_exceeded())
+}
+
+/// A JSON `POST` body, read (at most `max_body_bytes`) and classified once ([`body::read`]):
+/// refused `413` or `400` if it is too long or no JSON-RPC message, else handed on as bytes,
+/// with the [`Message`] it carries in the request's extensions.
+pub(super) async fn read_body(
+    State(max_body_bytes): State<usize>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() != Method::POST || !body::is_json(request.headers()) {
+        return next.run(request).await;
+    }
+    let (mut parts, body) = request.into_parts();
+    let (bytes, message) = match body::read(&parts.headers, body, max_body_bytes).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
-    let expiry = if place.is_some() {
-        Expiry::End(Instant::now() + guard.stream_timeout)
-    } else {
-        Expiry::Cancel(deadline)
+    parts.extensions.insert(message);
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// A call of a tool the caller's token may not make but another scope would allow is refused
+/// `403` with the challenge asking for that scope: the client gets a token with it and retries.
+#[cfg(feature = "oauth")]
+pub(super) async fn require_scope(
+    State(runtime): State<carmy_core::Runtime>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let challenge = request
+        .extensions()
+        .get::<Message>()
+        .and_then(|message| message.tool.as_deref())
+        .and_then(|tool| {
+            let step_up = caller(&request).extension::<super::oauth::StepUp>()?;
+            step_up.challenge(runtime.catalog().get(tool)?)
+        });
+    match challenge {
+        Some((challenge, reason)) => refusal::insufficient_scope(&challenge, &reason),
+        None => next.run(request).await,
+    }
+}
+
+/// What [`reserve_session_place`] needs.
+#[derive(Clone)]
+pub(super) struct Places {
+    /// The bounds on sessions.
+    pub(super) sessions: Arc<Sessions>,
+    pub(super) stateful: bool,
+    /// How long an idle session lasts: when to retry once refused.
+    pub(super) idle_timeout: Duration,
+}
+
+/// A `subscriptions/listen` stream's place within the bounds on sessions: handed back in the
+/// answer's extensions, held by the stream.
+#[derive(Clone)]
+pub(super) struct StreamPlace(#[allow(dead_code, reason = "held, never read")] Ticket);
+
+/// An `initialize` opening a session, or a `subscriptions/listen`, takes a place within the
+/// bounds on sessions, or is refused (`503` for the server's bound, `429` for the principal's).
+/// The place of an `initialize` travels with the request, and the session it opens keeps it;
+/// a stream's is held by its answer.
+pub(super) async fn reserve_session_place(
+    State(places): State<Places>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let Some(message) = request.extensions().get::<Message>() else {
+        return next.run(request).await;
     };
-    guarded(
-        response,
-        dropped,
-        cancellation,
-        expiry,
-        Held {
-            _activity: activity,
-            _place: place,
-        },
-    )
+    let names_session = request
+        .headers()
+        .get(HEADER_SESSION_ID)
+        .is_some_and(|value| value.to_str().is_ok());
+    let opens_session = places.stateful && !names_session;
+    let takes_place = message.listen || (opens_session && message.initialize);
+    if !takes_place {
+        return next.run(request).await;
+    }
+    let listen = message.listen;
+    let ticket = match places.sessions.reserve(caller(&request).principal()) {
+        Ok(ticket) => ticket,
+        Err(full) => return refusal::sessions_full(full, message.id.as_ref(), places.idle_timeout),
+    };
+    if !listen {
+        request.extensions_mut().insert(ticket);
+        return next.run(request).await;
+    }
+    let mut response = next.run(request).await;
+    response.extensions_mut().insert(StreamPlace(ticket));
+    response
+}
+
+/// The caller [`authenticate`] put in `request`'s extensions.
+fn caller(request: &Request) -> &Context {
+    &request
+        .extensions()
+        .get::<Caller>()
+        .expect("authenticate runs first")
+        .0
 }
 
 /// What an answer holds until it is done.
 struct Held {
     /// Its session is busy.
-    _activity: Option<Activity>,
+    _activity: Option<Busy>,
     /// A stream's place within the bounds on sessions.
-    _place: Option<Ticket>,
-}
-
-/// For a call of a tool the request's token may not make but another scope would allow, the
-/// challenge asking for that scope (and why): the client gets a token with it and retries.
-#[cfg(feature = "oauth")]
-fn needs_scope(
-    step_up: &crate::transport::http::oauth::StepUp,
-    runtime: &carmy_core::Runtime,
-    body: &[u8],
-) -> Option<(String, String)> {
-    #[derive(serde::Deserialize)]
-    struct Call<'a> {
-        #[serde(borrow)]
-        params: Params<'a>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow)]
-        name: std::borrow::Cow<'a, str>,
-    }
-    let call: Call<'_> = serde_json::from_slice(body).ok()?;
-    step_up.challenge(runtime.catalog().get(&call.params.name)?)
-}
-
-/// Whether the request speaks 2026-07-28 or later, whose clients send `Mcp-Param-*` headers.
-fn speaks_2026(headers: &HeaderMap) -> bool {
-    headers
-        .get("MCP-Protocol-Version")
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|version| version >= "2026-07-28")
+    _place: Option<StreamPlace>,
 }
 
 /// A `GET` opens the session's standalone stream, of which one may be open at a time, unless

@@ -10,29 +10,26 @@ use axum::{
 };
 use carmy_core::{AgentError, ErrorCategory, MAX_REQUEST_ID_LEN, RateLimit, codes};
 use http::{HeaderValue, StatusCode, header};
-use rmcp::model::RequestId;
+use rmcp::model::{ErrorCode, RequestId};
 
 use super::sessions::Full;
 use crate::transport::http::auth::{Refusal, Unauthorized};
 
-/// JSON-RPC's "Parse error": the body is not JSON.
-const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC's "Invalid Request": JSON, but not a JSON-RPC message rmcp reads.
-const INVALID_REQUEST: i64 = -32600;
-/// A JSON-RPC "server error" (-32000 to -32099 are the implementation's): a bound is reached.
-const CAPACITY: i64 = -32000;
-/// A request header disagrees with its body (2026-07-28).
-const HEADER_MISMATCH: i64 = -32020;
+/// Carmy's JSON-RPC code for "a bound is reached" (the server's sessions, connections, a
+/// client's rate, a legacy SSE session's backlog): -32000 to -32099 are the implementation's
+/// "server errors", and neither JSON-RPC nor MCP names one for capacity. The error's `data`
+/// carries the `CAPACITY` envelope, which says which bound.
+const CAPACITY: ErrorCode = ErrorCode(-32000);
 
 /// `status` with a JSON-RPC error answering `id`.
 fn json_rpc(
     status: StatusCode,
     id: Option<&RequestId>,
-    code: i64,
+    code: ErrorCode,
     message: &str,
     data: Option<serde_json::Value>,
 ) -> Response {
-    let mut error = serde_json::json!({ "code": code, "message": message });
+    let mut error = serde_json::json!({ "code": code.0, "message": message });
     if let Some(data) = data {
         error["data"] = data;
     }
@@ -45,23 +42,17 @@ fn json_rpc(
         .into_response()
 }
 
-/// `400`: an `Mcp-Param-*` header is missing, malformed or differs from the body (`-32020`,
-/// header mismatch).
-pub(super) fn header_mismatch(id: Option<&RequestId>, reason: &str) -> Response {
-    json_rpc(
-        StatusCode::BAD_REQUEST,
-        id,
-        HEADER_MISMATCH,
-        &format!("Header mismatch: {reason}"),
-        None,
-    )
-}
-
 /// `400`: the body is not JSON (`-32700`).
 pub(super) fn not_json(error: &serde_json::Error) -> Response {
     // A syntax error's message names a line and column, never the input.
     let message = format!("Parse error: {error}");
-    json_rpc(StatusCode::BAD_REQUEST, None, PARSE_ERROR, &message, None)
+    json_rpc(
+        StatusCode::BAD_REQUEST,
+        None,
+        ErrorCode::PARSE_ERROR,
+        &message,
+        None,
+    )
 }
 
 /// `400`: JSON, but not a JSON-RPC message (`-32600`).
@@ -71,7 +62,7 @@ pub(super) fn not_json_rpc(error: &serde_json::Error) -> Response {
     json_rpc(
         StatusCode::BAD_REQUEST,
         None,
-        INVALID_REQUEST,
+        ErrorCode::INVALID_REQUEST,
         &message,
         None,
     )
@@ -83,7 +74,7 @@ pub(super) fn not_a_message(problem: &str) -> Response {
     json_rpc(
         StatusCode::BAD_REQUEST,
         None,
-        INVALID_REQUEST,
+        ErrorCode::INVALID_REQUEST,
         &message,
         None,
     )
@@ -101,7 +92,7 @@ pub(super) fn invalid_request_id(length: usize) -> Response {
     json_rpc(
         StatusCode::BAD_REQUEST,
         None,
-        INVALID_REQUEST,
+        ErrorCode::INVALID_REQUEST,
         &message,
         Some(error.to_envelope()),
     )
@@ -112,7 +103,7 @@ pub(super) fn unreadable() -> Response {
     json_rpc(
         StatusCode::BAD_REQUEST,
         None,
-        INVALID_REQUEST,
+        ErrorCode::INVALID_REQUEST,
         "the request body could not be read",
         None,
     )
@@ -124,7 +115,7 @@ pub(super) fn too_large(max_body_bytes: usize) -> Response {
     json_rpc(
         StatusCode::PAYLOAD_TOO_LARGE,
         None,
-        INVALID_REQUEST,
+        ErrorCode::INVALID_REQUEST,
         &message,
         None,
     )
@@ -250,7 +241,7 @@ pub(super) fn stream_open() -> Response {
     json_rpc(
         StatusCode::CONFLICT,
         None,
-        INVALID_REQUEST,
+        ErrorCode::INVALID_REQUEST,
         message,
         Some(error.to_envelope()),
     )

@@ -19,7 +19,7 @@
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex, MutexGuard, Weak,
+        Arc, Mutex, Weak,
         atomic::{AtomicBool, Ordering},
     },
     time::Duration,
@@ -35,6 +35,8 @@ use rmcp::{
 };
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use crate::sync::lock;
 
 /// The bounds on sessions.
 #[derive(Clone, Copy, Debug)]
@@ -117,13 +119,6 @@ struct Live {
     /// Whether its standalone stream is open.
     streaming: bool,
     last_active: Instant,
-}
-
-fn lock(table: &Mutex<Table>) -> MutexGuard<'_, Table> {
-    // The table holds counts only; a panic elsewhere leaves them usable.
-    table
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Sessions {

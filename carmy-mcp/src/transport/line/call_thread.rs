@@ -16,7 +16,7 @@
 use std::{
     future::Future,
     io,
-    sync::{Arc, Mutex, MutexGuard, OnceLock},
+    sync::{Arc, Mutex, OnceLock},
     time::Duration,
 };
 
@@ -39,6 +39,7 @@ use super::{
     outbox::Outbox,
     scratch,
 };
+use crate::sync::lock;
 
 /// How long closing the session waits for the call thread to answer its last calls: rmcp gives
 /// a closed session's handlers 5 s to answer, and the call thread closes with the loop.
@@ -396,10 +397,4 @@ impl Transport<RoleServer> for CallTransport {
     async fn close(&mut self) -> Result<(), io::Error> {
         Ok(())
     }
-}
-
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -1,7 +1,7 @@
 //! What a line is: a message for rmcp, nothing to answer, or an error to answer at once
 //! (JSON-RPC's parse error, invalid request, invalid params), decided without rmcp.
 
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ErrorCode, JsonRpcMessage};
 use serde_json::{Value, json};
 
 use super::{
@@ -10,14 +10,6 @@ use super::{
     scan::{leading_id, nests_deeper_than},
 };
 
-/// JSON-RPC: the line is not JSON.
-pub(super) const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC: the line is JSON but not an acceptable request (shape, batch, size).
-pub(super) const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC: the method does not exist (here: `initialize` in a 2026-07-28 session).
-pub(super) const METHOD_NOT_FOUND: i64 = -32601;
-/// JSON-RPC: the request's params are not an object.
-const INVALID_PARAMS: i64 = -32602;
 /// The nesting at which serde_json stops recursing and refuses a message.
 const MAX_DEPTH: usize = 128;
 
@@ -42,7 +34,7 @@ pub(super) enum Parsed {
     Skip,
     Answer {
         id: Value,
-        code: i64,
+        code: ErrorCode,
         message: String,
         data: Option<Value>,
     },
@@ -71,7 +63,7 @@ pub(super) fn parse_line(line: &[u8]) -> Parsed {
         // parsing it again, naming the request when its id comes first.
         return Parsed::Answer {
             id: leading_id(line),
-            code: INVALID_REQUEST,
+            code: ErrorCode::INVALID_REQUEST,
             message: format!("Invalid Request: JSON nested {MAX_DEPTH} levels deep or more"),
             data: Some(json!({ "max_depth": MAX_DEPTH - 1 })),
         };
@@ -81,7 +73,7 @@ pub(super) fn parse_line(line: &[u8]) -> Parsed {
         Err(error) => {
             return Parsed::Answer {
                 id: Value::Null,
-                code: PARSE_ERROR,
+                code: ErrorCode::PARSE_ERROR,
                 message: format!("Parse error: {error}"),
                 data: None,
             };
@@ -92,7 +84,7 @@ pub(super) fn parse_line(line: &[u8]) -> Parsed {
         Value::Array(_) => {
             return Parsed::Answer {
                 id: Value::Null,
-                code: INVALID_REQUEST,
+                code: ErrorCode::INVALID_REQUEST,
                 message: "Invalid Request: batches are not supported; send one message per line"
                     .into(),
                 data: None,
@@ -101,7 +93,7 @@ pub(super) fn parse_line(line: &[u8]) -> Parsed {
         _ => {
             return Parsed::Answer {
                 id: Value::Null,
-                code: INVALID_REQUEST,
+                code: ErrorCode::INVALID_REQUEST,
                 message: "Invalid Request: a JSON-RPC message is an object".into(),
                 data: None,
             };
@@ -124,14 +116,14 @@ pub(super) fn parse_line(line: &[u8]) -> Parsed {
         // JSON-RPC allows positional params; MCP does not.
         return Parsed::Answer {
             id: id.clone(),
-            code: INVALID_PARAMS,
+            code: ErrorCode::INVALID_PARAMS,
             message: "Invalid params: MCP params are an object".into(),
             data: Some(json!({ "field": "params" })),
         };
     }
     Parsed::Answer {
         id: id.cloned().unwrap_or(Value::Null),
-        code: INVALID_REQUEST,
+        code: ErrorCode::INVALID_REQUEST,
         message: format!("Invalid Request: {error}"),
         data: None,
     }
@@ -155,7 +147,7 @@ fn with_ids(message: ClientJsonRpcMessage, line: &[u8]) -> Parsed {
         // rmcp read ids that this reading does not find as it did: refused, not guessed at.
         _ if is_request => Parsed::Answer {
             id: Value::Null,
-            code: INVALID_REQUEST,
+            code: ErrorCode::INVALID_REQUEST,
             message: "Invalid Request: the request id cannot be read".into(),
             data: Some(json!({ "field": "id" })),
         },
@@ -167,7 +159,7 @@ fn with_ids(message: ClientJsonRpcMessage, line: &[u8]) -> Parsed {
 mod tests {
     use super::*;
 
-    fn answer(parsed: Parsed) -> (Value, i64) {
+    fn answer(parsed: Parsed) -> (Value, ErrorCode) {
         match parsed {
             Parsed::Answer { id, code, .. } => (id, code),
             other => panic!("expected an answer, got {other:?}"),
@@ -176,34 +168,46 @@ mod tests {
 
     #[test]
     fn classifies_unusable_lines() {
-        assert_eq!(answer(parse_line(b"{not json")), (Value::Null, PARSE_ERROR));
-        assert_eq!(answer(parse_line(b"\xff\xfe")), (Value::Null, PARSE_ERROR));
-        assert_eq!(answer(parse_line(b"[1,2]")), (Value::Null, INVALID_REQUEST));
-        assert_eq!(answer(parse_line(b"42")), (Value::Null, INVALID_REQUEST));
+        assert_eq!(
+            answer(parse_line(b"{not json")),
+            (Value::Null, ErrorCode::PARSE_ERROR)
+        );
+        assert_eq!(
+            answer(parse_line(b"\xff\xfe")),
+            (Value::Null, ErrorCode::PARSE_ERROR)
+        );
+        assert_eq!(
+            answer(parse_line(b"[1,2]")),
+            (Value::Null, ErrorCode::INVALID_REQUEST)
+        );
+        assert_eq!(
+            answer(parse_line(b"42")),
+            (Value::Null, ErrorCode::INVALID_REQUEST)
+        );
         assert_eq!(
             answer(parse_line(br#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#)),
-            (json!(5), INVALID_REQUEST)
+            (json!(5), ErrorCode::INVALID_REQUEST)
         );
         assert_eq!(
             answer(parse_line(br#"{"jsonrpc":"2.0","id":"a"}"#)),
-            (json!("a"), INVALID_REQUEST)
+            (json!("a"), ErrorCode::INVALID_REQUEST)
         );
         assert_eq!(
             answer(parse_line(
                 br#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":[1]}"#
             )),
-            (json!(6), INVALID_PARAMS)
+            (json!(6), ErrorCode::INVALID_PARAMS)
         );
         // Structs serde could read positionally from arrays are still refused.
         assert_eq!(
             answer(parse_line(
                 br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[null,"lookup"]}"#
             )),
-            (json!(7), INVALID_PARAMS)
+            (json!(7), ErrorCode::INVALID_PARAMS)
         );
         assert_eq!(
             answer(parse_line(br#"["2.0",8,"tools/call",{"name":"lookup"}]"#)),
-            (Value::Null, INVALID_REQUEST)
+            (Value::Null, ErrorCode::INVALID_REQUEST)
         );
         assert!(matches!(
             parse_line(br#"{"jsonrpc":"1.0","method":"notifications/x"}"#),

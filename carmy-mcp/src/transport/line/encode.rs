@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, value::RawValue};
 
 use super::ids::ClientId;
+use crate::sync::lock;
 
 /// Where a `subscriptions/listen` stream's notifications and final result name the request.
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -75,21 +76,15 @@ impl ToolsPage {
 
     /// The page of `tools`: the kept one when they are equal to its tools, else a new one.
     fn page_of(&self, tools: Vec<Tool>) -> serde_json::Result<Arc<Page>> {
-        if let Some(page) = self.lock().as_ref()
+        if let Some(page) = lock(&self.last).as_ref()
             && page.tools == tools
         {
             return Ok(Arc::clone(page));
         }
         let json = serde_json::value::to_raw_value(&tools)?;
         let page = Arc::new(Page { tools, json });
-        *self.lock() = Some(Arc::clone(&page));
+        *lock(&self.last) = Some(Arc::clone(&page));
         Ok(page)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Arc<Page>>> {
-        self.last
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

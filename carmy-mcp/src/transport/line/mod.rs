@@ -49,21 +49,26 @@ use std::{
 
 use rmcp::{
     RoleServer,
-    model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage},
+    model::{
+        ClientJsonRpcMessage, ClientRequest, ErrorCode, JsonRpcMessage, RequestId,
+        ServerJsonRpcMessage,
+    },
     transport::{StdioReader, StdioWriter, Transport},
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use call_thread::CallThread;
+use call_thread::Shared;
 pub(crate) use call_thread::Starter as CallThreadStarter;
-use call_thread::{Shared, lock};
-use classify::{INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, Parsed, parse_line};
+use classify::{Incoming, Parsed, parse_line};
 pub(crate) use encode::ToolsPage;
 use flow::{Admission, Flow, Lifecycle, Service};
 use framing::{LineRead, Lines};
 use ids::ClientId;
 use outbox::{Outbox, Writer};
+
+use crate::sync::lock;
 
 /// The longest message [`LineTransport`] accepts by default: 4 MiB, newline excluded. Longer
 /// lines are answered with `-32600` and skipped.
@@ -304,7 +309,7 @@ where
                     );
                     self.outbox.answer(
                         id,
-                        INVALID_REQUEST,
+                        ErrorCode::INVALID_REQUEST,
                         format!(
                             "Invalid Request: the message is longer than {max_line_bytes} bytes"
                         ),
@@ -383,7 +388,7 @@ where
                 message,
                 data,
             } => {
-                tracing::debug!(code, message = ?ids::cut(&message, 200), "answering an unusable message");
+                tracing::debug!(code = code.0, message = ?ids::cut(&message, 200), "answering an unusable message");
                 self.outbox.answer(id, code, message, data);
                 return None;
             }
@@ -406,7 +411,7 @@ where
                         tracing::debug!(id = %id.for_log(), "refusing a request whose id is in flight");
                         self.outbox.answer(
                             id.value(),
-                            INVALID_REQUEST,
+                            ErrorCode::INVALID_REQUEST,
                             format!(
                                 "Invalid Request: request id {} is already in flight",
                                 id.for_log()
@@ -471,11 +476,11 @@ where
         tracing::debug!("refusing a second initialize");
         let (code, message) = match lifecycle {
             Lifecycle::Inline => (
-                METHOD_NOT_FOUND,
+                ErrorCode::METHOD_NOT_FOUND,
                 "Method not found: a 2026-07-28 session has no `initialize`",
             ),
             _ => (
-                INVALID_REQUEST,
+                ErrorCode::INVALID_REQUEST,
                 "Invalid Request: the session is already initialized",
             ),
         };

@@ -8,12 +8,15 @@ use std::{
     time::Duration,
 };
 
+use rmcp::model::ErrorCode;
 use serde_json::{Value, json};
 use tokio::{
     io::{AsyncWrite, AsyncWriteExt},
     sync::{Notify, watch},
     task::JoinHandle,
 };
+
+use crate::sync::lock;
 
 /// How long `close` waits for queued messages to reach the peer.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
@@ -86,16 +89,10 @@ impl Outbox {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, OutboxState> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// Queues one framed message; its ticket resolves once it is written.
     pub(super) fn push(&self, bytes: &[u8]) -> io::Result<u64> {
         let ticket = {
-            let mut state = self.lock();
+            let mut state = lock(&self.state);
             if let Some((kind, message)) = &state.failure {
                 return Err(io::Error::new(*kind, message.clone()));
             }
@@ -116,8 +113,8 @@ impl Outbox {
 
     /// Queues a JSON-RPC error answer without waiting for it: a failure to write it shows up on
     /// the next `send` anyway.
-    pub(super) fn answer(&self, id: Value, code: i64, message: String, data: Option<Value>) {
-        let mut error = json!({ "code": code, "message": message });
+    pub(super) fn answer(&self, id: Value, code: ErrorCode, message: String, data: Option<Value>) {
+        let mut error = json!({ "code": code.0, "message": message });
         if let Some(data) = data {
             error["data"] = data;
         }
@@ -138,7 +135,7 @@ impl Outbox {
         if written.upto >= ticket {
             return Ok(());
         }
-        let state = self.lock();
+        let state = lock(&self.state);
         let (kind, message) = state
             .failure
             .clone()
@@ -151,13 +148,13 @@ impl Outbox {
     pub(super) async fn wait_for_room(&self, max: usize) -> bool {
         let mut progress = self.progress.subscribe();
         let waited = progress
-            .wait_for(|written| written.failed || self.lock().unsent <= max)
+            .wait_for(|written| written.failed || lock(&self.state).unsent <= max)
             .await;
         matches!(waited, Ok(written) if !written.failed)
     }
 
     pub(super) fn close(&self) {
-        self.lock().closed = true;
+        lock(&self.state).closed = true;
         self.wake.notify_one();
     }
 }
@@ -167,7 +164,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(outbox: Arc<Outbox>, mut write: W) {
     let mut burst = Vec::new();
     loop {
         let (upto, closed) = {
-            let mut state = outbox.lock();
+            let mut state = lock(&outbox.state);
             std::mem::swap(&mut state.buffer, &mut burst);
             (state.queued, state.closed)
         };
@@ -179,12 +176,12 @@ async fn write_loop<W: AsyncWrite + Unpin>(outbox: Arc<Outbox>, mut write: W) {
             .await;
             if let Err(error) = result {
                 tracing::debug!(%error, "cannot write to the client");
-                outbox.lock().failure = Some((error.kind(), error.to_string()));
+                lock(&outbox.state).failure = Some((error.kind(), error.to_string()));
                 outbox.progress.send_modify(|written| written.failed = true);
                 return;
             }
             {
-                let mut state = outbox.lock();
+                let mut state = lock(&outbox.state);
                 state.unsent = state.unsent.saturating_sub(burst.len());
             }
             burst.clear();

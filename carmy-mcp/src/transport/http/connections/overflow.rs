@@ -11,7 +11,7 @@
 
 use std::{
     collections::VecDeque,
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
@@ -22,6 +22,7 @@ use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
 use super::MAX_HEAD_BYTES;
+use crate::sync::lock;
 
 /// Serves the connections there is no room for.
 pub(super) struct Overflow {
@@ -56,19 +57,12 @@ impl Overflow {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Open> {
-        // A list of tokens; a panic elsewhere leaves it usable.
-        self.open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
     /// Answers `stream` once and closes it, closing the oldest connection answered here if as
     /// many are open as may be.
     pub(super) fn answer(self: &Arc<Self>, stream: TcpStream) {
         let close = CancellationToken::new();
         let id = {
-            let mut open = self.lock();
+            let mut open = lock(&self.open);
             if open.connections.len() >= self.max
                 && let Some((_, oldest)) = open.connections.pop_front()
             {
@@ -95,7 +89,9 @@ impl Overflow {
                     tracing::debug!("closing a connection past the bound, to make room");
                 }
             }
-            overflow.lock().connections.retain(|(open, _)| *open != id);
+            lock(&overflow.open)
+                .connections
+                .retain(|(open, _)| *open != id);
         });
     }
 }

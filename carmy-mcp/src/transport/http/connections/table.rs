@@ -14,7 +14,7 @@ use std::{
     collections::HashMap,
     pin::pin,
     sync::{
-        Arc, Mutex, MutexGuard,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -22,6 +22,8 @@ use std::{
 
 use tokio::{sync::Notify, time::Instant};
 use tokio_util::sync::CancellationToken;
+
+use crate::sync::lock;
 
 /// The open connections.
 pub(super) struct Table {
@@ -79,13 +81,6 @@ impl Table {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // Counts only: usable after a panic elsewhere.
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
     /// The word of a connection starting to wait now.
     fn waiting_now(&self) -> u64 {
         WAITING | self.next_wait.fetch_add(1, Ordering::Relaxed)
@@ -96,7 +91,7 @@ impl Table {
     /// connection is busy. Never waits: a connection told to close is on its way out, and is
     /// not counted against the bound meanwhile.
     pub(super) fn admit(self: &Arc<Self>) -> Option<Arc<Slot>> {
-        let mut state = self.lock();
+        let mut state = lock(&self.state);
         if state.connections.len() - state.evicting >= self.max && !state.evict_one() {
             return None;
         }
@@ -126,7 +121,7 @@ impl Table {
         let closed = self.closed.notified();
         let mut closed = pin!(closed);
         closed.as_mut().enable();
-        if !self.lock().evict_one() {
+        if !lock(&self.state).evict_one() {
             return false;
         }
         let _ = tokio::time::timeout(wait, closed).await;
@@ -143,7 +138,7 @@ impl Table {
             let closed = self.closed.notified();
             let mut closed = pin!(closed);
             closed.as_mut().enable();
-            if self.lock().connections.is_empty() {
+            if lock(&self.state).connections.is_empty() {
                 return;
             }
             closed.await;
@@ -272,7 +267,7 @@ impl Slot {
 impl Drop for Slot {
     fn drop(&mut self) {
         {
-            let mut state = self.table.lock();
+            let mut state = lock(&self.table.state);
             if state.connections.remove(&self.id).is_some() && self.connection.activity.is_closing()
             {
                 state.evicting -= 1;
@@ -347,7 +342,7 @@ mod tests {
     use super::*;
 
     fn evict_one(table: &Table) -> bool {
-        table.lock().evict_one()
+        lock(&table.state).evict_one()
     }
 
     fn open(table: &Arc<Table>) -> Arc<Slot> {
@@ -392,13 +387,13 @@ mod tests {
         let table = Arc::new(Table::new(8));
         let a = open(&table);
         assert!(evict_one(&table));
-        assert_eq!(table.lock().evicting, 1);
+        assert_eq!(lock(&table.state).evicting, 1);
         // A request that starts after the word changes neither brings it back.
         drop(a.busy());
         assert!(!evict_one(&table));
-        assert_eq!(table.lock().evicting, 1);
+        assert_eq!(lock(&table.state).evicting, 1);
         drop(a);
-        let state = table.lock();
+        let state = lock(&table.state);
         assert_eq!((state.evicting, state.connections.len()), (0, 0));
     }
 

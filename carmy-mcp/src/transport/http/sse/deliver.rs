@@ -17,7 +17,7 @@ use axum::{
     response::Response,
 };
 use http::StatusCode;
-use rmcp::model::{ClientJsonRpcMessage, GetExtensions, JsonRpcMessage};
+use rmcp::model::{GetExtensions, JsonRpcMessage};
 use tokio::time::Instant;
 
 use super::Legacy;
@@ -53,9 +53,7 @@ pub(super) async fn deliver(State(legacy): State<Arc<Legacy>>, request: Request)
     };
     let deadline = Instant::now() + legacy.request_timeout;
     let delivered = async {
-        let message = body::read(&parts.headers, body, legacy.max_body_bytes).await?;
-        let mut message = serde_json::from_slice::<ClientJsonRpcMessage>(&message.bytes)
-            .map_err(|error| refusal::not_json_rpc(&error))?;
+        let mut message = body::read_message(&parts.headers, body, legacy.max_body_bytes).await?;
         if let JsonRpcMessage::Request(request) = &mut message {
             if session.outbox.is_behind() {
                 let max = legacy.max_outbox_bytes;

@@ -13,16 +13,14 @@
 //! calls are cancelled with it. One message larger than the bound is still queued when nothing
 //! else waits.
 
-use std::{
-    collections::VecDeque,
-    pin::pin,
-    sync::{Mutex, MutexGuard},
-};
+use std::{collections::VecDeque, pin::pin, sync::Mutex};
 
 use axum::body::Bytes;
 use rmcp::model::{JsonRpcMessage, ServerJsonRpcMessage};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+
+use crate::sync::lock;
 
 /// The events waiting for one session's stream.
 pub(super) struct Outbox {
@@ -58,13 +56,6 @@ impl Outbox {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Queue> {
-        // A queue of bytes; a panic elsewhere leaves it usable.
-        self.queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
     /// Bytes waiting past which the client is behind.
     fn behind_at(&self) -> usize {
         self.max_bytes / 2
@@ -72,7 +63,7 @@ impl Outbox {
 
     /// Whether the client is behind (half the bound waits): then no new request is taken.
     pub(super) fn is_behind(&self) -> bool {
-        self.lock().bytes >= self.behind_at()
+        lock(&self.queue).bytes >= self.behind_at()
     }
 
     /// Queues `message` as a `message` event. A notification is dropped while the client is
@@ -86,7 +77,7 @@ impl Outbox {
                 return Ok(());
             }
         };
-        let mut queue = self.lock();
+        let mut queue = lock(&self.queue);
         if queue.closed {
             return Err(StreamEnded);
         }
@@ -124,7 +115,7 @@ impl Outbox {
         loop {
             let ready = pin!(self.ready.notified());
             {
-                let mut queue = self.lock();
+                let mut queue = lock(&self.queue);
                 if let Some(event) = queue.events.pop_front() {
                     queue.bytes -= event.len();
                     return Some(event);
@@ -139,7 +130,7 @@ impl Outbox {
 
     /// Nothing more is queued; what waits is still taken.
     pub(super) fn close(&self) {
-        self.lock().closed = true;
+        lock(&self.queue).closed = true;
         self.ready.notify_one();
     }
 }

@@ -3,7 +3,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{Arc, Mutex},
 };
 
 use rmcp::model::ClientJsonRpcMessage;
@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::sessions::Ticket;
 use super::{calls::Calls, outbox::Outbox};
+use crate::sync::lock;
 
 /// One open session.
 pub(super) struct Session {
@@ -75,11 +76,4 @@ impl Table {
             session.closed.cancel();
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Plain maps; a panic elsewhere leaves them usable.
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

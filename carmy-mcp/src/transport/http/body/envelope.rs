@@ -1,104 +1,15 @@
-//! A JSON `POST` body, read and checked before rmcp: at most so many bytes (`413`), a leading
-//! byte order mark dropped, and a body that is not a JSON-RPC message answered `400` with
-//! JSON-RPC's own codes. rmcp would answer both `415 Unsupported Media Type`, which tells a
-//! client its `Content-Type` is wrong when it is the body that is. A request whose id is longer
-//! than request ids may be ([`MAX_REQUEST_ID_LEN`] bytes, as the runtime bounds those it keeps)
-//! is answered `400` too: its id stays in memory as long as the request is served.
-//!
-//! The check is one pass over the body that builds nothing ([`Envelope`]): parsing it as rmcp's
-//! `ClientJsonRpcMessage` here as well would be a second full parse of every message, an order
-//! of magnitude dearer than this pass, and rmcp parses it anyway. It applies rmcp's own rule
-//! for what shape of object is which message, and a differential test against rmcp's parser
-//! (below) keeps the two in step. Only an `initialize`, once per session, is parsed in full, to
-//! know whether it opens a session.
+//! The one pass over a JSON-RPC body that builds nothing: which of the four messages it is by
+//! rmcp's own rule, its id and method, and a call's tool. A differential test against rmcp's
+//! parser (below) keeps the two in step.
 
-use std::{borrow::Cow, fmt, pin::Pin};
+use std::{borrow::Cow, fmt};
 
-use axum::{
-    body::{Body, Bytes},
-    response::Response,
-};
-use carmy_core::MAX_REQUEST_ID_LEN;
-use http::{HeaderMap, header};
-use http_body::Body as _;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, NumberOrString, RequestId};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess};
 
-use super::refusal;
-
-/// What a `POST` carries, as far as the guard needs to know.
-#[derive(Debug)]
-pub(super) struct Message {
-    /// The body to hand on, without its byte order mark.
-    pub(super) bytes: Bytes,
-    /// Whether it is an `initialize` request (which opens a session when it names none).
-    pub(super) initialize: bool,
-    /// The request's JSON-RPC `id`, to answer a refusal by.
-    pub(super) id: Option<RequestId>,
-    /// Whether it is a `tools/call` request (whose `Mcp-Param-*` headers may need checking).
-    pub(super) tools_call: bool,
-    /// Whether it is a `subscriptions/listen` request, which opens a stream.
-    pub(super) listen: bool,
-}
-
-/// Whether the request says its body is JSON: only such bodies are read here; rmcp refuses the
-/// others (`415`).
-pub(super) fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| {
-            let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
-            essence.trim().eq_ignore_ascii_case("application/json")
-        })
-}
-
-/// The UTF-8 byte order mark. RFC 8259 lets a parser ignore it; stdio does, so HTTP does too.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// Reads `body` (at most `max_bytes`) and checks it is a JSON-RPC message.
-pub(super) async fn read(
-    headers: &HeaderMap,
-    body: Body,
-    max_bytes: usize,
-) -> Result<Message, Response> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > max_bytes as u64) {
-        return Err(refusal::too_large(max_bytes));
-    }
-    let mut bytes = collect(body, max_bytes).await?;
-    if bytes.starts_with(BOM) {
-        bytes = bytes.slice(BOM.len()..);
-    }
-    match serde_json::from_slice::<Envelope<'_>>(&bytes) {
-        Ok(envelope) => match envelope.kind() {
-            Ok(Kind::Request) if envelope.id_len() > MAX_REQUEST_ID_LEN => {
-                Err(refusal::invalid_request_id(envelope.id_len()))
-            }
-            Ok(kind) => Ok(Message {
-                initialize: kind == Kind::Request
-                    && envelope.method.as_deref() == Some("initialize")
-                    && opens_session(&bytes),
-                tools_call: kind == Kind::Request
-                    && envelope.method.as_deref() == Some("tools/call"),
-                listen: kind == Kind::Request
-                    && envelope.method.as_deref() == Some("subscriptions/listen"),
-                id: envelope.id.flatten(),
-                bytes,
-            }),
-            Err(problem) => Err(refusal::not_a_message(problem)),
-        },
-        Err(error) if error.is_syntax() || error.is_eof() => Err(refusal::not_json(&error)),
-        Err(error) => Err(refusal::not_json_rpc(&error)),
-    }
-}
-
 /// Whether rmcp reads this `initialize` as one (it reads one with missing or malformed params
 /// as a custom request, which opens no session). Once per session: parsed in full.
-fn opens_session(bytes: &[u8]) -> bool {
+pub(super) fn opens_session(bytes: &[u8]) -> bool {
     matches!(
         serde_json::from_slice::<ClientJsonRpcMessage>(bytes),
         Ok(ClientJsonRpcMessage::Request(request))
@@ -110,20 +21,22 @@ fn opens_session(bytes: &[u8]) -> bool {
 /// without building it: the members that tell the four messages apart, and the shape of
 /// `params` (an object, or null) and `error` (an integer `code`, a string `message`). What
 /// `params` hold is each method's own: rmcp reads params it does not understand as a custom
-/// request rather than refuse them.
+/// request rather than refuse them; only a string `params.name` is kept, a call's tool.
 #[derive(Debug, Default)]
-struct Envelope<'a> {
+pub(super) struct Envelope<'a> {
     jsonrpc: Option<Cow<'a, str>>,
-    method: Option<Cow<'a, str>>,
+    pub(super) method: Option<Cow<'a, str>>,
     /// `Some(None)` for `"id": null`.
-    id: Option<Option<RequestId>>,
+    pub(super) id: Option<Option<RequestId>>,
     result: bool,
     error: bool,
+    /// `params.name`, when a string.
+    pub(super) tool: Option<Cow<'a, str>>,
 }
 
 /// The four messages JSON-RPC has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Request,
     Notification,
     Response,
@@ -132,7 +45,7 @@ enum Kind {
 
 impl Envelope<'_> {
     /// How long the id is, as a string; 0 for a number.
-    fn id_len(&self) -> usize {
+    pub(super) fn id_len(&self) -> usize {
         match &self.id {
             Some(Some(NumberOrString::String(id))) => id.len(),
             _ => 0,
@@ -141,7 +54,7 @@ impl Envelope<'_> {
 
     /// Which message this is, by rmcp's rule (`JsonRpcMessageShape` in its `model.rs`): the
     /// members present decide; or what is wrong with it.
-    fn kind(&self) -> Result<Kind, &'static str> {
+    pub(super) fn kind(&self) -> Result<Kind, &'static str> {
         if self.jsonrpc.as_deref() != Some("2.0") {
             return Err(r#"`jsonrpc` must be "2.0""#);
         }
@@ -207,9 +120,7 @@ impl<'de> Deserialize<'de> for Envelope<'de> {
                             map.next_value::<ErrorShape>()?;
                             envelope.error = true;
                         }
-                        Member::Params => {
-                            map.next_value::<ParamsShape>()?;
-                        }
+                        Member::Params => envelope.tool = map.next_value::<ParamsShape<'de>>()?.0,
                         Member::Other => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -263,27 +174,95 @@ impl Member {
     }
 }
 
-/// `params`: an object (its members are not looked at), or null.
-struct ParamsShape;
+/// `params`: an object, or null; of its members only `name` is kept, when it is a string (the
+/// first, if named twice).
+struct ParamsShape<'a>(Option<Cow<'a, str>>);
 
-impl<'de> Deserialize<'de> for ParamsShape {
+impl<'de> Deserialize<'de> for ParamsShape<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Visitor;
 
         impl<'de> de::Visitor<'de> for Visitor {
-            type Value = ParamsShape;
+            type Value = ParamsShape<'de>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("`params` as an object")
             }
 
-            fn visit_unit<E: de::Error>(self) -> Result<ParamsShape, E> {
-                Ok(ParamsShape)
+            fn visit_unit<E: de::Error>(self) -> Result<ParamsShape<'de>, E> {
+                Ok(ParamsShape(None))
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ParamsShape, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ParamsShape<'de>, A::Error> {
+                let mut name = None;
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    if key.0 == "name" && name.is_none() {
+                        name = map.next_value::<MaybeText<'de>>()?.0;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(ParamsShape(name))
+            }
+        }
+
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// Any value, kept when it is a string.
+struct MaybeText<'a>(Option<Cow<'a, str>>);
+
+impl<'de> Deserialize<'de> for MaybeText<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl<'de> de::Visitor<'de> for Visitor {
+            type Value = MaybeText<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(MaybeText(Some(Cow::Borrowed(text))))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(MaybeText(Some(Cow::Owned(text.to_owned()))))
+            }
+
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeText(None))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(ParamsShape)
+                Ok(MaybeText(None))
             }
         }
 
@@ -348,40 +327,6 @@ impl<'de> Deserialize<'de> for Text<'de> {
 
         deserializer.deserialize_str(Visitor)
     }
-}
-
-/// The whole body, or `413` as soon as it passes `max_bytes`.
-async fn collect(mut body: Body, max_bytes: usize) -> Result<Bytes, Response> {
-    let mut first: Option<Bytes> = None;
-    let mut rest: Vec<u8> = Vec::new();
-    loop {
-        let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
-        let Some(frame) = frame else { break };
-        let Ok(data) = frame.map(|frame| frame.into_data()) else {
-            // The client went away mid-body: nobody reads this answer.
-            return Err(refusal::unreadable());
-        };
-        let Ok(data) = data else { continue };
-        let so_far = first.as_ref().map_or(0, Bytes::len) + rest.len();
-        if data.len() > max_bytes - so_far {
-            return Err(refusal::too_large(max_bytes));
-        }
-        // The usual body is one frame: kept as it came, without a copy.
-        match &first {
-            None => first = Some(data),
-            Some(first) => {
-                if rest.is_empty() {
-                    rest.extend_from_slice(first);
-                }
-                rest.extend_from_slice(&data);
-            }
-        }
-    }
-    Ok(if rest.is_empty() {
-        first.unwrap_or_default()
-    } else {
-        Bytes::from(rest)
-    })
 }
 
 #[cfg(test)]
