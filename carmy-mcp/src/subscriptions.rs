@@ -22,7 +22,7 @@
 use std::{
     collections::{BTreeSet, VecDeque},
     pin::pin,
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{Arc, Mutex},
 };
 
 use carmy_core::{ChangeSink, Context, ResourceWatch, Runtime};
@@ -38,7 +38,7 @@ use serde_json::json;
 use tokio::sync::Notify;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::{mapping::read_error, scope::CallScope};
+use crate::{mapping::read_error, scope::CallScope, sync::lock};
 
 /// The most resource URIs one session may follow: subscribed to, plus those its open
 /// `subscriptions/listen` streams follow.
@@ -46,12 +46,6 @@ pub(crate) const MAX_SUBSCRIPTIONS: usize = 100;
 
 /// The most `subscriptions/listen` streams one session may hold open.
 pub(crate) const MAX_LISTENS: usize = 8;
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// What one listener follows, and what is pending for it.
 #[derive(Debug)]

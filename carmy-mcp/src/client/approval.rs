@@ -36,10 +36,11 @@ use serde::Deserialize;
 
 use crate::mapping::{CONFIRM_INPUT_KEY, approves, confirmation_request};
 
+use crate::sync::lock;
+
 use super::{
     question::question,
     round::{Channel, Modern, Round},
-    states::lock,
     waiting::{Waiting, weight},
 };
 

@@ -8,10 +8,9 @@ use carmy_core::{AgentError, Answers, AskKind, Asked, Asker, Asks, Pending};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
-use super::{
-    round::{Channel, Round},
-    states::lock,
-};
+use crate::sync::lock;
+
+use super::round::{Channel, Round};
 use crate::mapping::{answers, server_request};
 
 /// Puts one request's questions to its client.

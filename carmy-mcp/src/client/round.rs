@@ -12,11 +12,9 @@ use rmcp::{
 };
 use serde_json::Value;
 
-use super::{
-    redeemed::StateId,
-    states::{States, lock},
-    waiting::Waiting,
-};
+use crate::sync::lock;
+
+use super::{redeemed::StateId, states::States, waiting::Waiting};
 
 /// One request's round trip.
 pub(crate) struct Round {

@@ -14,7 +14,7 @@
 
 use std::{
     collections::BTreeMap,
-    sync::{Mutex, MutexGuard},
+    sync::Mutex,
     time::{Duration, Instant},
 };
 
@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::redeemed::{Redeemed, StateId};
+use crate::sync::lock;
 
 /// How long a state stays valid: the user's time to answer, while nothing waits on the server.
 pub(crate) const STATE_TTL: Duration = Duration::from_secs(10 * 60);
@@ -132,17 +133,9 @@ impl States {
     }
 
     #[cfg(test)]
-    pub(super) fn redeemed(&self) -> MutexGuard<'_, Redeemed> {
+    pub(super) fn redeemed(&self) -> std::sync::MutexGuard<'_, Redeemed> {
         lock(&self.redeemed)
     }
-}
-
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing is awaited or called out to under these locks, and each update leaves the
-    // records consistent, so a poisoned lock is still usable.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A codec with a fresh random key: states sealed by one server, in one run, open there only.

@@ -9,7 +9,7 @@ use std::{
 use carmy_core::{AgentError, ErrorCategory, Grant, codes};
 use serde_json::{Value, json};
 
-use super::states::lock;
+use crate::sync::lock;
 
 /// Calls of one principal that may wait for the user at once (2025-11-25). On stdio the
 /// principal is the session's: a client is seldom asked more than a few questions at a time.
