@@ -27,10 +27,7 @@ fn every_setting_is_a_documented_key_and_readme_shows_them_all() {
         &mut found,
     );
     found.sort();
-    let mut documented: Vec<String> = settings::KEYS
-        .iter()
-        .map(|key| key.path.to_owned())
-        .collect();
+    let mut documented: Vec<String> = keys::KEYS.iter().map(|key| key.path.to_owned()).collect();
     documented.sort();
     assert_eq!(found, documented);
 

@@ -13,7 +13,7 @@ fn without_anything_every_key_has_its_default() {
         loaded.settings.server.timeout_ms,
         carmy_mcp::DEFAULT_REQUEST_TIMEOUT.as_millis() as u64
     );
-    for key in settings::KEYS {
+    for key in keys::KEYS {
         assert_eq!(loaded.origin(key.path), "default", "{}", key.path);
     }
 }
