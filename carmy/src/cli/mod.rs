@@ -25,14 +25,17 @@
 //! in logged values are escaped, each value is cut at 1 KiB and each line at 4 KiB; stdout
 //! carries only the command's output (the protocol, for `mcp`).
 
+mod arguments;
 mod commands;
 mod config;
 #[cfg(feature = "fs")]
 mod files;
 mod logging;
 mod network;
+mod offline;
 mod redact;
 mod render;
+mod served;
 #[cfg(feature = "store")]
 mod store;
 mod threads;
@@ -40,11 +43,13 @@ mod tool_settings;
 
 use std::process::ExitCode;
 
-use clap::{Arg, ArgAction, ArgMatches, Command};
+use clap::{ArgMatches, Command};
 
 use carmy_core::{Context, Runtime};
 
 use config::Transport;
+use offline::{host_context, offline};
+use served::Served;
 use threads::Threads;
 
 /// A Carmy binary's command line, over one runtime.
@@ -240,7 +245,7 @@ impl Cli {
             // `tools`, `resources`, `prompts`, `schema`, `call`: in process, no configuration.
             let _ = logging::init(&logging::from_environment());
             let context = host_context(self.context.clone(), sub);
-            return match self.runtime(None).await {
+            return match self.served.runtime(self.name, None).await {
                 Ok(runtime) => offline(&runtime, context, subcommand, sub).await,
                 Err(status) => status,
             };
@@ -267,7 +272,7 @@ impl Cli {
         }
         let context = settings_context(self.context.clone(), &settings);
         let (name, version) = (self.name, self.version);
-        let runtime = match self.runtime(Some(&settings)).await {
+        let runtime = match self.served.runtime(name, Some(&settings)).await {
             Ok(runtime) => runtime,
             Err(status) => return status,
         };
@@ -306,183 +311,10 @@ impl Cli {
         }
     }
 
-    /// The runtime: the one given, or the one built with the store and the resource directory
-    /// `settings` name (a serving subcommand), or the in-memory store and the binary's own
-    /// documents (the others).
-    async fn runtime(self, settings: Option<&config::Settings>) -> Result<Runtime, ExitCode> {
-        let name = self.name;
-        let configured = |carmy: carmy_core::Carmy| match settings {
-            Some(settings) => tool_settings::apply(carmy, &settings.tool_settings),
-            None => carmy,
-        };
-        match self.served {
-            Served::Runtime(runtime) => match settings.and_then(tool_settings::refused_on_built) {
-                Some(refused) => {
-                    eprintln!("error: {refused}");
-                    Err(ExitCode::from(2))
-                }
-                None => Ok(runtime),
-            },
-            Served::Builder(carmy) => {
-                let carmy = with_store(configured(*carmy), name, settings).await?;
-                carmy.build().map_err(|error| {
-                    eprintln!("error: {error}");
-                    ExitCode::from(2)
-                })
-            }
-            #[cfg(feature = "fs")]
-            Served::Files {
-                carmy,
-                default_root,
-            } => {
-                let carmy = with_store(configured(*carmy), name, settings).await?;
-                let root = settings.and_then(|settings| settings.resources.root_path.as_deref());
-                files::build(carmy, &default_root, root)
-            }
-        }
-    }
-
+    /// The command line clap reads, subcommands and flags.
     fn command(&self) -> Command {
-        let grants = || {
-            [
-                Arg::new("grant")
-                    .long("grant")
-                    .value_name("GRANT")
-                    .action(ArgAction::Append)
-                    .help("Grant a permission to every call, e.g. `confirm:cancel_order`"),
-                Arg::new("principal")
-                    .long("principal")
-                    .value_name("NAME")
-                    .help("Name the caller (idempotency keys are scoped by principal)"),
-            ]
-        };
-        let mcp = Command::new("mcp")
-            .about("Serve the tools over MCP on stdin/stdout")
-            .args(grants())
-            .arg(
-                Arg::new("confirm-via-client")
-                    .long("confirm-via-client")
-                    .action(ArgAction::SetTrue)
-                    .help(
-                        "Ask the client's user to approve each call that needs confirmation \
-                         the host did not grant (MCP elicitation)",
-                    ),
-            );
-        let json = || {
-            Arg::new("json")
-                .long("json")
-                .action(ArgAction::SetTrue)
-                .help("Print the list as JSON")
-        };
-        let tools = Command::new("tools").about("List the tools").arg(json());
-        let resources = Command::new("resources")
-            .about("List the resources and resource templates, served files included")
-            .arg(json());
-        let prompts = Command::new("prompts")
-            .about("List the prompts and their arguments")
-            .arg(json());
-        let schema = Command::new("schema")
-            .about(
-                "Print a tool's input and output schemas, or a resource template's or a prompt's \
-                 input schema",
-            )
-            .arg(
-                Arg::new("name")
-                    .required(true)
-                    .help("The tool's, resource's or prompt's name (or a resource's URI)"),
-            )
-            .arg(
-                Arg::new("kind")
-                    .long("kind")
-                    .value_name("KIND")
-                    .value_parser(["tool", "resource", "prompt"])
-                    .help("Look only among the tools, the resources or the prompts"),
-            );
-        let call = Command::new("call")
-            .about("Run one call in process and print its outcome as JSON")
-            .arg(Arg::new("tool").required(true).help("The tool's name"))
-            .arg(
-                Arg::new("arguments")
-                    .default_value("{}")
-                    .help("The arguments, as a JSON object"),
-            )
-            .arg(
-                Arg::new("request-id")
-                    .long("request-id")
-                    .value_name("ID")
-                    .help("Make the call idempotent under this request id"),
-            )
-            .args(grants());
-        let serve = Command::new("serve")
-            .about("Serve the tools over the transport the configuration picks (stdio by default)")
-            .args(serve_args())
-            .args(grants());
-        let config = Command::new("config")
-            .about("Print the effective configuration and where each value came from")
-            .args(serve_args())
-            .args(grants())
-            .arg(
-                Arg::new("json")
-                    .long("json")
-                    .action(ArgAction::SetTrue)
-                    .help("Print it as JSON: a list of {key, value, from}"),
-            )
-            .arg(
-                Arg::new("keys")
-                    .long("keys")
-                    .action(ArgAction::SetTrue)
-                    .help("Print every key, its default, variable and flags, as a Markdown table"),
-            );
-        let mut command = Command::new(self.name)
-            .version(self.version)
-            .about(self.about)
-            .subcommand_required(true)
-            .arg_required_else_help(true)
-            .subcommands([serve, mcp])
-            .subcommands(network::commands(grants))
-            .subcommands([config, tools, resources, prompts, schema, call]);
-        // Every serving shortcut reads the configuration too.
-        for serving in ["mcp", "http", "unix"] {
-            if command.find_subcommand(serving).is_some() {
-                command = command
-                    .mut_subcommand(serving, |sub| sub.arg(config_arg()).arg(log_level_arg()));
-            }
-        }
-        #[cfg(feature = "fs")]
-        let command = match self.served {
-            Served::Files { .. } => files::add_arg(command),
-            Served::Runtime(_) | Served::Builder(_) => command,
-        };
-        // Only a runtime built here can be given a store; `Cli::new`'s keeps its own.
-        #[cfg(feature = "store")]
-        let command = match self.served {
-            Served::Files { .. } | Served::Builder(_) => store::add_arg(command, self.name),
-            Served::Runtime(_) => command,
-        };
-        command
+        arguments::command(self.name, self.version, self.about, &self.served)
     }
-}
-
-/// `--config FILE`.
-fn config_arg() -> Arg {
-    Arg::new("config")
-        .long("config")
-        .short('c')
-        .value_name("FILE")
-        .help(format!(
-            "Read the configuration from FILE (TOML, YAML or JSON, by extension) \
-             [env: {}]",
-            config::CONFIG_ENV
-        ))
-}
-
-/// `-l LEVEL`.
-fn log_level_arg() -> Arg {
-    Arg::new("log-level")
-        .long("log-level")
-        .short('l')
-        .value_name("LEVEL")
-        .help("Log at LEVEL (error, warn, info, debug, trace) or by filter directives (logging.level) [default: warn]")
 }
 
 /// The configuration of a serving subcommand (and of `config`), as the command line, the
@@ -499,113 +331,6 @@ fn load_config(matches: &ArgMatches) -> Option<Result<config::Loaded, config::Co
     Some(config::load(sub, implied, std::env::vars_os()))
 }
 
-/// What `serve` and `config` take beside the host context: the keys one most often changes.
-fn serve_args() -> [Arg; 5] {
-    [
-        config_arg(),
-        Arg::new("transport")
-            .long("transport")
-            .short('t')
-            .value_name("TRANSPORT")
-            .value_parser(["stdio", "http", "sse", "unix"])
-            .help("stdio, http, sse (HTTP with the legacy HTTP+SSE endpoints) or unix (server.transport) [default: stdio]"),
-        Arg::new("host")
-            .long("host")
-            .value_name("HOST")
-            .help("The HTTP address to listen on (server.host) [default: 127.0.0.1]"),
-        Arg::new("port")
-            .long("port")
-            .short('p')
-            .value_name("PORT")
-            .value_parser(clap::value_parser!(u16))
-            .help("The HTTP port; 0 picks a free one (server.port) [default: 8080]"),
-        log_level_arg(),
-    ]
-}
-
-/// What the command line serves: a runtime, or one it builds once it has read the flags that
-/// shape it.
-#[derive(Debug)]
-enum Served {
-    Runtime(Runtime),
-    /// Boxed: a builder is large beside a runtime, which is a handle.
-    Builder(Box<carmy_core::Carmy>),
-    #[cfg(feature = "fs")]
-    Files {
-        /// Boxed: a builder is large beside a runtime, which is a handle.
-        carmy: Box<carmy_core::Carmy>,
-        default_root: std::path::PathBuf,
-    },
-}
-
-fn string<'a>(matches: &'a ArgMatches, id: &str) -> &'a str {
-    matches
-        .get_one::<String>(id)
-        .map(String::as_str)
-        .unwrap_or_default()
-}
-
-/// `carmy` with the store `settings` name, when serving (feature `store`).
-async fn with_store(
-    carmy: carmy_core::Carmy,
-    name: &str,
-    settings: Option<&config::Settings>,
-) -> Result<carmy_core::Carmy, ExitCode> {
-    #[cfg(feature = "store")]
-    if let Some(settings) = settings {
-        return store::apply(
-            carmy,
-            name,
-            settings.store.as_deref(),
-            &settings.request_ids,
-        )
-        .await;
-    }
-    // Without the feature the runtime keeps the store it was built with: bounds meant for the
-    // command line's store are refused rather than ignored.
-    if let Some((key, _)) =
-        settings.and_then(|settings| settings.request_ids.set().first().copied())
-    {
-        eprintln!(
-            "error: {key} cannot apply: this binary keeps the store it was built with (carmy's \
-             `store` feature lets the command line choose and bound it)"
-        );
-        return Err(ExitCode::from(2));
-    }
-    let _ = name;
-    Ok(carmy)
-}
-
-/// `tools`, `resources`, `prompts`, `schema` and `call`.
-async fn offline(
-    runtime: &Runtime,
-    context: Context,
-    subcommand: &str,
-    sub: &ArgMatches,
-) -> ExitCode {
-    match subcommand {
-        "tools" => commands::tools(runtime, sub.get_flag("json")),
-        "resources" => commands::resources(runtime, sub.get_flag("json")).await,
-        "prompts" => commands::prompts(runtime, sub.get_flag("json")),
-        "schema" => commands::schema(
-            runtime,
-            string(sub, "name"),
-            sub.get_one::<String>("kind").map(String::as_str),
-        ),
-        "call" => {
-            commands::call(
-                runtime,
-                context,
-                string(sub, "tool"),
-                string(sub, "arguments"),
-                sub.get_one::<String>("request-id").map(String::as_str),
-            )
-            .await
-        }
-        other => unreachable!("unknown subcommand {other}"),
-    }
-}
-
 /// The trusted context of every call: `context` with the principal and grants configured.
 fn settings_context(mut context: Context, settings: &config::Settings) -> Context {
     let security = &settings.security;
@@ -616,26 +341,6 @@ fn settings_context(mut context: Context, settings: &config::Settings) -> Contex
         context = context.with_grants(security.grants.iter().cloned());
     }
     if let Some(principal) = &security.principal {
-        context = context.with_principal(principal.as_str());
-    }
-    context
-}
-
-/// The context of `call`: `context` with its `--grant` and `--principal`.
-fn host_context(mut context: Context, matches: &ArgMatches) -> Context {
-    let has = |id: &str| matches.try_get_raw(id).is_ok_and(|raw| raw.is_some());
-    if has("grant") {
-        context = context.with_grants(
-            matches
-                .get_many::<String>("grant")
-                .into_iter()
-                .flatten()
-                .cloned(),
-        );
-    }
-    if has("principal")
-        && let Some(principal) = matches.get_one::<String>("principal")
-    {
         context = context.with_principal(principal.as_str());
     }
     context

@@ -5,6 +5,7 @@
 //! where it was written (the file and line, the variable, the flag), before anything starts.
 
 mod file;
+mod keys;
 mod locate;
 mod oauth;
 mod settings;
@@ -213,8 +214,8 @@ fn shown(value: &Value) -> String {
 
 fn unknown_key(key: &str) -> String {
     match key.split_once('.') {
-        Some((section, _)) if settings::SECTIONS.contains(&section) => {
-            let known: Vec<&str> = settings::KEYS
+        Some((section, _)) if keys::SECTIONS.contains(&section) => {
+            let known: Vec<&str> = keys::KEYS
                 .iter()
                 .filter_map(|known| known.path.strip_prefix(section)?.strip_prefix('.'))
                 .collect();
@@ -222,7 +223,7 @@ fn unknown_key(key: &str) -> String {
         }
         _ => format!(
             "unknown key; the sections are {}",
-            settings::SECTIONS.join(", ")
+            keys::SECTIONS.join(", ")
         ),
     }
 }
@@ -239,7 +240,7 @@ fn bad_value(merged: &Merged, file: Option<&File>, error: &config::ConfigError) 
             key: Some(key),
             error,
             ..
-        } => match settings::find(key).filter(|known| !known.choices.is_empty()) {
+        } => match keys::find(key).filter(|known| !known.choices.is_empty()) {
             Some(known) => (
                 key.clone(),
                 format!("expected one of {}", known.choices.join(", ")),

@@ -3,7 +3,7 @@
 
 use serde_json::{Value as Json, json};
 
-use super::{Loaded, settings::KEYS};
+use super::{Loaded, keys::KEYS};
 
 /// The text `config` prints.
 pub(in crate::cli) fn print(loaded: &Loaded, as_json: bool) -> String {

@@ -9,7 +9,8 @@ use config::{Map, Source, Value, ValueKind};
 
 use super::{
     ConfigError,
-    settings::{self, Settings, Shape},
+    keys::{self, Shape},
+    settings::{self, Settings},
 };
 
 /// The origin of the defaults.
@@ -250,7 +251,7 @@ fn flag_value(key: &str, mut values: Vec<String>) -> ValueKind {
     if key == "server.transport" && values.first().is_some_and(|value| value == "true") {
         return ValueKind::String("sse".to_owned());
     }
-    match settings::find(key).map(|key| key.shape) {
+    match keys::find(key).map(|key| key.shape) {
         Some(Shape::List) => ValueKind::Array(
             values
                 .into_iter()
@@ -274,13 +275,13 @@ fn env_key(name: &str) -> Option<String> {
     let rest = name.strip_prefix("CARMY_")?.to_ascii_lowercase();
     let key = rest.replace("__", ".");
     let section = key.split('.').next()?;
-    settings::SECTIONS.contains(&section).then_some(key)
+    keys::SECTIONS.contains(&section).then_some(key)
 }
 
 /// A variable's value for `key`: comma-separated for a list key, else the text (converted to
 /// the key's type when the configuration is read).
 fn env_value(key: &str, value: &str) -> ValueKind {
-    match settings::find(key).map(|key| key.shape) {
+    match keys::find(key).map(|key| key.shape) {
         Some(Shape::List) => ValueKind::Array(
             value
                 .split(',')
