@@ -150,7 +150,7 @@ pub struct TempDir(pub PathBuf);
 impl TempDir {
     pub fn new(tag: &str) -> Self {
         let dir = std::env::temp_dir().join(format!(
-            "carmy-cli-{tag}-{}-{}",
+            "carmy-client-{tag}-{}-{}",
             std::process::id(),
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
