@@ -11,6 +11,8 @@ use super::served::Served;
 use super::store;
 
 /// The command line of a binary named `name`, with the flags `served` can take.
+// What is served adds flags only with `fs` or `store`.
+#[cfg_attr(not(any(feature = "fs", feature = "store")), expect(unused_variables))]
 pub(super) fn command(
     name: &'static str,
     version: &'static str,
