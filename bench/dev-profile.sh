@@ -35,13 +35,12 @@ TOML
 
 measure() {
   local label=$1 target="$work/target-$2"
-  local started ended
-  started=$(date +%s.%N)
+  local started
+  started=$SECONDS
   CARGO_TARGET_DIR="$target" cargo build --offline --quiet --manifest-path "$work/Cargo.toml"
-  ended=$(date +%s.%N)
-  printf '| %s | %.1f MB | %s | %.0f s |\n' "$label" \
-    "$(echo "$(stat -c %s "$target/debug/devsize") / 1000000" | bc -l)" \
-    "$(du -sh "$target" | cut -f1)" "$(echo "$ended - $started" | bc -l)"
+  printf '| %s | %s MB | %s | %d s |\n' "$label" \
+    "$(stat -c %s "$target/debug/devsize" | awk '{ printf "%.1f", $1 / 1e6 }')" \
+    "$(du -sh "$target" | cut -f1)" "$((SECONDS - started))"
 }
 
 out="$root/bench/results/$(date +%F)-dev-profile.md"

@@ -107,12 +107,12 @@ fn answer_of(
         .states
         .redeem(state, principal)
         .map_err(|reason| AgentError::confirmation_invalid(tool, reason))?;
-    let answer = ElicitResult::deserialize(answer).map_err(|_| {
+    let form = ElicitResult::deserialize(answer).map_err(|_| {
         AgentError::confirmation_invalid(tool, "the answer to the confirmation is not a form's")
     })?;
-    // The approval travels on while the tool asks questions of its own.
-    lock(&modern.carried).insert(CONFIRM_INPUT_KEY.to_owned(), serde_json::json!(answer));
-    Ok(Some(answer))
+    // The answer travels on, as the client sent it, while the tool asks questions of its own.
+    lock(&modern.carried).insert(CONFIRM_INPUT_KEY.to_owned(), answer.clone());
+    Ok(Some(form))
 }
 
 impl ClientApproval {
