@@ -4,7 +4,7 @@
 //! The host's grants are asked first ([`HostGrants`]): `confirm:<tool>` in the trusted context
 //! lets the call run and nobody else is asked. Otherwise the call's own [`Approver`], if the
 //! host gave it one ([`Request::approver`](crate::Request::approver)), decides: it may grant, decline,
-//! or ask the human a [`Question`] and have the caller come back with the answer. Without one,
+//! or put questions to the human ([`Pending`]) and have the caller come back with the answers. Without one,
 //! the call is refused with `CONFIRMATION_REQUIRED`. Whatever the answer, the arguments it
 //! sees are the validated ones, and a refusal is recorded like any other.
 
@@ -13,8 +13,7 @@ use std::{fmt, future::Future, pin::Pin, sync::Arc};
 use serde_json::Value;
 
 use crate::{
-    catalog::ToolEntry, context::Context, error::AgentError, execution::ExecutionId,
-    question::Question,
+    ask::Pending, catalog::ToolEntry, context::Context, error::AgentError, execution::ExecutionId,
 };
 
 /// Decides whether a call that needs confirmation may run.
@@ -56,9 +55,10 @@ pub enum Approval {
     /// The call does not run; the caller gets this error (`CONFIRMATION_DECLINED`,
     /// `CONFIRMATION_INVALID`...).
     Declined(AgentError),
-    /// Nobody can answer yet: the caller puts the question to the human and calls again with
-    /// the answer, carrying [`Question::state`] back. The call does not run this time.
-    Ask(Question),
+    /// Nobody can answer yet: the caller puts the questions to the human (a confirmation form,
+    /// say) and calls again with the answers, carrying [`Pending::state`] back. The call does
+    /// not run this time; the approver finds the answers on the caller's next try.
+    Ask(Pending),
 }
 
 /// The call an [`Approver`] is asked about.

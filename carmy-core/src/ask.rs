@@ -11,7 +11,7 @@
 //! - **On the caller's next try**: the adapter cannot ask while the call is open (MCP
 //!   2026-07-28 is stateless), so it says the call must end with the questions
 //!   ([`Asked::Later`]). The runtime stops the tool at its ask and ends the execution with
-//!   [`OutcomeKind::AwaitingInput`](crate::OutcomeKind::AwaitingInput); the caller comes back
+//!   [`OutcomeKind::InputRequired`](crate::OutcomeKind::InputRequired); the caller comes back
 //!   with the answers and the tool runs again from the start, this time finding them. So the
 //!   code before an ask may run more than once: ask before having effects. The call's request
 //!   id is released, not recorded, when it ends waiting for input.

@@ -60,7 +60,6 @@ mod outcome;
 mod percent;
 mod progress;
 mod prompt;
-mod question;
 mod rate_buckets;
 mod rate_limit;
 pub mod records;
@@ -108,7 +107,6 @@ pub use prompt::{
     IntoMessages, Message, MessageContent, Messages, Prompt, PromptArgument, PromptEntry,
     PromptSpec, Role,
 };
-pub use question::Question;
 pub use rate_buckets::RateBuckets;
 pub use rate_limit::RateLimit;
 pub use records::{RecordStore, Records};

@@ -6,7 +6,6 @@ use crate::{
     ask::Pending,
     error::AgentError,
     execution::{ExecutionId, ExecutionStatus},
-    question::Question,
     task::TaskRecord,
 };
 
@@ -41,14 +40,12 @@ pub enum OutcomeKind {
     /// the request itself (MCP: JSON-RPC `-32602`, or `-32002` for a resource up to
     /// 2025-11-25), not as a result.
     Unroutable,
-    /// The call's approver asks the human first: deliver the question; the caller calls again
-    /// with the answer. `result` holds a `CONFIRMATION_REQUIRED` error for callers that
-    /// cannot ask.
-    InputRequired(Question),
-    /// The tool asked its caller's host questions that it answers on its next try (see
-    /// [`Asker`](crate::Asker)): deliver them; `result` holds an `INPUT_REQUIRED` error for
-    /// callers that cannot answer.
-    AwaitingInput(Pending),
+    /// The execution waits for answers that come on the caller's next try: deliver the
+    /// questions and the state to send back with them. They are the tool's own (see
+    /// [`Asker`](crate::Asker); `result` holds an `INPUT_REQUIRED` error for callers that
+    /// cannot answer), or its approver's (see [`Approval::Ask`](crate::Approval::Ask); `result`
+    /// holds `CONFIRMATION_REQUIRED`). `status` is `input_required`.
+    InputRequired(Pending),
     /// The execution became a task and runs on: deliver the task (its id, its status), whose
     /// owner follows it through [`Runtime::task`](crate::Runtime::task). `status` is `running`
     /// and `result` holds `{"task_id": ...}`.
@@ -74,10 +71,10 @@ impl<T> Outcome<T> {
         }
     }
 
-    /// The question to put to the human, when the call needs an answer before it can run.
-    pub fn question(&self) -> Option<&Question> {
+    /// The questions the caller must answer before the execution goes on, if it waits for them.
+    pub fn pending(&self) -> Option<&Pending> {
         match &self.kind {
-            OutcomeKind::InputRequired(question) => Some(question),
+            OutcomeKind::InputRequired(pending) => Some(pending),
             _ => None,
         }
     }

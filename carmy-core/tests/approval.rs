@@ -12,8 +12,8 @@ use std::{
 };
 
 use carmy_core::{
-    AgentError, Approval, ApprovalRequest, Approver, Context, ExecutionStatus, OutcomeKind,
-    Question, Request, Runtime,
+    AgentError, Approval, ApprovalRequest, Approver, Ask, Asks, Context, ExecutionStatus,
+    OutcomeKind, Pending, Request, Runtime,
 };
 use common::Shop;
 use serde_json::{Value, json};
@@ -89,7 +89,10 @@ async fn the_hosts_grant_is_enough_and_nobody_is_asked() {
 async fn tools_that_need_no_confirmation_never_ask() {
     let shop = Shop::new();
     let runtime = runtime(&shop);
-    let approver = Scripted::new(Approval::Ask(Question::new("?", "state")));
+    let approver = Scripted::new(Approval::Ask(Pending::new(
+        Asks::new(),
+        Some("state".into()),
+    )));
     let outcome = runtime
         .execute(
             Request::new("place_order", json!({ "order_id": "ord-1" })).approver(approver.clone()),
@@ -159,12 +162,16 @@ async fn a_declined_call_never_runs_and_is_recorded() {
 async fn a_question_ends_the_call_without_running_it() {
     let shop = Shop::new();
     let runtime = runtime(&shop);
-    let question = Question::new("Cancel ord-1?", "sealed-state");
+    let form = Ask::input("Cancel ord-1?", json!({ "type": "object" }));
+    let question = Pending::new(
+        Asks::new().with("confirm", form),
+        Some("sealed-state".into()),
+    );
     let approver = Scripted::new(Approval::Ask(question.clone()));
     let outcome = runtime.execute(cancel("ord-1").approver(approver)).await;
     assert_eq!(outcome.status, ExecutionStatus::InputRequired);
     assert_eq!(outcome.kind, OutcomeKind::InputRequired(question.clone()));
-    assert_eq!(outcome.question(), Some(&question));
+    assert_eq!(outcome.pending(), Some(&question));
     // A caller that cannot ask still reads a sensible error.
     assert_eq!(outcome.unwrap_error_code(), "CONFIRMATION_REQUIRED");
     assert_eq!(shop.cancels.started(), 0);

@@ -107,7 +107,7 @@ async fn an_ask_answered_later_stops_the_tool_there_and_releases_the_request_id(
         .await;
     assert_eq!(first.status, ExecutionStatus::InputRequired);
     assert_eq!(first.unwrap_error_code(), codes::INPUT_REQUIRED);
-    let OutcomeKind::AwaitingInput(pending) = &first.kind else {
+    let OutcomeKind::InputRequired(pending) = &first.kind else {
         panic!("the questions: {first:?}")
     };
     let keys: Vec<_> = pending.asks().iter().map(|(key, _)| key).collect();

@@ -383,7 +383,7 @@ async fn a_call_within_its_task_after_is_answered_as_a_plain_call() {
     let asking = runtime.execute(task_call("gather", json!({}))).await;
     assert_eq!(asking.status, ExecutionStatus::InputRequired);
     assert!(
-        matches!(asking.kind, OutcomeKind::AwaitingInput(_)),
+        matches!(asking.kind, OutcomeKind::InputRequired(_)),
         "{:?}",
         asking.kind
     );

@@ -27,8 +27,7 @@ pub mod catalog {
 /// completions from its model ([`Ask::sample`](ask::Ask)), its roots, and the answers.
 pub mod ask {
     pub use carmy_core::{
-        Answers, Ask, AskKind, Asked, Asker, Asks, InputAction, InputAnswer, Pending, Question,
-        Root, Sampled,
+        Answers, Ask, AskKind, Asked, Asker, Asks, InputAction, InputAnswer, Pending, Root, Sampled,
     };
 }
 

@@ -82,7 +82,7 @@ impl Inner {
             target: Some(work.target),
             status,
             result,
-            kind: asked.map_or(OutcomeKind::Result, OutcomeKind::AwaitingInput),
+            kind: asked.map_or(OutcomeKind::Result, OutcomeKind::InputRequired),
             running: Some(running),
         }
     }

@@ -182,7 +182,7 @@ impl Inner {
             target: Some(entry.name()),
             status,
             result,
-            kind: asked.map_or(OutcomeKind::Result, OutcomeKind::AwaitingInput),
+            kind: asked.map_or(OutcomeKind::Result, OutcomeKind::InputRequired),
             running,
         })
     }
@@ -252,11 +252,11 @@ impl Inner {
         match approval {
             Approval::Granted => Ok(()),
             Approval::Declined(error) => Err(rejected(entry, error)),
-            Approval::Ask(question) => Err(Ended::Execution(Ending {
+            Approval::Ask(pending) => Err(Ended::Execution(Ending {
                 target: Some(entry.name()),
                 status: ExecutionStatus::InputRequired,
                 result: Err(AgentError::confirmation_asked(entry.name())),
-                kind: OutcomeKind::InputRequired(question),
+                kind: OutcomeKind::InputRequired(pending),
                 running: None,
             })),
         }

@@ -23,18 +23,18 @@
 
 use std::sync::Arc;
 
-use carmy_core::{AgentError, Approval, ApprovalRequest, Approver, Question};
+use carmy_core::{AgentError, Approval, ApprovalRequest, Approver, Asks, Pending};
 use rmcp::{
     Peer, RoleServer,
     model::{
         CancelledNotification, CancelledNotificationParam, ClientResult, ElicitResult, RequestId,
-        ServerNotification, ServerRequest,
+        ServerNotification,
     },
     service::PeerRequestOptions,
 };
 use serde::Deserialize;
 
-use crate::mapping::{CONFIRM_INPUT_KEY, approves, confirmation_request};
+use crate::mapping::{CONFIRM_INPUT_KEY, approves, confirmation, server_request};
 
 use crate::sync::lock;
 
@@ -72,7 +72,11 @@ impl Approver for ClientApproval {
                 Ok(Some(answer)) => answer,
                 Ok(None) => {
                     return match modern.seal() {
-                        Ok(state) => Approval::Ask(Question::new(question(&request), state)),
+                        Ok(state) => {
+                            let form = confirmation(tool, question(&request));
+                            let asks = Asks::new().with(CONFIRM_INPUT_KEY, form);
+                            Approval::Ask(Pending::new(asks, Some(state)))
+                        }
                         Err(error) => {
                             tracing::error!(%error, "cannot seal a confirmation state");
                             Approval::Declined(AgentError::internal("cannot ask for confirmation"))
@@ -135,7 +139,7 @@ impl ClientApproval {
         tool: &str,
         message: String,
     ) -> Result<ElicitResult, AgentError> {
-        let ask = ServerRequest::ElicitRequest(confirmation_request(tool, message));
+        let ask = server_request(&confirmation(tool, message))?;
         let sent = peer
             .send_request_with_option(ask, PeerRequestOptions::no_options())
             .await;

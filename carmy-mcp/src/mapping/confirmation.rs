@@ -1,9 +1,8 @@
-//! The confirmation form: how a question from an approver is put to the human through the
-//! client (MCP form elicitation), and which answers approve.
+//! The confirmation form: the question the client's approver puts to the human (a form of one
+//! boolean, asked like any tool's question), and which answers approve.
 
-use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
-};
+use carmy_core::Ask;
+use rmcp::model::{ElicitResult, ElicitationAction};
 use serde_json::{Value, json};
 
 /// The key of the confirmation in `inputRequests` / `inputResponses`.
@@ -11,11 +10,11 @@ pub const CONFIRM_INPUT_KEY: &str = "carmy/confirm";
 /// The boolean field of the confirmation form; only `true` approves.
 pub const CONFIRM_FIELD: &str = "approve";
 
-/// The elicitation asking the human `message` about one call of `tool`: a form of one
-/// boolean, [`CONFIRM_FIELD`], `false` by default. The message is taken as is: the question
-/// is the approver's, short and bounded.
-pub(crate) fn confirmation_request(tool: &str, message: impl Into<String>) -> ElicitRequest {
-    let schema: ElicitationSchema = serde_json::from_value(json!({
+/// The form asking the human `message` about one call of `tool`: one boolean,
+/// [`CONFIRM_FIELD`], `false` by default. The message is taken as is: the question is the
+/// approver's, short and bounded.
+pub(crate) fn confirmation(tool: &str, message: impl Into<String>) -> Ask {
+    let form = json!({
         "type": "object",
         "properties": {
             CONFIRM_FIELD: {
@@ -26,13 +25,8 @@ pub(crate) fn confirmation_request(tool: &str, message: impl Into<String>) -> El
             }
         },
         "required": [CONFIRM_FIELD],
-    }))
-    .expect("a boolean property is a valid elicitation schema");
-    ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: message.into(),
-        requested_schema: schema,
-    })
+    });
+    Ask::input(message, form)
 }
 
 /// Only an accepted form with `approve: true` approves; decline, cancel, `false` or a missing
@@ -50,6 +44,18 @@ pub(crate) fn approves(answer: &ElicitResult) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_form_is_one_clients_accept() {
+        let ask = confirmation("cancel_order", "Allow `cancel_order`?");
+        let request = crate::mapping::server_request(&ask).expect("a valid elicitation");
+        let request = serde_json::to_value(request).expect("JSON");
+        assert_eq!(request["method"], "elicitation/create");
+        assert_eq!(request["params"]["message"], "Allow `cancel_order`?");
+        let field = &request["params"]["requestedSchema"]["properties"][CONFIRM_FIELD];
+        assert_eq!(field["type"], "boolean");
+        assert_eq!(field["default"], false);
+    }
 
     #[test]
     fn only_an_explicit_approval_approves() {

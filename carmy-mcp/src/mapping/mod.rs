@@ -2,9 +2,9 @@
 //! `ResourceTemplate`s (`resources.rs`) and `Prompt`s (`prompts.rs`), outcomes become
 //! `tools/call`, `resources/read` and `prompts/get` answers (`outcome.rs`, with a tool's result
 //! in `result.rs`; `resources.rs`, `prompts.rs`; content blocks in `content.rs`), task records
-//! become `tasks/*` answers (`tasks.rs`), a tool's questions become MCP requests (`asks.rs`), and
-//! an approver's question becomes the confirmation form (`confirmation.rs`). Lists are paged the same way (`page.rs`), and the failures of
-//! requests other than calls are JSON-RPC errors by one rule (`error.rs`). No protocol state,
+//! become `tasks/*` answers (`tasks.rs`), questions become MCP requests (`asks.rs`), among them
+//! the confirmation form (`confirmation.rs`). Lists are paged the same way (`page.rs`), and the
+//! failures of requests other than calls are JSON-RPC errors by one rule (`error.rs`). No protocol state,
 //! nothing awaited: each `*/list` and each kind of answer is mapped in one place.
 
 mod asks;
@@ -23,7 +23,7 @@ mod tools;
 pub(crate) use asks::{answers, input_requests, server_request};
 pub(crate) use completion::{complete_result, target as completion_target};
 pub use confirmation::{CONFIRM_FIELD, CONFIRM_INPUT_KEY};
-pub(crate) use confirmation::{approves, confirmation_request};
+pub(crate) use confirmation::{approves, confirmation};
 pub(crate) use content::block as content_block;
 pub(crate) use outcome::call_response;
 pub(crate) use prompts::{PromptListing, get_result};

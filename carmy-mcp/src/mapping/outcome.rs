@@ -1,21 +1,16 @@
 //! `tools/call` answers: an outcome becomes a result, a protocol error, or a question for the
 //! human, by what the runtime says it is.
 
-use carmy_core::{AgentError, Outcome, OutcomeKind, Question, ToolEntry, codes};
+use carmy_core::{AgentError, Outcome, OutcomeKind, ToolEntry, codes};
 use rmcp::model::{
-    CallToolResponse, ClientCapabilities, ErrorCode, ErrorData, InputRequest, InputRequests,
-    InputRequiredResult,
+    CallToolResponse, ClientCapabilities, ErrorCode, ErrorData, InputRequiredResult,
 };
 
-use super::{
-    confirmation::{CONFIRM_INPUT_KEY, confirmation_request},
-    result::call_result,
-    tasks::create_result,
-};
+use super::{result::call_result, tasks::create_result};
 
 /// The answer to `tools/call`: the tool's result (failures included), a JSON-RPC error
-/// (`-32602`) for a call that named no tool, an `input_required` result carrying the question
-/// the call's approver asked, or the task the call became.
+/// (`-32602`) for a call that named no tool, an `input_required` result carrying the questions
+/// the tool or its approver asked, or the task the call became.
 pub(crate) fn call_response(
     entry: Option<&ToolEntry>,
     mut outcome: Outcome,
@@ -42,8 +37,7 @@ pub(crate) fn call_response(
                 .unwrap_or_else(|| AgentError::internal("an unroutable call produced a result"));
             Err(unknown_tool(&error))
         }
-        OutcomeKind::InputRequired(question) => Ok(input_required(entry, &question).into()),
-        OutcomeKind::AwaitingInput(pending) => match super::input_requests(&pending) {
+        OutcomeKind::InputRequired(pending) => match super::input_requests(&pending) {
             Ok(requests) => Ok(InputRequiredResult::new(
                 Some(requests),
                 pending.state().map(str::to_owned),
@@ -55,18 +49,6 @@ pub(crate) fn call_response(
         },
         _ => Ok(call_result(entry, &outcome.execution_id, outcome.status, outcome.result).into()),
     }
-}
-
-/// The question, as an `input_required` result: the confirmation form, and the approver's
-/// state for the client to echo.
-fn input_required(entry: Option<&ToolEntry>, question: &Question) -> InputRequiredResult {
-    let tool = entry.map_or("", ToolEntry::name);
-    let mut requests = InputRequests::new();
-    requests.insert(
-        CONFIRM_INPUT_KEY.to_owned(),
-        InputRequest::Elicitation(confirmation_request(tool, question.message())),
-    );
-    InputRequiredResult::new(Some(requests), Some(question.state().to_owned()))
 }
 
 /// `-32021`, naming the capability the tool's question needed (`{"sampling": {}}`).

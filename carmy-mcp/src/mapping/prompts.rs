@@ -98,7 +98,7 @@ pub(crate) fn get_result(
     entry: Option<&PromptEntry>,
     outcome: Outcome<Messages>,
 ) -> Result<GetPromptResponse, ErrorData> {
-    if let OutcomeKind::AwaitingInput(pending) = &outcome.kind
+    if let OutcomeKind::InputRequired(pending) = &outcome.kind
         && let Ok(requests) = super::input_requests(pending)
     {
         let state = pending.state().map(str::to_owned);
