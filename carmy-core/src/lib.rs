@@ -120,7 +120,7 @@ pub use resource::{
 #[cfg(feature = "fs")]
 pub use resource::{Directory, directory};
 pub use runtime::{
-    CompleteRequest, CompletionTarget, GetPromptRequest, ReadRequest, Request, Runtime,
+    CallTool, Complete, CompletionTarget, GetPrompt, Operation, ReadResource, Request, Runtime,
 };
 pub use schema::SchemaProfile;
 pub use state::{Requirements, State};

@@ -123,9 +123,9 @@ async fn an_unknown_tool_is_not_found_by_a_caller_not_held_to_some_tools() {
 
 mod resources_and_prompts {
     use carmy_core::{
-        AgentError, Carmy, CompleteRequest, CompletionRequest, CompletionTarget, Completions,
-        Content, Context, ExecutionStatus, GetPromptRequest, Invocation, Message, Messages, Prompt,
-        PromptSpec, ReadRequest, Resource, ResourceSpec, Role, Runtime,
+        AgentError, Carmy, CompletionRequest, CompletionTarget, Completions, Content, Context,
+        ExecutionStatus, Invocation, Message, Messages, Prompt, PromptSpec, Request, Resource,
+        ResourceSpec, Role, Runtime,
     };
     use schemars::JsonSchema;
     use serde::Deserialize;
@@ -256,7 +256,7 @@ mod resources_and_prompts {
     async fn a_prompt_may_not_embed_what_its_caller_may_not_read() {
         let (runtime, _, _) = runtime();
         let get = |id: &str, context: Context| {
-            GetPromptRequest::new("order_help")
+            Request::get_prompt("order_help")
                 .argument("id", id)
                 .context(context)
         };
@@ -289,7 +289,7 @@ mod resources_and_prompts {
         let (runtime, _, _) = runtime();
         let complete = |context: Context| {
             let request =
-                CompleteRequest::new(CompletionTarget::Prompt("order_help".into()), "id", "1")
+                Request::complete(CompletionTarget::Prompt("order_help".into()), "id", "1")
                     .context(context);
             let runtime = runtime.clone();
             async move { runtime.complete(request).await.result.unwrap() }
@@ -315,7 +315,7 @@ mod resources_and_prompts {
     #[tokio::test]
     async fn reads_and_renders_outside_the_rules_are_refused_recorded_and_never_run() {
         let (runtime, reads, renders) = runtime();
-        let read = |uri: &str, context: Context| ReadRequest::new(uri).context(context);
+        let read = |uri: &str, context: Context| Request::read(uri).context(context);
         let refused = runtime.read(read("shop://orders/1", support())).await;
         assert_eq!(refused.status, ExecutionStatus::Rejected);
         let error = refused.error().unwrap();
@@ -338,7 +338,7 @@ mod resources_and_prompts {
             .await;
         assert_eq!(allowed.status, ExecutionStatus::Succeeded);
 
-        let render = |name: &str| GetPromptRequest::new(name).context(support());
+        let render = |name: &str| Request::get_prompt(name).context(support());
         let refused = runtime.get_prompt(render("sales_pitch")).await;
         assert_eq!(refused.unwrap_error_code(), "PROMPT_NOT_ALLOWED");
         assert_eq!(renders.count(), 0);
@@ -347,7 +347,7 @@ mod resources_and_prompts {
         assert_eq!(renders.count(), 1);
 
         // Nor are their arguments completed for this caller.
-        let complete = |target| CompleteRequest::new(target, "id", "ord").context(support());
+        let complete = |target| Request::complete(target, "id", "ord").context(support());
         let refused = runtime
             .complete(complete(CompletionTarget::Resource(
                 "shop://orders/{id}".into(),
@@ -366,11 +366,11 @@ mod resources_and_prompts {
         let reader = Context::new().with_access("effect:read".parse().unwrap());
         assert!(reader.restricts_tools() && !reader.restricts_resources());
         let read = runtime
-            .read(ReadRequest::new("shop://orders/7").context(reader.clone()))
+            .read(Request::read("shop://orders/7").context(reader.clone()))
             .await;
         assert_eq!(read.status, ExecutionStatus::Succeeded);
         let rendered = runtime
-            .get_prompt(GetPromptRequest::new("sales_pitch").context(reader))
+            .get_prompt(Request::get_prompt("sales_pitch").context(reader))
             .await;
         assert_eq!(rendered.status, ExecutionStatus::Succeeded);
         assert_eq!((reads.count(), renders.count()), (1, 1));

@@ -1,9 +1,9 @@
 //! Completion of prompt arguments and resource template variables, through the runtime.
 
 use carmy_core::{
-    AgentError, BuildProblem, Carmy, CompleteRequest, CompletionRequest, CompletionTarget,
-    Completions, ExecutionKind, ExecutionStatus, Invocation, OutcomeKind, Prompt, PromptSpec,
-    Resource, ResourceSpec, Runtime,
+    AgentError, BuildProblem, Carmy, Complete, CompletionRequest, CompletionTarget, Completions,
+    ExecutionKind, ExecutionStatus, Invocation, OutcomeKind, Prompt, PromptSpec, Request, Resource,
+    ResourceSpec, Runtime,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -65,8 +65,8 @@ fn runtime() -> Runtime {
         .expect("catalog")
 }
 
-fn prompt(argument: &str, value: &str) -> CompleteRequest {
-    CompleteRequest::new(
+fn prompt(argument: &str, value: &str) -> Request<Complete> {
+    Request::complete(
         CompletionTarget::Prompt("review_order".into()),
         argument,
         value,
@@ -80,7 +80,7 @@ async fn prompt_arguments_and_template_variables_complete() {
     assert_eq!(outcome.status, ExecutionStatus::Succeeded);
     assert_eq!(outcome.result.unwrap().values(), ["ord-1001", "ord-1002"]);
     let outcome = runtime
-        .complete(CompleteRequest::new(
+        .complete(Request::complete(
             CompletionTarget::Resource("shop://orders/{id}".into()),
             "id",
             "ret",
@@ -121,7 +121,7 @@ async fn what_cannot_complete_says_why() {
         .await;
     assert_eq!(long.unwrap_error_code(), "INVALID_ARGUMENTS");
     let nothing = runtime
-        .complete(CompleteRequest::new(
+        .complete(Request::complete(
             CompletionTarget::Prompt("nope".into()),
             "a",
             "b",
@@ -130,7 +130,7 @@ async fn what_cannot_complete_says_why() {
     assert_eq!(nothing.kind, OutcomeKind::Unroutable);
     assert_eq!(nothing.unwrap_error_code(), "PROMPT_NOT_FOUND");
     let fixed = runtime
-        .complete(CompleteRequest::new(
+        .complete(Request::complete(
             CompletionTarget::Resource("shop://orders/ord-1".into()),
             "id",
             "x",

@@ -12,8 +12,8 @@ use std::{
 };
 
 use carmy_core::{
-    Body, Carmy, ChangeSink, Context, Directory, ErrorCategory, ExecutionStatus, ReadRequest,
-    Runtime, directory::codes,
+    Body, Carmy, ChangeSink, Context, Directory, ErrorCategory, ExecutionStatus, Request, Runtime,
+    directory::codes,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -160,7 +160,7 @@ async fn text_is_read_as_text_and_the_rest_as_bytes() {
     let read = |relative: &str| {
         let uri = directory.uri_of(relative).unwrap();
         let runtime = runtime.clone();
-        async move { runtime.read(ReadRequest::new(uri)).await }
+        async move { runtime.read(Request::read(uri)).await }
     };
     let returns = read("returns.md").await.result.unwrap();
     let content = returns.iter().next().unwrap();
@@ -203,7 +203,7 @@ async fn files_over_the_limit_are_refused_and_the_read_recorded() {
     let (_base, root) = tree();
     let (runtime, directory) = serve(&root);
     let outcome = runtime
-        .read(ReadRequest::new(directory.uri_of("big.txt").unwrap()))
+        .read(Request::read(directory.uri_of("big.txt").unwrap()))
         .await;
     let error = outcome.result.as_ref().unwrap_err();
     assert_eq!(error.code(), codes::FILE_TOO_LARGE);
@@ -286,7 +286,7 @@ async fn nothing_outside_the_root_is_ever_read() {
     let (runtime, directory) = serve(&root);
     let root = directory.root().to_str().unwrap().to_owned();
     for uri in crafted(&root) {
-        let outcome = runtime.read(ReadRequest::new(uri.clone())).await;
+        let outcome = runtime.read(Request::read(uri.clone())).await;
         match &outcome.result {
             Ok(contents) => panic!(
                 "{uri:?} was read: {:?}",
@@ -306,7 +306,7 @@ async fn nothing_outside_the_root_is_ever_read() {
         let runtime = runtime.clone();
         async move {
             runtime
-                .read(ReadRequest::new(uri))
+                .read(Request::read(uri))
                 .await
                 .unwrap_error_code()
                 .to_owned()
@@ -357,7 +357,7 @@ async fn nothing_outside_the_root_is_ever_read() {
     );
     // And the server goes on serving.
     let fine = runtime
-        .read(ReadRequest::new(directory.uri_of("returns.md").unwrap()))
+        .read(Request::read(directory.uri_of("returns.md").unwrap()))
         .await;
     assert_eq!(fine.status, ExecutionStatus::Succeeded);
     assert_eq!(runtime.running_executions(), 0);
@@ -409,7 +409,7 @@ async fn hidden_files_are_served_only_when_asked() {
     );
     let root = std::fs::canonicalize(&root).unwrap();
     let env = runtime
-        .read(ReadRequest::new(format!("file://{}/.env", root.display())))
+        .read(Request::read(format!("file://{}/.env", root.display())))
         .await;
     assert_eq!(
         env.result.unwrap().iter().next().unwrap().body(),
@@ -429,7 +429,7 @@ async fn special_files_are_not_opened() {
     let (runtime, directory) = serve(&root);
     let started = Instant::now();
     let outcome = runtime
-        .read(ReadRequest::new(directory.uri_of("pipe.txt").unwrap()))
+        .read(Request::read(directory.uri_of("pipe.txt").unwrap()))
         .await;
     assert_eq!(outcome.unwrap_error_code(), "RESOURCE_NOT_FOUND");
     assert!(
@@ -508,7 +508,7 @@ async fn edits_on_disk_are_reported_while_someone_listens() {
     );
 
     // Reading is no change.
-    let read = runtime.read(ReadRequest::new(returns.clone())).await;
+    let read = runtime.read(Request::read(returns.clone())).await;
     assert_eq!(
         body_text(read.result.unwrap().iter().next().unwrap().body()),
         "# Returns\nWithin 60 days."
@@ -562,7 +562,7 @@ async fn a_link_leading_outside_answers_alike_whether_anything_is_there() {
         format!("file://{root}/up/missing/deeper.txt"),
         format!("file://{root}/nowhere/file.txt"),
     ] {
-        let read = runtime.read(ReadRequest::new(uri.clone())).await;
+        let read = runtime.read(Request::read(uri.clone())).await;
         let error = read.result.as_ref().unwrap_err();
         assert_eq!(error.code(), codes::OUTSIDE_ROOT, "{uri}");
         assert_eq!(
@@ -603,7 +603,7 @@ async fn a_link_inside_the_root_leads_no_reader_around_the_rules() {
     let public_only = Context::new().with_access(access);
     let read = |relative: &str, context: Context| {
         let (runtime, uri) = (runtime.clone(), format!("file://{root}/{relative}"));
-        async move { runtime.read(ReadRequest::new(uri).context(context)).await }
+        async move { runtime.read(Request::read(uri).context(context)).await }
     };
     let guide = read("public/guide.md", public_only.clone()).await;
     assert_eq!(
@@ -692,7 +692,7 @@ async fn links_inside_the_root_are_followed_however_written_and_a_loop_is_refuse
     symlink("loop", root.join("loop")).unwrap();
     let read = |relative: &str| {
         let (runtime, uri) = (runtime.clone(), directory.uri_of(relative).unwrap());
-        async move { runtime.read(ReadRequest::new(uri)).await }
+        async move { runtime.read(Request::read(uri)).await }
     };
     for relative in ["absolute.md", "policies/up.md", "twice.md"] {
         let contents = read(relative).await.result.unwrap();

@@ -2,8 +2,8 @@
 //! (missing, unknown, not strings), the guard, the record, and what `build()` refuses.
 
 use carmy_core::{
-    AgentError, BuildProblem, Carmy, Content, ExecutionKind, ExecutionStatus, GetPromptRequest,
-    Invocation, Message, MessageContent, Messages, OutcomeKind, Prompt, PromptSpec, Role, Runtime,
+    AgentError, BuildProblem, Carmy, Content, ExecutionKind, ExecutionStatus, Invocation, Message,
+    MessageContent, Messages, OutcomeKind, Prompt, PromptSpec, Request, Role, Runtime,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -72,7 +72,7 @@ fn arguments_come_from_the_input_required_first() {
 async fn a_render_returns_its_messages_and_is_recorded() {
     let runtime = runtime();
     let outcome = runtime
-        .get_prompt(GetPromptRequest::new("review_order").argument("order_id", "ord-1"))
+        .get_prompt(Request::get_prompt("review_order").argument("order_id", "ord-1"))
         .await;
     assert_eq!(outcome.status, ExecutionStatus::Succeeded);
     let messages = outcome.result.unwrap();
@@ -92,7 +92,7 @@ async fn a_render_returns_its_messages_and_is_recorded() {
 async fn arguments_are_checked_before_the_render_runs() {
     let runtime = runtime();
     let missing = runtime
-        .get_prompt(GetPromptRequest::new("review_order"))
+        .get_prompt(Request::get_prompt("review_order"))
         .await;
     assert_eq!(missing.status, ExecutionStatus::Rejected);
     let error = missing.error().unwrap();
@@ -104,7 +104,7 @@ async fn arguments_are_checked_before_the_render_runs() {
     );
     let unknown = runtime
         .get_prompt(
-            GetPromptRequest::new("review_order")
+            Request::get_prompt("review_order")
                 .argument("order_id", "ord-1")
                 .argument("sneaky", "x"),
         )
@@ -113,10 +113,10 @@ async fn arguments_are_checked_before_the_render_runs() {
     let mut not_text = serde_json::Map::new();
     not_text.insert("order_id".into(), serde_json::json!(7));
     let not_text = runtime
-        .get_prompt(GetPromptRequest::new("review_order").arguments(not_text))
+        .get_prompt(Request::get_prompt("review_order").arguments(not_text))
         .await;
     assert_eq!(not_text.unwrap_error_code(), "INVALID_ARGUMENTS");
-    let nothing = runtime.get_prompt(GetPromptRequest::new("nope")).await;
+    let nothing = runtime.get_prompt(Request::get_prompt("nope")).await;
     assert_eq!(nothing.kind, OutcomeKind::Unroutable);
     assert_eq!(nothing.unwrap_error_code(), "PROMPT_NOT_FOUND");
 }
@@ -125,7 +125,7 @@ async fn arguments_are_checked_before_the_render_runs() {
 async fn a_render_that_panics_is_contained() {
     let runtime = runtime();
     let outcome = runtime
-        .get_prompt(GetPromptRequest::new("review_order").argument("order_id", "ord-0"))
+        .get_prompt(Request::get_prompt("review_order").argument("order_id", "ord-0"))
         .await;
     assert_eq!(outcome.status, ExecutionStatus::Panicked);
     assert_eq!(runtime.running_executions(), 0);

@@ -12,8 +12,8 @@ use std::{
 
 use carmy_core::{
     AgentError, Body, BuildProblem, Carmy, ChangeSink, Content, Contents, ExecutionKind,
-    ExecutionStatus, Invocation, Limits, NoInput, OutcomeKind, ProvidedResource, ReadRequest,
-    Resource, ResourceChanges, ResourceProvider, ResourceSpec, Watching,
+    ExecutionStatus, Invocation, Limits, NoInput, OutcomeKind, ProvidedResource, Request, Resource,
+    ResourceChanges, ResourceProvider, ResourceSpec, Watching,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -135,7 +135,7 @@ async fn the_catalogs_own_resources_come_first_then_providers_in_registration_or
         .resource(Fixed)
         .build()
         .unwrap();
-    let read = |uri: &str| runtime.read(ReadRequest::new(uri));
+    let read = |uri: &str| runtime.read(Request::read(uri));
     assert_eq!(text(&read("mem://docs/readme").await), "the catalog's own");
     assert_eq!(
         text(&read("mem://docs/a").await),
@@ -180,15 +180,15 @@ async fn provider_reads_are_guarded_and_recorded() {
         .resource_provider(memory("docs", "docs", &["a", "panic", "slow"]))
         .build()
         .unwrap();
-    let panicked = runtime.read(ReadRequest::new("mem://docs/panic")).await;
+    let panicked = runtime.read(Request::read("mem://docs/panic")).await;
     assert_eq!(panicked.unwrap_error_code(), "TOOL_PANIC");
     assert_eq!(panicked.status, ExecutionStatus::Panicked);
-    let slow = runtime.read(ReadRequest::new("mem://docs/slow")).await;
+    let slow = runtime.read(Request::read("mem://docs/slow")).await;
     assert_eq!(slow.status, ExecutionStatus::TimedOut);
     let token = CancellationToken::new();
     token.cancel();
     let cancelled = runtime
-        .read(ReadRequest::new("mem://docs/slow").cancellation(token))
+        .read(Request::read("mem://docs/slow").cancellation(token))
         .await;
     assert_eq!(cancelled.status, ExecutionStatus::Cancelled);
     for outcome in [&panicked, &slow, &cancelled] {
@@ -197,7 +197,7 @@ async fn provider_reads_are_guarded_and_recorded() {
     }
     // And it keeps serving.
     assert_eq!(
-        text(&runtime.read(ReadRequest::new("mem://docs/a")).await),
+        text(&runtime.read(Request::read("mem://docs/a")).await),
         "docs:a"
     );
     assert_eq!(runtime.running_executions(), 0);
@@ -210,11 +210,11 @@ async fn reads_and_lists_share_the_runtimes_capacity() {
         .limits(Limits::default().with_max_concurrent_executions(1))
         .build()
         .unwrap();
-    let busy = runtime.read(ReadRequest::new("mem://docs/slow"));
+    let busy = runtime.read(Request::read("mem://docs/slow"));
     let refused = async {
         tokio::time::sleep(Duration::from_millis(20)).await;
         (
-            runtime.read(ReadRequest::new("mem://docs/a")).await,
+            runtime.read(Request::read("mem://docs/a")).await,
             runtime.list_provided(&CancellationToken::new()).await,
         )
     };

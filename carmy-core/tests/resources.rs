@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use carmy_core::{
     AgentError, Body, BuildProblem, Carmy, Content, Contents, ExecutionKind, ExecutionStatus,
-    Invocation, Limits, NoInput, OutcomeKind, ReadRequest, Resource, ResourceSpec, Runtime,
+    Invocation, Limits, NoInput, OutcomeKind, Request, Resource, ResourceSpec, Runtime,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -92,9 +92,7 @@ fn texts(contents: &Contents) -> Vec<&Body> {
 #[tokio::test]
 async fn a_fixed_uri_reads_its_resource() {
     let runtime = runtime();
-    let outcome = runtime
-        .read(ReadRequest::new("shop://policies/returns"))
-        .await;
+    let outcome = runtime.read(Request::read("shop://policies/returns")).await;
     assert_eq!(outcome.status, ExecutionStatus::Succeeded);
     let contents = outcome.result.unwrap();
     assert_eq!(texts(&contents), [&Body::Text("Within 30 days.".into())]);
@@ -106,9 +104,7 @@ async fn a_fixed_uri_reads_its_resource() {
 #[tokio::test]
 async fn a_template_binds_its_variables_to_the_input() {
     let runtime = runtime();
-    let outcome = runtime
-        .read(ReadRequest::new("shop://products/sku-001"))
-        .await;
+    let outcome = runtime.read(Request::read("shop://products/sku-001")).await;
     let contents = outcome.result.unwrap();
     assert_eq!(contents.len(), 2);
     let first = contents.iter().next().unwrap();
@@ -118,9 +114,7 @@ async fn a_template_binds_its_variables_to_the_input() {
     assert_eq!(photo.uri_of(), Some("shop://products/sku-001/photo"));
     assert_eq!(photo.body(), &Body::Blob(vec![0xff, 0x00]));
     // The resource's own error is a result, recorded as failed.
-    let missing = runtime
-        .read(ReadRequest::new("shop://products/sku-999"))
-        .await;
+    let missing = runtime.read(Request::read("shop://products/sku-999")).await;
     assert_eq!(missing.status, ExecutionStatus::Failed);
     assert_eq!(missing.kind, OutcomeKind::Result);
     assert_eq!(missing.unwrap_error_code(), "PRODUCT_NOT_FOUND");
@@ -130,7 +124,7 @@ async fn a_template_binds_its_variables_to_the_input() {
 async fn variables_that_break_the_input_schema_never_reach_the_resource() {
     let runtime = runtime();
     for uri in ["shop://products/sku-1", "shop://products/..%2F..%2Fetc"] {
-        let outcome = runtime.read(ReadRequest::new(uri)).await;
+        let outcome = runtime.read(Request::read(uri)).await;
         assert_eq!(outcome.status, ExecutionStatus::Rejected, "{uri}");
         assert_eq!(outcome.unwrap_error_code(), "INVALID_ARGUMENTS", "{uri}");
     }
@@ -139,11 +133,11 @@ async fn variables_that_break_the_input_schema_never_reach_the_resource() {
 #[tokio::test]
 async fn a_uri_that_names_nothing_is_unroutable_and_kept_short() {
     let runtime = runtime();
-    let outcome = runtime.read(ReadRequest::new("shop://nothing/here")).await;
+    let outcome = runtime.read(Request::read("shop://nothing/here")).await;
     assert_eq!(outcome.kind, OutcomeKind::Unroutable);
     assert_eq!(outcome.unwrap_error_code(), "RESOURCE_NOT_FOUND");
     let huge = format!("shop://products/{}", "a".repeat(1 << 20));
-    let outcome = runtime.read(ReadRequest::new(huge)).await;
+    let outcome = runtime.read(Request::read(huge)).await;
     assert_eq!(outcome.unwrap_error_code(), "RESOURCE_NOT_FOUND");
     let error = outcome.error().unwrap();
     assert!(error.message().len() < 1_000, "{}", error.message().len());
@@ -154,14 +148,14 @@ async fn a_uri_that_names_nothing_is_unroutable_and_kept_short() {
 #[tokio::test]
 async fn reads_run_under_the_guard() {
     let runtime = runtime();
-    let read = |mode: &str| runtime.read(ReadRequest::new(format!("test://faulty/{mode}")));
+    let read = |mode: &str| runtime.read(Request::read(format!("test://faulty/{mode}")));
     let panicked = read("panic").await;
     assert_eq!(panicked.status, ExecutionStatus::Panicked);
     let hung = read("hang").await;
     assert_eq!(hung.status, ExecutionStatus::TimedOut);
     assert_eq!(hung.unwrap_error_code(), "TIMEOUT");
     let token = CancellationToken::new();
-    let waiting = runtime.read(ReadRequest::new("test://faulty/wait").cancellation(token.clone()));
+    let waiting = runtime.read(Request::read("test://faulty/wait").cancellation(token.clone()));
     let (cancelled, ()) = tokio::join!(waiting, async { token.cancel() });
     assert_eq!(cancelled.status, ExecutionStatus::Cancelled);
     assert_eq!(runtime.running_executions(), 0);
@@ -181,14 +175,14 @@ async fn reads_share_the_capacity_with_calls() {
         let token = token.clone();
         async move {
             runtime
-                .read(ReadRequest::new("test://faulty/wait").cancellation(token))
+                .read(Request::read("test://faulty/wait").cancellation(token))
                 .await
         }
     });
     while runtime.running_executions() == 0 {
         tokio::task::yield_now().await;
     }
-    let refused = runtime.read(ReadRequest::new("test://faulty/fine")).await;
+    let refused = runtime.read(Request::read("test://faulty/fine")).await;
     assert_eq!(refused.unwrap_error_code(), "CAPACITY");
     token.cancel();
     assert_eq!(busy.await.unwrap().status, ExecutionStatus::Cancelled);

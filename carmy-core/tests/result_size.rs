@@ -9,10 +9,9 @@ use std::sync::{
 };
 
 use carmy_core::{
-    AgentError, Carmy, CompleteRequest, CompletionRequest, CompletionTarget, Completions, Content,
-    Contents, Context, Effect, ErrorCategory, ExecutionStatus, GetPromptRequest, Invocation,
-    Limits, Message, Messages, Prompt, PromptSpec, ReadRequest, Request, Resource, ResourceSpec,
-    Runtime, Tool, ToolSpec,
+    AgentError, Carmy, CompletionRequest, CompletionTarget, Completions, Content, Contents,
+    Context, Effect, ErrorCategory, ExecutionStatus, Invocation, Limits, Message, Messages, Prompt,
+    PromptSpec, Request, Resource, ResourceSpec, Runtime, Tool, ToolSpec,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -187,14 +186,14 @@ async fn a_transactional_tool_whose_output_is_dropped_commits_nothing() {
 async fn reads_renders_and_completions_past_the_bound_fail_the_same_way() {
     let runtime = runtime(&Arc::default());
     // Text counts as its bytes, bytes as their base64: `MAX` of them, half and half, are more.
-    let read = |bytes: usize| runtime.read(ReadRequest::new(format!("test://pages/{bytes}")));
+    let read = |bytes: usize| runtime.read(Request::read(format!("test://pages/{bytes}")));
     assert!(read(MAX / 2).await.is_ok());
     let over = read(MAX).await;
     assert_eq!(over.status, ExecutionStatus::Failed);
     assert_too_large(over.error().unwrap());
 
     let render = |bytes: usize| {
-        runtime.get_prompt(GetPromptRequest::new("letter").argument("bytes", bytes.to_string()))
+        runtime.get_prompt(Request::get_prompt("letter").argument("bytes", bytes.to_string()))
     };
     assert!(render(MAX / 2).await.is_ok());
     let over = render(MAX + 1).await;
@@ -202,7 +201,7 @@ async fn reads_renders_and_completions_past_the_bound_fail_the_same_way() {
     assert_too_large(over.error().unwrap());
 
     let complete = |bytes: usize| {
-        runtime.complete(CompleteRequest::new(
+        runtime.complete(Request::complete(
             CompletionTarget::Prompt("letter".into()),
             "bytes",
             bytes.to_string(),

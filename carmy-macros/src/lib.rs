@@ -227,7 +227,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// let runtime = Carmy::new().resource(product).resource(returns).build().unwrap();
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let outcome = runtime.read(carmy::execution::ReadRequest::new("shop://products/sku-1")).await;
+/// let outcome = runtime.read(carmy::execution::Request::read("shop://products/sku-1")).await;
 /// let contents = outcome.result.unwrap();
 /// let content = contents.iter().next().unwrap();
 /// assert_eq!(content.body(), &carmy::execution::Body::Text(r#"{"id":"sku-1"}"#.into()));

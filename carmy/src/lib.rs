@@ -35,9 +35,9 @@ pub mod ask {
 /// records of executions.
 pub mod execution {
     pub use carmy_core::{
-        Body, CompleteRequest, CompletionRequest, CompletionTarget, ExecutionKind, ExecutionRecord,
-        ExecutionStatus, GetPromptRequest, MAX_COMPLETIONS, Outcome, OutcomeKind,
-        PROGRESS_INTERVAL, ProgressReporter, ProgressSink, ReadRequest, Request,
+        Body, CallTool, Complete, CompletionRequest, CompletionTarget, ExecutionKind,
+        ExecutionRecord, ExecutionStatus, GetPrompt, MAX_COMPLETIONS, Operation, Outcome,
+        OutcomeKind, PROGRESS_INTERVAL, ProgressReporter, ProgressSink, ReadResource, Request,
     };
 }
 

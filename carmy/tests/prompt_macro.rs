@@ -11,8 +11,8 @@ use carmy::{
     Completions, Content, Message, MessageContent, Messages, Role, Runtime,
     catalog::{BuildProblem, Prompt},
     execution::{
-        Body, CompleteRequest, CompletionRequest, CompletionTarget, ExecutionKind, ExecutionStatus,
-        GetPromptRequest,
+        Body, Complete, CompletionRequest, CompletionTarget, ExecutionKind, ExecutionStatus,
+        Request,
     },
     prelude::*,
 };
@@ -140,8 +140,8 @@ fn runtime() -> Runtime {
         .expect("valid catalog")
 }
 
-fn complete_prompt(argument: &str, typed: &str) -> CompleteRequest {
-    CompleteRequest::new(
+fn complete_prompt(argument: &str, typed: &str) -> Request<Complete> {
+    Request::complete(
         CompletionTarget::Prompt("orders.review".into()),
         argument,
         typed,
@@ -184,7 +184,7 @@ fn arguments_come_from_the_inputs_fields_and_their_docs() {
 async fn a_render_returns_the_messages_with_state_and_context() {
     let outcome = runtime()
         .get_prompt(
-            GetPromptRequest::new("orders.review")
+            Request::get_prompt("orders.review")
                 .argument("order_id", "ord-0007")
                 .context(Context::new().with_principal("alice")),
         )
@@ -229,7 +229,7 @@ async fn a_render_returns_the_messages_with_state_and_context() {
     assert_eq!(embedded.body(), &Body::Text("Within 30 days.".into()));
 
     // A `String` is one user message.
-    let greeting = runtime().get_prompt(GetPromptRequest::new("greet")).await;
+    let greeting = runtime().get_prompt(Request::get_prompt("greet")).await;
     let greeting = greeting.result.unwrap();
     assert_eq!(greeting.len(), 1);
     let only = greeting.iter().next().unwrap();
@@ -241,7 +241,7 @@ async fn a_render_returns_the_messages_with_state_and_context() {
 async fn a_missing_required_argument_is_named_and_the_function_never_runs() {
     let runtime = runtime();
     let outcome = runtime
-        .get_prompt(GetPromptRequest::new("orders.review").argument("focus", "billing"))
+        .get_prompt(Request::get_prompt("orders.review").argument("focus", "billing"))
         .await;
     assert_eq!(outcome.status, ExecutionStatus::Rejected);
     let error = outcome.error().unwrap();
@@ -254,7 +254,7 @@ async fn a_missing_required_argument_is_named_and_the_function_never_runs() {
 
     let unknown = runtime
         .get_prompt(
-            GetPromptRequest::new("orders.review")
+            Request::get_prompt("orders.review")
                 .argument("order_id", "ord-0001")
                 .argument("tone", "curt"),
         )
@@ -269,7 +269,7 @@ async fn a_missing_required_argument_is_named_and_the_function_never_runs() {
 #[tokio::test]
 async fn errors_convert_into_agent_errors() {
     let outcome = runtime()
-        .get_prompt(GetPromptRequest::new("orders.review").argument("order_id", "ord-9999"))
+        .get_prompt(Request::get_prompt("orders.review").argument("order_id", "ord-9999"))
         .await;
     assert_eq!(outcome.status, ExecutionStatus::Failed);
     assert_eq!(outcome.unwrap_error_code(), "ORDER_NOT_FOUND");
@@ -311,7 +311,7 @@ async fn a_prompt_argument_completes_through_its_completer() {
 #[tokio::test]
 async fn a_template_variable_completes_at_most_a_hundred_values() {
     let outcome = runtime()
-        .complete(CompleteRequest::new(
+        .complete(Request::complete(
             CompletionTarget::Resource("shop://orders/{id}".into()),
             "id",
             "ord-",
@@ -328,7 +328,7 @@ async fn a_template_variable_completes_at_most_a_hundred_values() {
     assert!(completions.has_more());
 
     let narrow = runtime()
-        .complete(CompleteRequest::new(
+        .complete(Request::complete(
             CompletionTarget::Resource("shop://orders/{id}".into()),
             "id",
             "ord-024",

@@ -7,7 +7,7 @@ use std::time::Duration;
 use carmy::{
     Content, Contents, Runtime,
     catalog::{BuildProblem, Resource, ResourceEntry},
-    execution::{Body, ExecutionStatus, ReadRequest},
+    execution::{Body, ExecutionStatus, ReadResource, Request},
     prelude::*,
 };
 use schemars::JsonSchema;
@@ -118,7 +118,7 @@ fn entry<'a>(runtime: &'a Runtime, name: &str) -> &'a ResourceEntry {
         .unwrap_or_else(|| panic!("no resource {name}"))
 }
 
-async fn read(runtime: &Runtime, request: ReadRequest) -> Vec<Content> {
+async fn read(runtime: &Runtime, request: Request<ReadResource>) -> Vec<Content> {
     let outcome = runtime.read(request).await;
     match outcome.result {
         Ok(contents) => contents.into_vec(),
@@ -161,7 +161,7 @@ fn the_spec_is_a_const() {
 #[tokio::test]
 async fn variables_bind_to_the_input_and_state_is_injected() {
     let runtime = runtime();
-    let contents = read(&runtime, ReadRequest::new("shop://products/sku-002")).await;
+    let contents = read(&runtime, Request::read("shop://products/sku-002")).await;
     assert_eq!(contents.len(), 1);
     assert_eq!(
         contents[0].body(),
@@ -172,7 +172,7 @@ async fn variables_bind_to_the_input_and_state_is_injected() {
     // Two variables, decoded, around a literal `.txt`; the context is the reader's.
     let contents = read(
         &runtime,
-        ReadRequest::new("shop://orders/ord%201/lines/2.txt")
+        Request::read("shop://orders/ord%201/lines/2.txt")
             .context(Context::new().with_principal("alice")),
     )
     .await;
@@ -182,13 +182,13 @@ async fn variables_bind_to_the_input_and_state_is_injected() {
 #[tokio::test]
 async fn bytes_are_a_blob_and_contents_stay_several() {
     let runtime = runtime();
-    let contents = read(&runtime, ReadRequest::new("shop://brand/logo.png")).await;
+    let contents = read(&runtime, Request::read("shop://brand/logo.png")).await;
     assert_eq!(
         contents[0].body(),
         &Body::Blob(vec![0x89, b'P', b'N', b'G'])
     );
 
-    let contents = read(&runtime, ReadRequest::new("shop://products")).await;
+    let contents = read(&runtime, Request::read("shop://products")).await;
     let listed: Vec<_> = contents
         .iter()
         .map(|content| (content.uri_of().unwrap(), content.body().clone()))
@@ -205,7 +205,7 @@ async fn bytes_are_a_blob_and_contents_stay_several() {
 #[tokio::test]
 async fn errors_convert_into_agent_errors() {
     let outcome = runtime()
-        .read(ReadRequest::new("shop://products/sku-404"))
+        .read(Request::read("shop://products/sku-404"))
         .await;
     assert_eq!(outcome.status, ExecutionStatus::Failed);
     assert_eq!(outcome.unwrap_error_code(), "PRODUCT_NOT_FOUND");
@@ -215,9 +215,7 @@ async fn errors_convert_into_agent_errors() {
 #[tokio::test]
 async fn the_input_schema_guards_the_function() {
     // `sku-1` breaks the input's pattern: the function never runs.
-    let outcome = runtime()
-        .read(ReadRequest::new("shop://products/sku-1"))
-        .await;
+    let outcome = runtime().read(Request::read("shop://products/sku-1")).await;
     assert_eq!(outcome.status, ExecutionStatus::Rejected);
     assert_eq!(outcome.unwrap_error_code(), carmy::codes::INVALID_ARGUMENTS);
 }

@@ -101,7 +101,7 @@ impl ProvidedResource {
 ///
 /// ```
 /// use carmy_core::{
-///     AgentError, Body, Carmy, Content, Contents, Invocation, ProvidedResource, ReadRequest,
+///     AgentError, Body, Carmy, Content, Contents, Invocation, ProvidedResource, Request,
 ///     ResourceProvider,
 /// };
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -134,9 +134,9 @@ impl ProvidedResource {
 /// }
 ///
 /// let runtime = Carmy::new().resource_provider(Notes(vec![("todo", "Ship it.")])).build()?;
-/// let outcome = runtime.read(ReadRequest::new("notes://todo")).await;
+/// let outcome = runtime.read(Request::read("notes://todo")).await;
 /// assert_eq!(outcome.result?.iter().next().unwrap().body(), &Body::Text("Ship it.".into()));
-/// assert_eq!(runtime.read(ReadRequest::new("notes://none")).await.unwrap_error_code(), "NOTE_NOT_FOUND");
+/// assert_eq!(runtime.read(Request::read("notes://none")).await.unwrap_error_code(), "NOTE_NOT_FOUND");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```

@@ -2,16 +2,12 @@
 //! its values suggested under the guard, held to the caller's rules when they name resources,
 //! recorded like any execution.
 
-use std::collections::HashMap;
-
-use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, field};
 
-use super::{Begun, Ending, Inner, Runtime, guard::guarded};
+use super::{Begun, Complete, CompletionTarget, Ending, Inner, Request, Runtime, guard::guarded};
 use crate::{
     catalog::MAX_TOOL_NAME_LEN,
     completion::{CompletionRequest, Completions},
-    context::Context,
     error::AgentError,
     excerpt::excerpt,
     execution::{ExecutionId, ExecutionKind, ExecutionStatus},
@@ -21,87 +17,21 @@ use crate::{
 /// The longest value a completion is asked about, in bytes.
 const MAX_TYPED_LEN: usize = 1024;
 
-/// What a completion is for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CompletionTarget {
-    /// The prompt of this name.
-    Prompt(String),
-    /// The resource whose URI template is this.
-    Resource(String),
-}
-
-/// One completion: an argument of a target, what the user typed, and what the host knows.
-///
-/// ```
-/// use carmy_core::{CompleteRequest, CompletionTarget};
-///
-/// let request = CompleteRequest::new(CompletionTarget::Prompt("review_order".into()), "order_id", "ord-1");
-/// ```
-#[derive(Debug)]
-#[must_use]
-pub struct CompleteRequest {
-    target: CompletionTarget,
-    argument: String,
-    value: String,
-    arguments: HashMap<String, String>,
-    context: Context,
-    cancellation: CancellationToken,
-}
-
-impl CompleteRequest {
-    /// Values for `argument` of `target`, the user having typed `value`.
-    pub fn new(
-        target: CompletionTarget,
-        argument: impl Into<String>,
-        value: impl Into<String>,
-    ) -> Self {
-        Self {
-            target,
-            argument: argument.into(),
-            value: value.into(),
-            arguments: HashMap::new(),
-            context: Context::new(),
-            cancellation: CancellationToken::new(),
-        }
-    }
-
-    /// The other arguments the user already chose.
-    pub fn arguments(mut self, arguments: HashMap<String, String>) -> Self {
-        self.arguments = arguments;
-        self
-    }
-
-    /// The trusted context: principal, grants, extensions.
-    pub fn context(mut self, context: Context) -> Self {
-        self.context = context;
-        self
-    }
-
-    /// A token whose cancellation stops the completion.
-    pub fn cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = token;
-        self
-    }
-}
-
 impl Runtime {
     /// Suggests values for an argument of a prompt or a variable of a resource template. A
     /// target that names nothing is unroutable (`PROMPT_NOT_FOUND`, `RESOURCE_NOT_FOUND`); a
     /// name that is not one of its arguments is `INVALID_ARGUMENTS`; an argument that does not
     /// complete has no suggestion. At most [`MAX_COMPLETIONS`](crate::MAX_COMPLETIONS) values
     /// come back, the rest counted.
-    pub async fn complete(&self, request: CompleteRequest) -> Outcome<Completions> {
+    pub async fn complete(&self, request: Request<Complete>) -> Outcome<Completions> {
         let execution_id = ExecutionId::generate();
         let span = tracing::info_span!(
             "carmy.complete",
-            argument = %excerpt(&request.argument, MAX_TOOL_NAME_LEN),
+            argument = %excerpt(&request.operation.argument, MAX_TOOL_NAME_LEN),
             execution_id = %execution_id,
             status = field::Empty,
         );
-        let named = match &request.target {
-            CompletionTarget::Prompt(name) | CompletionTarget::Resource(name) => name.clone(),
-        };
+        let named = request.target().to_owned();
         let begun = Begun::now(execution_id, ExecutionKind::Complete, named);
         let ending = self
             .inner
@@ -119,16 +49,16 @@ impl Inner {
     async fn complete_steps(
         &self,
         begun: &Begun,
-        request: &CompleteRequest,
+        request: &Request<Complete>,
     ) -> Ending<'_, Completions> {
         // A prompt or template the caller may not use is not completed for it either.
-        let allowed = match &request.target {
+        let allowed = match &request.operation.target {
             CompletionTarget::Prompt(name) => request.context.allows_prompt(name),
             CompletionTarget::Resource(template) => request.context.allows_resource(template),
         };
         if !allowed {
             let named = excerpt(&begun.named, MAX_TOOL_NAME_LEN);
-            let error = match &request.target {
+            let error = match &request.operation.target {
                 CompletionTarget::Prompt(_) => AgentError::prompt_not_allowed(&named),
                 CompletionTarget::Resource(_) => AgentError::resource_not_allowed(&named),
             };
@@ -141,15 +71,17 @@ impl Inner {
             };
         }
         // Resolve.
-        let found = match &request.target {
+        let found = match &request.operation.target {
             CompletionTarget::Prompt(name) => self.catalog.prompt(name).map(|prompt| {
                 let arguments = prompt.arguments().iter().map(|argument| argument.name());
                 Target {
                     name: prompt.name(),
-                    is_argument: arguments.clone().any(|name| name == request.argument),
+                    is_argument: arguments
+                        .clone()
+                        .any(|name| name == request.operation.argument),
                     completes: prompt.completes(),
                     timeout: prompt.timeout(),
-                    complete: Complete::Prompt(prompt),
+                    complete: Completer::Prompt(prompt),
                 }
             }),
             CompletionTarget::Resource(template) => self
@@ -161,15 +93,15 @@ impl Inner {
                     is_argument: resource
                         .template()
                         .variables()
-                        .any(|name| name == request.argument),
+                        .any(|name| name == request.operation.argument),
                     completes: resource.completes(),
                     timeout: resource.timeout(),
-                    complete: Complete::Resource(resource),
+                    complete: Completer::Resource(resource),
                 }),
         };
         let Some(target) = found else {
             let named = excerpt(&begun.named, MAX_TOOL_NAME_LEN);
-            let error = match &request.target {
+            let error = match &request.operation.target {
                 CompletionTarget::Prompt(_) => AgentError::prompt_not_found(&named),
                 CompletionTarget::Resource(_) => AgentError::resource_not_found(&named),
             };
@@ -184,19 +116,22 @@ impl Inner {
         let rejected = |error| Ending::stopped(Some(target.name), ExecutionStatus::Rejected, error);
         // Validate.
         if !target.is_argument {
-            let argument = excerpt(&request.argument, MAX_TOOL_NAME_LEN);
+            let argument = excerpt(&request.operation.argument, MAX_TOOL_NAME_LEN);
             return rejected(AgentError::invalid_arguments(
                 format!("`{}` has no argument `{argument}` to complete", target.name),
                 serde_json::json!({ "argument": argument }),
             ));
         }
-        if request.value.len() > MAX_TYPED_LEN {
+        if request.operation.value.len() > MAX_TYPED_LEN {
             return rejected(AgentError::invalid_arguments(
                 format!("the value to complete is longer than {MAX_TYPED_LEN} bytes"),
                 serde_json::json!({ "max_length": MAX_TYPED_LEN }),
             ));
         }
-        if !target.completes.contains(&request.argument.as_str()) {
+        if !target
+            .completes
+            .contains(&request.operation.argument.as_str())
+        {
             return Ending {
                 target: Some(target.name),
                 status: ExecutionStatus::Succeeded,
@@ -219,16 +154,16 @@ impl Inner {
         );
         let records = self.reader();
         let asked = CompletionRequest {
-            argument: &request.argument,
-            value: &request.value,
-            arguments: &request.arguments,
+            argument: &request.operation.argument,
+            value: &request.operation.value,
+            arguments: &request.operation.arguments,
             context: &request.context,
             states: &self.states,
             records: &records,
         };
         let suggested = match target.complete {
-            Complete::Prompt(prompt) => prompt.prompt.complete(asked),
-            Complete::Resource(resource) => resource.resource.complete(asked),
+            Completer::Prompt(prompt) => prompt.prompt.complete(asked),
+            Completer::Resource(resource) => resource.resource.complete(asked),
         };
         let (status, mut result) = guarded(
             suggested,
@@ -243,7 +178,11 @@ impl Inner {
             let readable = context
                 .restricts_resources()
                 .then_some(|uri: &str| context.allows_resource(uri));
-            completions.keep(&request.argument, &request.arguments, readable);
+            completions.keep(
+                &request.operation.argument,
+                &request.operation.arguments,
+                readable,
+            );
         }
         Ending {
             target: Some(target.name),
@@ -262,10 +201,10 @@ struct Target<'c> {
     is_argument: bool,
     completes: &'static [&'static str],
     timeout: std::time::Duration,
-    complete: Complete<'c>,
+    complete: Completer<'c>,
 }
 
-enum Complete<'c> {
+enum Completer<'c> {
     Prompt(&'c crate::prompt::PromptEntry),
     Resource(&'c crate::resource::ResourceEntry),
 }

@@ -8,9 +8,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, field};
 
-use super::{Begun, Ending, Inner, Runtime, guard::Work, read::MAX_URI_ECHO};
+use super::{Begun, Ending, GetPrompt, Inner, Request, Runtime, guard::Work, read::MAX_URI_ECHO};
 use crate::{
-    ask::{Asker, CallAsker},
     catalog::MAX_TOOL_NAME_LEN,
     content::ContentBlock,
     context::{Asking, Context},
@@ -21,95 +20,29 @@ use crate::{
     prompt::Messages,
 };
 
-/// One render: a prompt's name, its arguments, and what the host knows about it.
-///
-/// ```
-/// use carmy_core::{Context, GetPromptRequest};
-///
-/// let request = GetPromptRequest::new("review_order")
-///     .argument("order_id", "ord-1001")
-///     .context(Context::new().with_principal("alice"));
-/// ```
-#[derive(Debug)]
-#[must_use]
-pub struct GetPromptRequest {
-    prompt: String,
-    arguments: Map<String, Value>,
-    context: Context,
-    cancellation: CancellationToken,
-    asker: Option<CallAsker>,
-}
-
-impl GetPromptRequest {
-    /// A render of `prompt`, without arguments yet, anonymous.
-    pub fn new(prompt: impl Into<String>) -> Self {
-        Self {
-            prompt: prompt.into(),
-            arguments: Map::new(),
-            context: Context::new(),
-            cancellation: CancellationToken::new(),
-            asker: None,
-        }
-    }
-
-    /// Who answers the prompt's questions ([`Context::ask`]), as for a call
-    /// ([`Request::asker`](crate::Request::asker)).
-    pub fn asker(mut self, asker: impl Asker) -> Self {
-        self.asker = Some(CallAsker(Arc::new(asker)));
-        self
-    }
-
-    /// Adds the argument `name`.
-    pub fn argument(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.arguments
-            .insert(name.into(), Value::String(value.into()));
-        self
-    }
-
-    /// Replaces the arguments with `arguments` (as a protocol sent them).
-    pub fn arguments(mut self, arguments: Map<String, Value>) -> Self {
-        self.arguments = arguments;
-        self
-    }
-
-    /// The trusted context: principal, grants, extensions.
-    pub fn context(mut self, context: Context) -> Self {
-        self.context = context;
-        self
-    }
-
-    /// A token whose cancellation stops the render.
-    pub fn cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = token;
-        self
-    }
-
-    /// The prompt's name.
-    pub fn prompt(&self) -> &str {
-        &self.prompt
-    }
-}
-
 impl Runtime {
     /// Renders the prompt `request` names. A name that names no prompt is `PROMPT_NOT_FOUND`
     /// with [`OutcomeKind::Unroutable`]; a missing required argument, or one the prompt does not
     /// take, is `INVALID_ARGUMENTS` naming it. The render runs under its deadline and the
     /// request's cancellation, its panics caught, and is recorded like a call.
-    pub async fn get_prompt(&self, request: GetPromptRequest) -> Outcome<Messages> {
+    pub async fn get_prompt(&self, request: Request<GetPrompt>) -> Outcome<Messages> {
         let execution_id = ExecutionId::generate();
         let span = tracing::info_span!(
             "carmy.get_prompt",
-            prompt = %excerpt(&request.prompt, MAX_TOOL_NAME_LEN),
+            prompt = %excerpt(request.prompt(), MAX_TOOL_NAME_LEN),
             execution_id = %execution_id,
             status = field::Empty,
             duration_ms = field::Empty,
         );
-        let GetPromptRequest {
-            prompt,
-            arguments,
+        let Request {
+            operation:
+                GetPrompt {
+                    prompt,
+                    arguments,
+                    asker,
+                },
             context,
             cancellation,
-            asker,
         } = request;
         let begun = Begun::now(execution_id, ExecutionKind::Prompt, prompt);
         let asking = asker.map(|asker| Asking {

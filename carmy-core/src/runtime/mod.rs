@@ -38,11 +38,10 @@ use crate::{
     task::DynTaskStore,
 };
 
-pub use complete::{CompleteRequest, CompletionTarget};
-pub use get_prompt::GetPromptRequest;
 use pipeline::{Call, Ended};
-pub use read::ReadRequest;
-pub use request::Request;
+pub use request::{
+    CallTool, Complete, CompletionTarget, GetPrompt, Operation, ReadResource, Request,
+};
 
 /// The longest error code kept in an execution's record (codes are a tool's to choose).
 const MAX_CODE_LEN: usize = 64;

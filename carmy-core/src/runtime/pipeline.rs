@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Begun, Ending, Inner, Request,
+    Begun, CallTool, Ending, Inner, Request,
     claim::{Claimed, takes_claim},
     guard::guarded,
     result_size,
@@ -68,15 +68,18 @@ impl Call {
         task: Option<Arc<TaskSlot>>,
     ) -> (Self, Value) {
         let Request {
-            tool,
-            arguments,
-            request_id,
+            operation:
+                CallTool {
+                    tool,
+                    arguments,
+                    request_id,
+                    progress,
+                    approver,
+                    asker,
+                    allow_task,
+                },
             context,
             cancellation,
-            progress,
-            approver,
-            asker,
-            allow_task,
         } = request;
         let call = Self {
             begun: Begun::now(id, ExecutionKind::Tool, tool),

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, field};
 
 use super::{
-    Begun, Ending, Inner, Runtime,
+    Begun, Ending, Inner, ReadResource, Request, Runtime,
     guard::{Work, guarded},
 };
 use crate::{
@@ -26,50 +26,6 @@ use crate::{
 /// How much of a URI a log line, a record or an error keeps.
 pub(super) const MAX_URI_ECHO: usize = 256;
 
-/// One read: a URI, and what the host knows about it.
-///
-/// ```
-/// use carmy_core::{Context, ReadRequest};
-///
-/// let request = ReadRequest::new("shop://products/sku-001")
-///     .context(Context::new().with_principal("alice"));
-/// ```
-#[derive(Debug)]
-#[must_use]
-pub struct ReadRequest {
-    uri: String,
-    context: Context,
-    cancellation: CancellationToken,
-}
-
-impl ReadRequest {
-    /// A read of `uri`, anonymous.
-    pub fn new(uri: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            context: Context::new(),
-            cancellation: CancellationToken::new(),
-        }
-    }
-
-    /// The trusted context: principal, grants, extensions.
-    pub fn context(mut self, context: Context) -> Self {
-        self.context = context;
-        self
-    }
-
-    /// A token whose cancellation stops the read.
-    pub fn cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = token;
-        self
-    }
-
-    /// The URI.
-    pub fn uri(&self) -> &str {
-        &self.uri
-    }
-}
-
 impl Runtime {
     /// Reads the resource `request` names: the fixed URI, or the first template that matches,
     /// or else the first [provider](crate::ResourceProvider) that claims it (recorded under the
@@ -81,7 +37,7 @@ impl Runtime {
     ///
     /// ```
     /// use carmy_core::{
-    ///     AgentError, Body, Carmy, Invocation, NoInput, ReadRequest, Resource, ResourceSpec,
+    ///     AgentError, Body, Carmy, Invocation, NoInput, Request, Resource, ResourceSpec,
     /// };
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// struct Returns;
@@ -95,25 +51,25 @@ impl Runtime {
     ///     }
     /// }
     /// let runtime = Carmy::new().resource(Returns).build()?;
-    /// let outcome = runtime.read(ReadRequest::new("shop://policies/returns")).await;
+    /// let outcome = runtime.read(Request::read("shop://policies/returns")).await;
     /// let contents = outcome.result?;
     /// assert_eq!(contents.iter().next().unwrap().body(), &Body::Text("# Returns\nWithin 30 days.".into()));
-    /// let missing = runtime.read(ReadRequest::new("shop://policies/none")).await;
+    /// let missing = runtime.read(Request::read("shop://policies/none")).await;
     /// assert_eq!(missing.unwrap_error_code(), "RESOURCE_NOT_FOUND");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn read(&self, request: ReadRequest) -> Outcome<Contents> {
+    pub async fn read(&self, request: Request<ReadResource>) -> Outcome<Contents> {
         let execution_id = ExecutionId::generate();
         let span = tracing::info_span!(
             "carmy.read",
-            uri = %excerpt(&request.uri, MAX_URI_ECHO),
+            uri = %excerpt(request.uri(), MAX_URI_ECHO),
             execution_id = %execution_id,
             status = field::Empty,
             duration_ms = field::Empty,
         );
-        let ReadRequest {
-            uri,
+        let Request {
+            operation: ReadResource { uri },
             context,
             cancellation,
         } = request;

@@ -3,7 +3,7 @@
 
 use std::pin::pin;
 
-use carmy_core::CompleteRequest;
+use carmy_core::Request;
 use rmcp::{
     ErrorData, RoleServer,
     model::{CompleteRequestParams, CompleteResult},
@@ -22,7 +22,7 @@ pub(super) async fn complete(
         .context
         .and_then(|context| context.arguments)
         .unwrap_or_default();
-    let request = CompleteRequest::new(
+    let request = Request::complete(
         mapping::completion_target(&params.r#ref),
         params.argument.name,
         params.argument.value,

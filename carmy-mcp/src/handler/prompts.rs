@@ -2,7 +2,7 @@
 
 use std::pin::pin;
 
-use carmy_core::GetPromptRequest;
+use carmy_core::Request;
 use rmcp::{
     ErrorData, RoleServer,
     model::{GetPromptRequestParams, GetPromptResponse, ListPromptsResult, PaginatedRequestParams},
@@ -54,7 +54,7 @@ pub(super) async fn get(
         params.input_responses,
         params.request_state.as_deref(),
     )?;
-    let request = GetPromptRequest::new(params.name.clone())
+    let request = Request::get_prompt(params.name.clone())
         .arguments(arguments)
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone())

@@ -3,7 +3,7 @@
 
 use std::pin::pin;
 
-use carmy_core::ReadRequest;
+use carmy_core::Request;
 use rmcp::{
     ErrorData, RoleServer,
     model::{
@@ -69,7 +69,7 @@ pub(super) async fn read(
 ) -> Result<ReadResourceResponse, ErrorData> {
     // Who reads and what stops it, as for a call.
     let scope = CallScope::of(&server.context, &context);
-    let request = ReadRequest::new(params.uri.clone())
+    let request = Request::read(params.uri.clone())
         .context(scope.context.clone())
         .cancellation(scope.cancellation.clone());
     let outcome = scope.run(pin!(server.runtime.read(request))).await;

@@ -5,7 +5,7 @@ mod common;
 
 use carmy::{
     Context, MessageContent, Role,
-    execution::{Body, CompleteRequest, CompletionTarget, GetPromptRequest},
+    execution::{Body, CompletionTarget, Request},
     testing::TestHost,
 };
 use serde_json::{Value, json};
@@ -39,7 +39,7 @@ async fn order_help_embeds_the_order_and_the_issue() {
     let outcome = host
         .runtime()
         .get_prompt(
-            GetPromptRequest::new("order_help")
+            Request::get_prompt("order_help")
                 .argument("order_id", id)
                 .argument("issue", "It has not arrived."),
         )
@@ -76,14 +76,14 @@ async fn order_help_refuses_a_missing_or_unknown_order() {
     let host = host();
     let missing = host
         .runtime()
-        .get_prompt(GetPromptRequest::new("order_help"))
+        .get_prompt(Request::get_prompt("order_help"))
         .await;
     let error = missing.result.unwrap_err();
     assert_eq!(error.code(), "INVALID_ARGUMENTS");
     assert!(error.message().contains("order_id"), "{}", error.message());
     let unknown = host
         .runtime()
-        .get_prompt(GetPromptRequest::new("order_help").argument("order_id", "ord-9999"))
+        .get_prompt(Request::get_prompt("order_help").argument("order_id", "ord-9999"))
         .await;
     assert_eq!(unknown.result.unwrap_err().code(), "ORDER_NOT_FOUND");
 }
@@ -92,7 +92,7 @@ async fn order_help_refuses_a_missing_or_unknown_order() {
 async fn order_ids_are_completed_from_the_orders_placed() {
     let host = host();
     let complete = |target: CompletionTarget, argument: &str, typed: &str| {
-        let request = CompleteRequest::new(target, argument, typed);
+        let request = Request::complete(target, argument, typed);
         async { host.runtime().complete(request).await.result.unwrap() }
     };
     let prompt = || CompletionTarget::Prompt("order_help".into());
@@ -118,7 +118,7 @@ async fn order_ids_are_completed_from_the_orders_placed() {
 async fn product_ids_are_completed_in_catalog_order() {
     let host = host();
     let template = || CompletionTarget::Resource("shop://products/{id}".into());
-    let request = CompleteRequest::new(template(), "id", "sku-00");
+    let request = Request::complete(template(), "id", "sku-00");
     let completions = host.runtime().complete(request).await.result.unwrap();
     let expected: Vec<String> = Store::new()
         .products()
@@ -128,7 +128,7 @@ async fn product_ids_are_completed_in_catalog_order() {
         .collect();
     assert_eq!(completions.values(), expected);
     assert!(expected.len() > 1);
-    let none = CompleteRequest::new(template(), "id", "nothing");
+    let none = Request::complete(template(), "id", "nothing");
     let none = host.runtime().complete(none).await.result.unwrap();
     assert_eq!((none.values().len(), none.total()), (0, 0));
 }
@@ -162,7 +162,7 @@ async fn seen_by(
     order_id: &str,
 ) -> (Result<usize, String>, Vec<String>, Vec<String>) {
     let runtime = host.runtime();
-    let render = GetPromptRequest::new("order_help")
+    let render = Request::get_prompt("order_help")
         .argument("order_id", order_id)
         .context(context.clone());
     let rendered = match runtime.get_prompt(render).await.result {
@@ -174,7 +174,7 @@ async fn seen_by(
         CompletionTarget::Prompt("order_help".into()),
         CompletionTarget::Resource("shop://orders/{order_id}".into()),
     ] {
-        let request = CompleteRequest::new(target, "order_id", "ord-").context(context.clone());
+        let request = Request::complete(target, "order_id", "ord-").context(context.clone());
         suggested.push(match runtime.complete(request).await.result {
             Ok(completions) => completions.values().to_vec(),
             Err(error) => vec![error.code().to_owned()],

@@ -2,7 +2,7 @@
 
 use carmy::{
     Context, Effect, Runtime,
-    execution::{Body, ReadRequest},
+    execution::{Body, Request},
     testing::TestHost,
 };
 use serde_json::{Value, json};
@@ -15,7 +15,7 @@ async fn read_json(runtime: &Runtime, uri: &str) -> Result<Value, String> {
 
 /// The same, read by `context`.
 async fn read_as(runtime: &Runtime, uri: &str, context: Context) -> Result<Value, String> {
-    let outcome = runtime.read(ReadRequest::new(uri).context(context)).await;
+    let outcome = runtime.read(Request::read(uri).context(context)).await;
     let contents = match outcome.result {
         Ok(contents) => contents,
         Err(error) => return Err(error.code().to_owned()),

@@ -76,7 +76,7 @@ pub mod codes {
 /// [`max_file_bytes`](Self::max_file_bytes) are refused with [`codes::FILE_TOO_LARGE`].
 ///
 /// ```
-/// use carmy_core::{Body, Carmy, Directory, ReadRequest};
+/// use carmy_core::{Body, Carmy, Directory, Request};
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// # let root = std::env::temp_dir().join(format!("carmy-doc-{}", std::process::id()));
 /// # std::fs::create_dir_all(root.join("policies"))?;
@@ -89,11 +89,11 @@ pub mod codes {
 /// let files = runtime.list_provided(&Default::default()).await?;
 /// assert_eq!(files[0].name(), "policies/returns.md");
 /// assert_eq!(files[0].uri(), uri);
-/// let contents = runtime.read(ReadRequest::new(&uri)).await.result?;
+/// let contents = runtime.read(Request::read(&uri)).await.result?;
 /// assert_eq!(contents.iter().next().unwrap().body(), &Body::Text("Within 30 days.".into()));
 ///
 /// let escape = uri.replace("policies/returns.md", "../../etc/passwd");
-/// assert_eq!(runtime.read(ReadRequest::new(escape)).await.unwrap_error_code(), "INVALID_FILE_URI");
+/// assert_eq!(runtime.read(Request::read(escape)).await.unwrap_error_code(), "INVALID_FILE_URI");
 /// # std::fs::remove_dir_all(&root)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();

@@ -61,11 +61,11 @@ impl Drop for StopOnDrop {
 impl Runtime {
     /// Whether a call of `tool` by a caller that can follow tasks may become one.
     pub(super) fn may_detach(&self, request: &Request) -> bool {
-        request.allow_task
+        request.operation.allow_task
             && self
                 .inner
                 .catalog
-                .get(&request.tool)
+                .get(&request.operation.tool)
                 .is_some_and(|entry| entry.task_support().allows_tasks())
     }
 
