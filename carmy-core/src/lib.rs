@@ -61,6 +61,7 @@ mod percent;
 mod progress;
 mod prompt;
 mod question;
+mod quotas;
 mod rate_buckets;
 mod rate_limit;
 pub mod records;
@@ -109,6 +110,7 @@ pub use prompt::{
     PromptSpec, Role,
 };
 pub use question::Question;
+pub use quotas::Quotas;
 pub use rate_buckets::RateBuckets;
 pub use rate_limit::RateLimit;
 pub use records::{RecordStore, Records};
