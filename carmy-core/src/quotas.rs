@@ -26,12 +26,12 @@
 pub struct Quotas {
     /// How many one principal may hold at once.
     pub max_per_principal: usize,
-    /// Bytes one principal's may take, as the store counts them (names, bookkeeping and
-    /// outcomes).
+    /// Bytes what one principal holds may take, as the store counts them (names, bookkeeping
+    /// and outcomes).
     pub max_bytes_per_principal: usize,
-    /// How many all principals may hold at once.
+    /// How many all principals together may hold at once.
     pub max: usize,
-    /// Bytes all principals' may take.
+    /// Bytes what all principals hold may take.
     pub max_bytes: usize,
     /// The largest outcome kept, in bytes; a larger one is kept as a note that the call ran.
     pub max_outcome_bytes: usize,
@@ -64,21 +64,21 @@ impl Quotas {
         self
     }
 
-    /// Replaces the bytes one principal's may take.
+    /// Replaces the bytes what one principal holds may take.
     #[must_use]
     pub const fn with_max_bytes_per_principal(mut self, max_bytes: usize) -> Self {
         self.max_bytes_per_principal = max_bytes;
         self
     }
 
-    /// Replaces how many all principals may hold.
+    /// Replaces how many all principals together may hold.
     #[must_use]
     pub const fn with_max(mut self, max: usize) -> Self {
         self.max = max;
         self
     }
 
-    /// Replaces the bytes all principals' may take.
+    /// Replaces the bytes what all principals hold may take.
     #[must_use]
     pub const fn with_max_bytes(mut self, max_bytes: usize) -> Self {
         self.max_bytes = max_bytes;
