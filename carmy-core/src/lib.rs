@@ -60,6 +60,7 @@ mod outcome;
 mod percent;
 mod progress;
 mod prompt;
+mod quotas;
 mod rate_buckets;
 mod rate_limit;
 pub mod records;
@@ -107,6 +108,7 @@ pub use prompt::{
     IntoMessages, Message, MessageContent, Messages, Prompt, PromptArgument, PromptEntry,
     PromptSpec, Role,
 };
+pub use quotas::Quotas;
 pub use rate_buckets::RateBuckets;
 pub use rate_limit::RateLimit;
 pub use records::{RecordStore, Records};

@@ -265,8 +265,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_share_fails_closed_and_forgets_nothing() {
-        let store =
-            MemoryStore::new(MemoryStoreLimits::default().with_max_entries_per_principal(2));
+        let store = MemoryStore::new(
+            MemoryStoreLimits::default().with_request_ids(|ids| ids.with_max_per_principal(2)),
+        );
         let a = acquire(&store, &of("alice", "a"), TERMS).await;
         store.finish(&a, recorded("exec_a")).await.unwrap();
         acquire(&store, &of("alice", "b"), TERMS).await; // held
@@ -289,8 +290,7 @@ mod tests {
     async fn one_principals_flood_leaves_anothers_keys_alone() {
         let store = MemoryStore::new(
             MemoryStoreLimits::default()
-                .with_max_entries_per_principal(100)
-                .with_max_entries(150),
+                .with_request_ids(|ids| ids.with_max_per_principal(100).with_max(150)),
         );
         let mine = acquire(&store, &of("alice", "order-1"), TERMS).await;
         store.finish(&mine, recorded("exec_mine")).await.unwrap();
@@ -325,7 +325,7 @@ mod tests {
     async fn keys_make_room_as_they_expire() {
         let store = MemoryStore::new(
             MemoryStoreLimits::default()
-                .with_max_entries_per_principal(1)
+                .with_request_ids(|ids| ids.with_max_per_principal(1))
                 .with_ttl(Duration::from_secs(60)),
         );
         let a = acquire(&store, &of("alice", "a"), TERMS).await;
@@ -338,11 +338,10 @@ mod tests {
 
     #[tokio::test]
     async fn bytes_are_bounded_and_a_large_outcome_is_kept_as_a_note() {
-        let store = MemoryStore::new(
-            MemoryStoreLimits::default()
-                .with_max_outcome_bytes(64 << 10)
-                .with_max_bytes_per_principal(1 << 20),
-        );
+        let store = MemoryStore::new(MemoryStoreLimits::default().with_request_ids(|ids| {
+            ids.with_max_outcome_bytes(64 << 10)
+                .with_max_bytes_per_principal(1 << 20)
+        }));
         let big = Recorded::new(
             ExecutionId::from("exec_big"),
             ExecutionStatus::Succeeded,

@@ -254,7 +254,7 @@ async fn retries_waiting_on_a_write_that_gets_cancelled_are_all_uncertain() {
 async fn a_flood_of_write_ids_is_refused_past_the_bound_and_forgets_nothing() {
     let f = fixture(
         MemoryStoreLimits::default()
-            .with_max_entries(500)
+            .with_request_ids(|ids| ids.with_max(500))
             .with_ttl(Duration::from_secs(3600)),
     );
     let mut refused = 0;

@@ -553,7 +553,7 @@ async fn retry_after_an_interrupted_idempotent_write_runs_again() {
 /// A store holding two request ids per principal: the bound a write meets.
 fn store_of_two() -> Arc<MemoryStore> {
     Arc::new(MemoryStore::new(
-        MemoryStoreLimits::default().with_max_entries_per_principal(2),
+        MemoryStoreLimits::default().with_request_ids(|ids| ids.with_max_per_principal(2)),
     ))
 }
 

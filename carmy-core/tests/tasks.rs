@@ -483,7 +483,7 @@ async fn a_task_runs_once_per_request_id() {
 #[tokio::test]
 async fn a_task_the_store_cannot_hold_is_refused_before_the_tool_starts() {
     let store = Arc::new(MemoryTaskStore::new(
-        MemoryTaskStoreLimits::default().with_max_tasks(1),
+        MemoryTaskStoreLimits::default().with_tasks(|tasks| tasks.with_max(1)),
     ));
     let (runtime, runs) = runtime_with(store);
     let first = runtime

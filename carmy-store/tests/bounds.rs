@@ -13,34 +13,17 @@ fn durable_stores_keep_millions_of_write_ids_per_principal() {
         PostgresStoreOptions::default(),
         RedisStoreOptions::default(),
     );
-    // (store, keys per principal, bytes per principal, keys in all, bytes in all)
     let durable = [
-        (
-            "sqlite",
-            sqlite.max_entries_per_principal,
-            sqlite.max_bytes_per_principal,
-            sqlite.max_entries,
-            sqlite.max_bytes,
-        ),
-        (
-            "postgres",
-            postgres.max_entries_per_principal,
-            postgres.max_bytes_per_principal,
-            postgres.max_entries,
-            postgres.max_bytes,
-        ),
-        (
-            "redis",
-            redis.max_entries_per_principal,
-            redis.max_bytes_per_principal,
-            redis.max_entries,
-            redis.max_bytes,
-        ),
+        ("sqlite", sqlite.request_ids),
+        ("postgres", postgres.request_ids),
+        ("redis", redis.request_ids),
     ];
-    for (store, keys, bytes, all_keys, all_bytes) in durable {
+    for (store, ids) in durable {
+        let (keys, bytes) = (ids.max_per_principal, ids.max_bytes_per_principal);
+        let (all_keys, all_bytes) = (ids.max, ids.max_bytes);
         assert!(keys >= 1_000_000, "{store}: {keys} keys per principal");
         assert!(
-            keys >= 100 * memory.max_entries_per_principal,
+            keys >= 100 * memory.request_ids.max_per_principal,
             "{store}: {keys} keys per principal, sized like a process's memory"
         );
         // A key and a small outcome take well under a KiB: the bytes never refuse first.

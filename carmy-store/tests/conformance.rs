@@ -8,8 +8,9 @@ mod memory {
 
     carmy_store::conformance_tests!(|setup: Setup| {
         MemoryStore::new(
-            MemoryStoreLimits::default()
-                .with_max_entries_per_principal(setup.max_entries_per_principal),
+            MemoryStoreLimits::default().with_request_ids(|ids| {
+                ids.with_max_per_principal(setup.max_entries_per_principal)
+            }),
         )
     });
 
@@ -27,8 +28,9 @@ mod sqlite {
     carmy_store::conformance_tests!(|setup: Setup| {
         SqliteStore::open_with(
             setup.dir.join("store.sqlite"),
-            SqliteStoreOptions::default()
-                .with_max_entries_per_principal(setup.max_entries_per_principal),
+            SqliteStoreOptions::default().with_request_ids(|ids| {
+                ids.with_max_per_principal(setup.max_entries_per_principal)
+            }),
         )
         .expect("a fresh store")
     });
@@ -48,8 +50,9 @@ mod sqlite {
         carmy_store::task_conformance_tests!(|setup: TaskSetup| {
             SqliteStore::open_with(
                 setup.dir.join("store.sqlite"),
-                SqliteStoreOptions::default()
-                    .with_max_tasks_per_principal(setup.max_tasks_per_principal),
+                SqliteStoreOptions::default().with_tasks(|tasks| {
+                    tasks.with_max_per_principal(setup.max_tasks_per_principal)
+                }),
             )
             .expect("a fresh store")
         });
@@ -66,7 +69,7 @@ mod redis {
     fn open(setup: Setup) -> RedisStore {
         let server = Redis::shared().expect("the tests run only where Redis is installed");
         let options = RedisStoreOptions::default()
-            .with_max_entries_per_principal(setup.max_entries_per_principal)
+            .with_request_ids(|ids| ids.with_max_per_principal(setup.max_entries_per_principal))
             .with_prefix(format!("conformance-{}:", uuid::Uuid::new_v4().simple()));
         // The opener runs on a blocking thread of the scenario's runtime.
         tokio::runtime::Handle::current()
@@ -91,7 +94,7 @@ mod redis {
         fn open(setup: TaskSetup) -> RedisStore {
             let server = Redis::shared().expect("the tests run only where Redis is installed");
             let options = RedisStoreOptions::default()
-                .with_max_tasks_per_principal(setup.max_tasks_per_principal)
+                .with_tasks(|tasks| tasks.with_max_per_principal(setup.max_tasks_per_principal))
                 .with_prefix(format!("tasks-{}:", uuid::Uuid::new_v4().simple()));
             tokio::runtime::Handle::current()
                 .block_on(RedisStore::connect_with(&server.url(), options))
@@ -117,7 +120,7 @@ mod postgres {
         let schema = format!("conformance_{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let options = PostgresStoreOptions::default()
             .with_schema(schema)
-            .with_max_entries_per_principal(setup.max_entries_per_principal);
+            .with_request_ids(|ids| ids.with_max_per_principal(setup.max_entries_per_principal));
         // The opener runs on a blocking thread of the scenario's runtime.
         tokio::runtime::Handle::current()
             .block_on(PostgresStore::connect_with(&server.url(), options))
@@ -143,7 +146,7 @@ mod postgres {
             let schema = format!("task_conformance_{}", NEXT.fetch_add(1, Ordering::Relaxed));
             let options = PostgresStoreOptions::default()
                 .with_schema(schema)
-                .with_max_tasks_per_principal(setup.max_tasks_per_principal);
+                .with_tasks(|tasks| tasks.with_max_per_principal(setup.max_tasks_per_principal));
             // The opener runs on a blocking thread of the scenario's runtime.
             tokio::runtime::Handle::current()
                 .block_on(PostgresStore::connect_with(&server.url(), options))
@@ -160,8 +163,9 @@ fn run_all_runs_every_scenario_on_the_file_store() {
     carmy_store::conformance::run_all(|setup: Setup| {
         carmy_store::SqliteStore::open_with(
             setup.dir.join("store.sqlite"),
-            carmy_store::SqliteStoreOptions::default()
-                .with_max_entries_per_principal(setup.max_entries_per_principal),
+            carmy_store::SqliteStoreOptions::default().with_request_ids(|ids| {
+                ids.with_max_per_principal(setup.max_entries_per_principal)
+            }),
         )
         .expect("a fresh store")
     });

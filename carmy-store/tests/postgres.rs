@@ -375,8 +375,7 @@ async fn bounds_fail_closed_across_replicas_and_the_counts_match_the_rows() {
     let options = PostgresStoreOptions::default()
         .with_schema(&schema)
         .with_pool_size(POOL)
-        .with_max_entries_per_principal(10)
-        .with_max_entries(40);
+        .with_request_ids(|ids| ids.with_max_per_principal(10).with_max(40));
     let mut replicas = Vec::new();
     for _ in 0..REPLICAS {
         replicas.push(Arc::new(open(server, options.clone()).await));
@@ -458,8 +457,7 @@ async fn a_mixed_load_on_three_replicas_never_fails_but_full() {
         .with_schema(&schema)
         .with_ttl(Duration::from_millis(150))
         .with_sweep_interval(Duration::from_millis(20))
-        .with_max_entries_per_principal(12)
-        .with_max_entries(40);
+        .with_request_ids(|ids| ids.with_max_per_principal(12).with_max(40));
     let mut replicas = Vec::new();
     for _ in 0..REPLICAS {
         replicas.push(Arc::new(open(server, options.clone()).await));
@@ -546,8 +544,10 @@ async fn a_large_outcome_is_kept_as_a_note_and_shares_stay_bounded() {
         server,
         PostgresStoreOptions::default()
             .with_schema(&schema)
-            .with_max_outcome_bytes(64 << 10)
-            .with_max_bytes_per_principal(1 << 20),
+            .with_request_ids(|ids| {
+                ids.with_max_outcome_bytes(64 << 10)
+                    .with_max_bytes_per_principal(1 << 20)
+            }),
     )
     .await;
     let big = Recorded::new(

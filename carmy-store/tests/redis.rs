@@ -477,8 +477,7 @@ async fn bounds_fail_closed_and_their_counts_follow_expiry() {
         server,
         options("bounds")
             .with_ttl(retention)
-            .with_max_entries_per_principal(3)
-            .with_max_entries(5),
+            .with_request_ids(|ids| ids.with_max_per_principal(3).with_max(5)),
     )
     .await;
     let full = |answer: Result<Claim, StoreError>| matches!(answer, Err(StoreError::Full(_)));
@@ -510,7 +509,7 @@ async fn bounds_fail_closed_and_their_counts_follow_expiry() {
     // A read whose holder vanished frees its place at its lease's end, unseen too.
     let lone = open(
         server,
-        options("bounds-lease").with_max_entries_per_principal(1),
+        options("bounds-lease").with_request_ids(|ids| ids.with_max_per_principal(1)),
     )
     .await;
     acquire(&lone, &key("alice", "lost-read"), read(SHORT)).await;
@@ -534,8 +533,10 @@ async fn outcome_bytes_are_bounded_and_free_again_after_expiry() {
         server,
         options("bytes")
             .with_ttl(retention)
-            .with_max_outcome_bytes(8 << 10)
-            .with_max_bytes_per_principal(40 << 10),
+            .with_request_ids(|ids| {
+                ids.with_max_outcome_bytes(8 << 10)
+                    .with_max_bytes_per_principal(40 << 10)
+            }),
     )
     .await;
     let outcome = |id: &str, size: usize| {
@@ -1755,9 +1756,7 @@ mod tasks {
         let ttl = Duration::from_millis(600);
         let store = open(
             server,
-            options("task-bounds")
-                .with_max_tasks_per_principal(2)
-                .with_max_tasks(3),
+            options("task-bounds").with_tasks(|tasks| tasks.with_max_per_principal(2).with_max(3)),
         )
         .await;
         let full =
@@ -1799,9 +1798,11 @@ mod tasks {
 
         let small = open(
             server,
-            options("task-bytes")
-                .with_max_task_bytes_per_principal(8 << 10)
-                .with_max_task_outcome_bytes(1 << 10),
+            options("task-bytes").with_tasks(|tasks| {
+                tasks
+                    .with_max_bytes_per_principal(8 << 10)
+                    .with_max_outcome_bytes(1 << 10)
+            }),
         )
         .await;
         let key = task_key("alice", "task_small");

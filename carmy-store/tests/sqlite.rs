@@ -242,9 +242,10 @@ async fn a_large_outcome_is_kept_as_a_note_and_bytes_stay_bounded() {
     let scratch = Scratch::new("bytes");
     let store = SqliteStore::open_with(
         scratch.file(),
-        SqliteStoreOptions::default()
-            .with_max_outcome_bytes(64 << 10)
-            .with_max_bytes_per_principal(1 << 20),
+        SqliteStoreOptions::default().with_request_ids(|ids| {
+            ids.with_max_outcome_bytes(64 << 10)
+                .with_max_bytes_per_principal(1 << 20)
+        }),
     )
     .unwrap();
     let big = Recorded::new(
@@ -737,10 +738,12 @@ mod tasks {
     #[tokio::test]
     async fn task_bounds_are_kept_exactly_and_a_large_outcome_is_a_note() {
         let scratch = Scratch::new("tasks-bounds");
-        let options = SqliteStoreOptions::default()
-            .with_max_task_outcome_bytes(4 << 10)
-            .with_max_task_bytes_per_principal(64 << 10)
-            .with_max_tasks(7);
+        let options = SqliteStoreOptions::default().with_tasks(|tasks| {
+            tasks
+                .with_max_outcome_bytes(4 << 10)
+                .with_max_bytes_per_principal(64 << 10)
+                .with_max(7)
+        });
         let store = SqliteStore::open_with(scratch.file(), options).unwrap();
         // Long enough that no task expires before the bounds are checked, however slow the disk.
         let ttl = Duration::from_secs(1);

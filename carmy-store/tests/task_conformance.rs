@@ -9,7 +9,7 @@ mod memory {
     carmy_store::task_conformance_tests!(|setup: TaskSetup| {
         MemoryTaskStore::new(
             MemoryTaskStoreLimits::default()
-                .with_max_tasks_per_principal(setup.max_tasks_per_principal),
+                .with_tasks(|tasks| tasks.with_max_per_principal(setup.max_tasks_per_principal)),
         )
     });
 }

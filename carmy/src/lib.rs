@@ -69,7 +69,8 @@ pub mod resources {
 pub mod store {
     pub use carmy_core::{
         Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms,
-        MAX_REQUEST_ID_LEN, MemoryStore, MemoryStoreLimits, Recorded, Release, StoreError, Waiter,
+        MAX_REQUEST_ID_LEN, MemoryStore, MemoryStoreLimits, Quotas, Recorded, Release, StoreError,
+        Waiter,
     };
     #[cfg(feature = "redis")]
     pub use carmy_store::{Durability, RedisStore, RedisStoreOptions};

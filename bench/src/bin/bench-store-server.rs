@@ -51,11 +51,12 @@ async fn touch(input: Note) -> Result<Noted, AgentError> {
 }
 
 fn main() -> std::process::ExitCode {
-    let limits = MemoryStoreLimits::default()
-        .with_max_entries(1_000_000)
-        .with_max_bytes(1 << 30)
-        .with_max_entries_per_principal(100_000)
-        .with_max_bytes_per_principal(64 << 20);
+    let limits = MemoryStoreLimits::default().with_request_ids(|ids| {
+        ids.with_max(1_000_000)
+            .with_max_bytes(1 << 30)
+            .with_max_per_principal(100_000)
+            .with_max_bytes_per_principal(64 << 20)
+    });
     let carmy = Carmy::new()
         .store(MemoryStore::new(limits))
         .tool(note)

@@ -22,24 +22,15 @@ use super::{
     Claim, Fingerprint, IdempotencyKey, Lease, LeaseTerms, Recorded, Release, StoreError,
     weight::{not_kept, outcome_bytes},
 };
-use crate::execution::ExecutionStatus;
+use crate::{execution::ExecutionStatus, quotas::Quotas};
 
 /// Bounds of the in-memory store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MemoryStoreLimits {
-    /// Request ids (of writes) one principal may hold at once (default 10,000).
-    pub max_entries_per_principal: usize,
-    /// Bytes one principal's keys and outcomes may take (default 16 MiB).
-    pub max_bytes_per_principal: usize,
-    /// Keys across all principals (default 100,000).
-    pub max_entries: usize,
-    /// Bytes across all principals (default 128 MiB).
-    pub max_bytes: usize,
-    /// The largest outcome kept for replay (default 1 MiB). A larger one (or one that does not
-    /// fit in its principal's share) is kept as a note that the call ran, and retries get
-    /// `OUTCOME_NOT_KEPT` instead of running it again.
-    pub max_outcome_bytes: usize,
+    /// The request ids (of writes) kept, with their outcomes: 10,000 and 16 MiB per principal,
+    /// 100,000 and 128 MiB in all, outcomes of at most 1 MiB kept for replay (by default).
+    pub request_ids: Quotas,
     /// How long a settled key is kept (default 24 hours).
     pub ttl: Duration,
 }
@@ -47,49 +38,17 @@ pub struct MemoryStoreLimits {
 impl Default for MemoryStoreLimits {
     fn default() -> Self {
         Self {
-            max_entries_per_principal: 10_000,
-            max_bytes_per_principal: 16 << 20,
-            max_entries: 100_000,
-            max_bytes: 128 << 20,
-            max_outcome_bytes: 1 << 20,
+            request_ids: Quotas::new(10_000, 16 << 20, 100_000, 128 << 20, 1 << 20),
             ttl: Duration::from_secs(24 * 60 * 60),
         }
     }
 }
 
 impl MemoryStoreLimits {
-    /// Replaces the bound on keys across principals.
+    /// Replaces the quotas of request ids with what `change` makes of them.
     #[must_use]
-    pub fn with_max_entries(mut self, max_entries: usize) -> Self {
-        self.max_entries = max_entries;
-        self
-    }
-
-    /// Replaces the bound on keys of one principal.
-    #[must_use]
-    pub fn with_max_entries_per_principal(mut self, max_entries: usize) -> Self {
-        self.max_entries_per_principal = max_entries;
-        self
-    }
-
-    /// Replaces the bound on bytes across principals.
-    #[must_use]
-    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_bytes = max_bytes;
-        self
-    }
-
-    /// Replaces the bound on bytes of one principal.
-    #[must_use]
-    pub fn with_max_bytes_per_principal(mut self, max_bytes: usize) -> Self {
-        self.max_bytes_per_principal = max_bytes;
-        self
-    }
-
-    /// Replaces the largest outcome kept for replay.
-    #[must_use]
-    pub fn with_max_outcome_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_outcome_bytes = max_bytes;
+    pub fn with_request_ids(mut self, change: impl FnOnce(Quotas) -> Quotas) -> Self {
+        self.request_ids = change(self.request_ids);
         self
     }
 
@@ -254,9 +213,9 @@ impl Claims {
             .shares
             .get(key.principal())
             .map_or(0, |share| share.bytes);
-        let fits = size <= self.limits.max_outcome_bytes
-            && share + size <= self.limits.max_bytes_per_principal
-            && self.bytes + size <= self.limits.max_bytes;
+        let fits = size <= self.limits.request_ids.max_outcome_bytes
+            && share + size <= self.limits.request_ids.max_bytes_per_principal
+            && self.bytes + size <= self.limits.request_ids.max_bytes;
         let (recorded, size) = if fits {
             (recorded, size)
         } else {
@@ -354,29 +313,23 @@ impl Claims {
     /// Whether `key` may be claimed: its principal's share and the totals have room for it once
     /// expired keys are forgotten. Nobody's live key is forgotten to make room.
     fn make_room(&mut self, key: &IdempotencyKey, now: Instant) -> Result<(), StoreError> {
-        let limits = self.limits;
+        let (ttl, quotas) = (self.limits.ttl, self.limits.request_ids);
         let bytes = key_bytes(key);
-        self.expire(key.principal(), now, limits.ttl);
+        self.expire(key.principal(), now, ttl);
         let (held, weight) = self
             .shares
             .get(key.principal())
             .map_or((0, 0), |share| (share.order.len(), share.bytes));
-        if held >= limits.max_entries_per_principal
-            || weight + bytes > limits.max_bytes_per_principal
-        {
-            return Err(StoreError::share_full(
-                held as u64,
-                weight as u64,
-                limits.ttl,
-            ));
+        if held >= quotas.max_per_principal || weight + bytes > quotas.max_bytes_per_principal {
+            return Err(StoreError::share_full(held as u64, weight as u64, ttl));
         }
-        if self.entries >= limits.max_entries || self.bytes + bytes > limits.max_bytes {
+        if self.entries >= quotas.max || self.bytes + bytes > quotas.max_bytes {
             let principals: Vec<Arc<str>> = self.shares.keys().cloned().collect();
             for principal in principals {
-                self.expire(&principal, now, limits.ttl);
+                self.expire(&principal, now, ttl);
             }
         }
-        if self.entries >= limits.max_entries || self.bytes + bytes > limits.max_bytes {
+        if self.entries >= quotas.max || self.bytes + bytes > quotas.max_bytes {
             return Err(StoreError::totals_full());
         }
         Ok(())

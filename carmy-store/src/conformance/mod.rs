@@ -10,7 +10,7 @@
 //! carmy_store::conformance_tests!(|setup: Setup| {
 //!     MemoryStore::new(
 //!         MemoryStoreLimits::default()
-//!             .with_max_entries_per_principal(setup.max_entries_per_principal),
+//!             .with_request_ids(|ids| ids.with_max_per_principal(setup.max_entries_per_principal)),
 //!     )
 //! });
 //! # fn main() {}

@@ -11,7 +11,7 @@ use crate::scenario::{self, Stores};
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Setup {
-    /// The most keys one principal may hold (the store's `max_entries_per_principal`).
+    /// The most keys one principal may hold (the store's `request_ids.max_per_principal`).
     pub max_entries_per_principal: usize,
     /// An empty directory of the scenario's own, removed when it ends: where a store kept in
     /// files puts them.

@@ -21,9 +21,10 @@
 //! that row; claims of existing keys never touch it. The totals are not locked for the check:
 //! a lock there would make every claim of every principal take turns on one row. Each claim
 //! reads the sum of the slots as committed and adds to its principal's slot, so claims
-//! committing at once may each see room for one more: the totals can pass `max_entries` by at
-//! most the number of claims committing at the same moment (each takes a connection, so at most
-//! the sum of the replicas' pool sizes), and `max_bytes` by that many keys' or outcomes' worth.
+//! committing at once may each see room for one more: the totals can pass `request_ids.max` by
+//! at most the number of claims committing at the same moment (each takes a connection, so at
+//! most the sum of the replicas' pool sizes), and `max_bytes` by that many keys' or outcomes'
+//! worth.
 //! A share is never passed except by the note kept for an outcome that did not fit, as in
 //! `MemoryStore`.
 
@@ -113,8 +114,8 @@ pub(super) async fn claim(
         }
 
         let (entries, weight): (i64, i64) = (totals.get(0), totals.get(1));
-        if entries >= count(options.max_entries)
-            || weight.saturating_add(bytes) > count(options.max_bytes)
+        if entries >= count(options.request_ids.max)
+            || weight.saturating_add(bytes) > count(options.request_ids.max_bytes)
         {
             // Committed, not rolled back: what was settled on the way stays settled.
             transaction.commit().await?;
@@ -152,8 +153,8 @@ pub(super) async fn claim(
         // claim's key and every other committed one, and no other claim of the principal can
         // add to it meanwhile.
         let over = |(held, weight): (i64, i64)| {
-            held > count(options.max_entries_per_principal)
-                || weight > count(options.max_bytes_per_principal)
+            held > count(options.request_ids.max_per_principal)
+                || weight > count(options.request_ids.max_bytes_per_principal)
         };
         let read_share = async || -> Result<(i64, i64), Failure> {
             let row = transaction.query_one(&share, &[&principal]).await?;
@@ -298,9 +299,9 @@ pub(super) async fn keep_outcome(
     )?;
     let kept = share.map_or(0, |row| row.get::<_, i64>(1));
     let total: i64 = totals.get(1);
-    let fits = size <= options.max_outcome_bytes
-        && kept.saturating_add(count(size)) <= count(options.max_bytes_per_principal)
-        && total.saturating_add(count(size)) <= count(options.max_bytes);
+    let fits = size <= options.request_ids.max_outcome_bytes
+        && kept.saturating_add(count(size)) <= count(options.request_ids.max_bytes_per_principal)
+        && total.saturating_add(count(size)) <= count(options.request_ids.max_bytes);
     if !fits {
         // The call ran: its retries must not run it again, even if its outcome cannot be kept.
         text = outcome::encode(&outcome::not_kept(recorded, size))?;

@@ -143,8 +143,7 @@ mod tasks;
 ///   it also polls (every 2 s while the listener is connected, every 50 ms doubling up to
 ///   500 ms while it is not), and never resolves for a poll that failed.
 /// - **Bounded** as `MemoryTaskStore` is, with the same defaults
-///   ([`max_tasks_per_principal`](PostgresStoreOptions::max_tasks_per_principal) and the
-///   rest): a principal's bounds exact, the totals checked as the keys' are; a new task past
+///   ([`tasks`](PostgresStoreOptions::tasks)): a principal's bounds exact, the totals checked as the keys' are; a new task past
 ///   them is [`StoreError::Full`], never made room for by forgetting one early; an outcome too
 ///   large is kept as a note that the call ran.
 /// - **Fails closed** like the rest, in the same bounded time; a task survives the server's

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use carmy_core::StoreError;
+use carmy_core::{Quotas, StoreError};
 
 /// Bounds, timings and place of a [`PostgresStore`](super::PostgresStore). The bounds and the
 /// retention of request ids are `SqliteStore`'s (with the same defaults, sized for a disk), those
@@ -13,36 +13,19 @@ use carmy_core::StoreError;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PostgresStoreOptions {
-    /// Request ids one principal may hold at once (default 2,000,000): each a write's, kept
-    /// for `ttl` once settled. Past it, that principal's new ones are refused
-    /// (`StoreError::share_full`, `CAPACITY` to the caller) until its oldest are forgotten.
-    pub max_entries_per_principal: usize,
-    /// Bytes one principal's keys and outcomes may take (default 2 GiB).
-    pub max_bytes_per_principal: usize,
-    /// Request ids across all principals (default 10,000,000). Checked without a lock (see
-    /// [`PostgresStore`](super::PostgresStore)): claims committing at the same instant may pass
-    /// it by their number, at most.
-    pub max_entries: usize,
-    /// Bytes across all principals (default 8 GiB), checked like `max_entries`.
-    pub max_bytes: usize,
-    /// The largest outcome kept for replay, as stored JSON (default 1 MiB). A larger one (or
-    /// one that does not fit in its principal's share) is kept as a note that the call ran:
-    /// retries get `OUTCOME_NOT_KEPT` instead of running it again.
-    pub max_outcome_bytes: usize,
+    /// The request ids (of writes) kept, each for `ttl` once settled: 2,000,000 and 2 GiB per
+    /// principal, 10,000,000 and 8 GiB in all, outcomes of at most 1 MiB as stored JSON (by
+    /// default). Past its share, a principal's new ones are refused (`StoreError::share_full`,
+    /// `CAPACITY` to the caller) until its oldest are forgotten. The totals are checked without
+    /// a lock (see [`PostgresStore`](super::PostgresStore)): claims committing at the same
+    /// instant may pass them by their number, at most.
+    pub request_ids: Quotas,
     /// How long a settled key is kept once settled (default 24 hours).
     pub ttl: Duration,
-    /// Tasks one principal may hold at once, running or kept (default 1,000).
-    pub max_tasks_per_principal: usize,
-    /// Tasks across all principals (default 10,000), checked like `max_entries`.
-    pub max_tasks: usize,
-    /// Bytes one principal's tasks may take, as stored (default 16 MiB).
-    pub max_task_bytes_per_principal: usize,
-    /// Bytes across all principals' tasks (default 128 MiB), checked like `max_entries`.
-    pub max_task_bytes: usize,
-    /// The largest outcome a task keeps, as stored JSON (default 1 MiB); a larger one (or one
-    /// that does not fit in its principal's share) is kept as a note that the call ran
-    /// (`OUTCOME_NOT_KEPT`). How long a task is kept once it ended is the task's own `ttl`.
-    pub max_task_outcome_bytes: usize,
+    /// The tasks kept, running or ended: 1,000 and 16 MiB per principal, 10,000 and 128 MiB in
+    /// all, outcomes of at most 1 MiB as stored JSON (by default); the totals are checked like
+    /// those of request ids. How long a task is kept once it ended is the task's own `ttl`.
+    pub tasks: Quotas,
     /// Connections this store opens at most, besides the one it listens on (default 16).
     pub pool_size: usize,
     /// How long a call waits for a connection, from the pool or a new one, before it fails
@@ -65,17 +48,9 @@ pub struct PostgresStoreOptions {
 impl Default for PostgresStoreOptions {
     fn default() -> Self {
         Self {
-            max_entries_per_principal: 2_000_000,
-            max_bytes_per_principal: 2 << 30,
-            max_entries: 10_000_000,
-            max_bytes: 8 << 30,
-            max_outcome_bytes: 1 << 20,
+            request_ids: Quotas::new(2_000_000, 2 << 30, 10_000_000, 8 << 30, 1 << 20),
             ttl: Duration::from_secs(24 * 60 * 60),
-            max_tasks_per_principal: 1_000,
-            max_tasks: 10_000,
-            max_task_bytes_per_principal: 16 << 20,
-            max_task_bytes: 128 << 20,
-            max_task_outcome_bytes: 1 << 20,
+            tasks: Quotas::new(1_000, 16 << 20, 10_000, 128 << 20, 1 << 20),
             pool_size: 16,
             connect_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
@@ -86,38 +61,10 @@ impl Default for PostgresStoreOptions {
 }
 
 impl PostgresStoreOptions {
-    /// Replaces the bound on keys of one principal.
+    /// Replaces the quotas of request ids with what `change` makes of them.
     #[must_use]
-    pub fn with_max_entries_per_principal(mut self, max_entries: usize) -> Self {
-        self.max_entries_per_principal = max_entries;
-        self
-    }
-
-    /// Replaces the bound on bytes of one principal.
-    #[must_use]
-    pub fn with_max_bytes_per_principal(mut self, max_bytes: usize) -> Self {
-        self.max_bytes_per_principal = max_bytes;
-        self
-    }
-
-    /// Replaces the bound on keys across principals.
-    #[must_use]
-    pub fn with_max_entries(mut self, max_entries: usize) -> Self {
-        self.max_entries = max_entries;
-        self
-    }
-
-    /// Replaces the bound on bytes across principals.
-    #[must_use]
-    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_bytes = max_bytes;
-        self
-    }
-
-    /// Replaces the largest outcome kept for replay.
-    #[must_use]
-    pub fn with_max_outcome_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_outcome_bytes = max_bytes;
+    pub fn with_request_ids(mut self, change: impl FnOnce(Quotas) -> Quotas) -> Self {
+        self.request_ids = change(self.request_ids);
         self
     }
 
@@ -128,38 +75,10 @@ impl PostgresStoreOptions {
         self
     }
 
-    /// Replaces the bound on tasks of one principal.
+    /// Replaces the quotas of tasks with what `change` makes of them.
     #[must_use]
-    pub fn with_max_tasks_per_principal(mut self, max_tasks: usize) -> Self {
-        self.max_tasks_per_principal = max_tasks;
-        self
-    }
-
-    /// Replaces the bound on tasks across principals.
-    #[must_use]
-    pub fn with_max_tasks(mut self, max_tasks: usize) -> Self {
-        self.max_tasks = max_tasks;
-        self
-    }
-
-    /// Replaces the bound on bytes of one principal's tasks.
-    #[must_use]
-    pub fn with_max_task_bytes_per_principal(mut self, max_bytes: usize) -> Self {
-        self.max_task_bytes_per_principal = max_bytes;
-        self
-    }
-
-    /// Replaces the bound on bytes of tasks across principals.
-    #[must_use]
-    pub fn with_max_task_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_task_bytes = max_bytes;
-        self
-    }
-
-    /// Replaces the largest outcome a task keeps.
-    #[must_use]
-    pub fn with_max_task_outcome_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_task_outcome_bytes = max_bytes;
+    pub fn with_tasks(mut self, change: impl FnOnce(Quotas) -> Quotas) -> Self {
+        self.tasks = change(self.tasks);
         self
     }
 

@@ -196,8 +196,8 @@ pub(super) async fn room(
     let kept = share.map_or(Ok(0), |row| row.try_get::<_, i64>(1))?;
     let total: i64 = totals.try_get(2)?;
     Ok(
-        kept.saturating_add(extra) <= count(options.max_task_bytes_per_principal)
-            && total.saturating_add(extra) <= count(options.max_task_bytes),
+        kept.saturating_add(extra) <= count(options.tasks.max_bytes_per_principal)
+            && total.saturating_add(extra) <= count(options.tasks.max_bytes),
     )
 }
 

@@ -110,8 +110,8 @@ async fn create(
         (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
     let record = TaskRecord::created(task.clone(), instant(now_ms));
     let (text, bytes) = stored(&record)?;
-    if tasks >= count(options.max_tasks)
-        || weight.saturating_add(bytes) > count(options.max_task_bytes)
+    if tasks >= count(options.tasks.max)
+        || weight.saturating_add(bytes) > count(options.tasks.max_bytes)
     {
         transaction.rollback().await?;
         if room_made {
@@ -138,8 +138,8 @@ async fn create(
     // Counted, and the share locked by the trigger until the commit: the check sees this task
     // and every other committed one, and no other create of the principal adds meanwhile.
     let over = |(held, weight): (i64, i64)| {
-        held > count(options.max_tasks_per_principal)
-            || weight > count(options.max_task_bytes_per_principal)
+        held > count(options.tasks.max_per_principal)
+            || weight > count(options.tasks.max_bytes_per_principal)
     };
     let read_share = async || -> Result<(i64, i64), Failure> {
         let row = transaction.query_one(&share, &[&principal]).await?;
@@ -301,7 +301,7 @@ async fn finish(
     let (principal, id) = key_params(lease.key());
     let transaction = connection.transaction().await?;
     let (transaction, mut found) = held(transaction, sql, lease).await?;
-    let fits = size <= options.max_task_outcome_bytes
+    let fits = size <= options.tasks.max_outcome_bytes
         && room(&transaction, sql, options, principal, count(size)).await?;
     let ending = if fits {
         ending

@@ -150,7 +150,7 @@ use crate::outcome;
 /// let store = Arc::new(
 ///     RedisStore::connect_with(
 ///         "redis://127.0.0.1:6379/0",
-///         RedisStoreOptions::default().with_max_tasks_per_principal(100),
+///         RedisStoreOptions::default().with_tasks(|tasks| tasks.with_max_per_principal(100)),
 ///     )
 ///     .await?,
 /// );
@@ -176,10 +176,10 @@ use crate::outcome;
 /// - **A TTL on every key of a task**: a running task its lease plus its `ttl`, moved on by
 ///   each renewal; an ended one its `ttl` from its end (for a lost lease, from the lease's
 ///   end, the TTL it had). A replica that dies leaves nothing that Redis keeps for ever.
-/// - **`MemoryTaskStore`'s bounds**, with its defaults ([`RedisStoreOptions::max_tasks`]
-///   and the others), counted in sorted sets of their own as the claims' are, exact although
-///   Redis expires tasks silently: a full share refuses new tasks (`Full`), questions and
-///   answers that do not fit are refused, and an outcome that does not is kept as a note
+/// - **`MemoryTaskStore`'s bounds**, with its defaults ([`RedisStoreOptions::tasks`]),
+///   counted in sorted sets of their own as the claims' are, exact although Redis expires
+///   tasks silently: a full share refuses new tasks (`Full`), questions and answers that do
+///   not fit are refused, and an outcome that does not is kept as a note
 ///   (`OUTCOME_NOT_KEPT`). Another principal holding a task's id names another key, and
 ///   finds nothing.
 /// - **The holder hears of what others write** (a cancel request, answers) at once when they
@@ -360,10 +360,10 @@ impl IdempotencyStore for RedisStore {
                     if_lost: &if_lost,
                     ttl: self.options.ttl,
                     weight: key_bytes(&names),
-                    max_entries_per_principal: self.options.max_entries_per_principal,
-                    max_bytes_per_principal: self.options.max_bytes_per_principal,
-                    max_entries: self.options.max_entries,
-                    max_bytes: self.options.max_bytes,
+                    max_entries_per_principal: self.options.request_ids.max_per_principal,
+                    max_bytes_per_principal: self.options.request_ids.max_bytes_per_principal,
+                    max_entries: self.options.request_ids.max,
+                    max_bytes: self.options.request_ids.max_bytes,
                 },
             )
             .await?;
@@ -450,15 +450,15 @@ impl Outcome {
             token: &self.token,
             // Too large in any case: not even sent. The script decides whether one that is
             // small enough fits in the share and the totals.
-            text: if self.text.len() > options.max_outcome_bytes {
+            text: if self.text.len() > options.request_ids.max_outcome_bytes {
                 &self.note
             } else {
                 &self.text
             },
             note: &self.note,
             ttl: options.ttl,
-            max_bytes_per_principal: options.max_bytes_per_principal,
-            max_bytes: options.max_bytes,
+            max_bytes_per_principal: options.request_ids.max_bytes_per_principal,
+            max_bytes: options.request_ids.max_bytes,
         }
     }
 }

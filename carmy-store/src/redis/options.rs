@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use carmy_core::Quotas;
+
 /// Bounds, timings and key prefix of a [`RedisStore`](super::RedisStore). The bounds of request
 /// ids are `MemoryStore`'s, sized for a Redis server rather than a process (a hundred times as
 /// many per principal; only writes keep one), and smaller than `SqliteStore`'s and
@@ -13,38 +15,21 @@ use std::time::Duration;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RedisStoreOptions {
-    /// Request ids one principal may hold at once (default 1,000,000): each a write's, kept for
-    /// `ttl` once settled. Past it, that principal's new ones are refused
-    /// (`StoreError::share_full`, `CAPACITY` to the caller) until its oldest are forgotten.
-    pub max_entries_per_principal: usize,
-    /// Bytes one principal's keys and outcomes may take (default 1 GiB), as the store counts
-    /// them: a key's names and bookkeeping, and its outcome as stored JSON.
-    pub max_bytes_per_principal: usize,
-    /// Request ids across all principals (default 4,000,000).
-    pub max_entries: usize,
-    /// Bytes across all principals (default 4 GiB). Keep Redis's own `maxmemory` above it:
-    /// a server out of memory refuses the store's writes (and the store fails closed).
-    pub max_bytes: usize,
-    /// The largest outcome kept for replay, as stored JSON (default 1 MiB). A larger one (or
-    /// one that does not fit in its principal's share) is kept as a note that the call ran:
-    /// retries get `OUTCOME_NOT_KEPT` instead of running it again.
-    pub max_outcome_bytes: usize,
+    /// The request ids (of writes) kept, each for `ttl` once settled: 1,000,000 and 1 GiB per
+    /// principal, 4,000,000 and 4 GiB in all, outcomes of at most 1 MiB as stored JSON (by
+    /// default). Bytes are as the store counts them: a key's names and bookkeeping, and its
+    /// outcome as stored JSON. Keep Redis's own `maxmemory` above the total: a server out of
+    /// memory refuses the store's writes (and the store fails closed). Past its share, a
+    /// principal's new ones are refused (`StoreError::share_full`, `CAPACITY` to the caller)
+    /// until its oldest are forgotten.
+    pub request_ids: Quotas,
     /// How long a settled key is kept once settled (default 24 hours).
     pub ttl: Duration,
-    /// Tasks one principal may hold at once, running or kept (default 1,000).
-    pub max_tasks_per_principal: usize,
-    /// Tasks across all principals (default 10,000).
-    pub max_tasks: usize,
-    /// Bytes one principal's tasks may take (default 16 MiB), as the store counts them: a
-    /// task's names and bookkeeping, and its record as stored JSON (questions, answers and
-    /// outcome included).
-    pub max_task_bytes_per_principal: usize,
-    /// Bytes of tasks across all principals (default 128 MiB).
-    pub max_task_bytes: usize,
-    /// The largest outcome a task keeps, as stored JSON (default 1 MiB); a larger one (or one
-    /// that does not fit in its principal's share) is kept as a note that the call ran
-    /// (`OUTCOME_NOT_KEPT`).
-    pub max_task_outcome_bytes: usize,
+    /// The tasks kept, running or ended: 1,000 and 16 MiB per principal, 10,000 and 128 MiB in
+    /// all, outcomes of at most 1 MiB as stored JSON (by default). Bytes are as the store counts
+    /// them: a task's names and bookkeeping, and its record as stored JSON (questions, answers
+    /// and outcome included).
+    pub tasks: Quotas,
     /// How long connecting to Redis may take, the TCP connection and its handshake, before
     /// the call that needed it fails closed (default 2 s).
     pub connect_timeout: Duration,
@@ -59,17 +44,9 @@ pub struct RedisStoreOptions {
 impl Default for RedisStoreOptions {
     fn default() -> Self {
         Self {
-            max_entries_per_principal: 1_000_000,
-            max_bytes_per_principal: 1 << 30,
-            max_entries: 4_000_000,
-            max_bytes: 4 << 30,
-            max_outcome_bytes: 1 << 20,
+            request_ids: Quotas::new(1_000_000, 1 << 30, 4_000_000, 4 << 30, 1 << 20),
             ttl: Duration::from_secs(24 * 60 * 60),
-            max_tasks_per_principal: 1_000,
-            max_tasks: 10_000,
-            max_task_bytes_per_principal: 16 << 20,
-            max_task_bytes: 128 << 20,
-            max_task_outcome_bytes: 1 << 20,
+            tasks: Quotas::new(1_000, 16 << 20, 10_000, 128 << 20, 1 << 20),
             connect_timeout: Duration::from_secs(2),
             response_timeout: Duration::from_secs(2),
             prefix: "carmy:".to_owned(),
@@ -78,38 +55,10 @@ impl Default for RedisStoreOptions {
 }
 
 impl RedisStoreOptions {
-    /// Replaces the bound on keys of one principal.
+    /// Replaces the quotas of request ids with what `change` makes of them.
     #[must_use]
-    pub fn with_max_entries_per_principal(mut self, max_entries: usize) -> Self {
-        self.max_entries_per_principal = max_entries;
-        self
-    }
-
-    /// Replaces the bound on bytes of one principal.
-    #[must_use]
-    pub fn with_max_bytes_per_principal(mut self, max_bytes: usize) -> Self {
-        self.max_bytes_per_principal = max_bytes;
-        self
-    }
-
-    /// Replaces the bound on keys across principals.
-    #[must_use]
-    pub fn with_max_entries(mut self, max_entries: usize) -> Self {
-        self.max_entries = max_entries;
-        self
-    }
-
-    /// Replaces the bound on bytes across principals.
-    #[must_use]
-    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_bytes = max_bytes;
-        self
-    }
-
-    /// Replaces the largest outcome kept for replay.
-    #[must_use]
-    pub fn with_max_outcome_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_outcome_bytes = max_bytes;
+    pub fn with_request_ids(mut self, change: impl FnOnce(Quotas) -> Quotas) -> Self {
+        self.request_ids = change(self.request_ids);
         self
     }
 
@@ -120,38 +69,10 @@ impl RedisStoreOptions {
         self
     }
 
-    /// Replaces the bound on tasks of one principal.
+    /// Replaces the quotas of tasks with what `change` makes of them.
     #[must_use]
-    pub fn with_max_tasks_per_principal(mut self, max_tasks: usize) -> Self {
-        self.max_tasks_per_principal = max_tasks;
-        self
-    }
-
-    /// Replaces the bound on tasks across principals.
-    #[must_use]
-    pub fn with_max_tasks(mut self, max_tasks: usize) -> Self {
-        self.max_tasks = max_tasks;
-        self
-    }
-
-    /// Replaces the bound on bytes of one principal's tasks.
-    #[must_use]
-    pub fn with_max_task_bytes_per_principal(mut self, max_bytes: usize) -> Self {
-        self.max_task_bytes_per_principal = max_bytes;
-        self
-    }
-
-    /// Replaces the bound on bytes of tasks across principals.
-    #[must_use]
-    pub fn with_max_task_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_task_bytes = max_bytes;
-        self
-    }
-
-    /// Replaces the largest outcome a task keeps.
-    #[must_use]
-    pub fn with_max_task_outcome_bytes(mut self, max_bytes: usize) -> Self {
-        self.max_task_outcome_bytes = max_bytes;
+    pub fn with_tasks(mut self, change: impl FnOnce(Quotas) -> Quotas) -> Self {
+        self.tasks = change(self.tasks);
         self
     }
 

@@ -208,8 +208,8 @@ impl RedisStore {
                         record: Some(&text),
                         bound: Bound::Count,
                         overhead: overhead(names),
-                        max_bytes_per_principal: self.options.max_task_bytes_per_principal,
-                        max_bytes: self.options.max_task_bytes,
+                        max_bytes_per_principal: self.options.tasks.max_bytes_per_principal,
+                        max_bytes: self.options.tasks.max_bytes,
                     },
                 )
                 .await?;
@@ -291,8 +291,8 @@ impl RedisStore {
                         record: record.as_deref(),
                         bound,
                         overhead: overhead(&names),
-                        max_bytes_per_principal: self.options.max_task_bytes_per_principal,
-                        max_bytes: self.options.max_task_bytes,
+                        max_bytes_per_principal: self.options.tasks.max_bytes_per_principal,
+                        max_bytes: self.options.tasks.max_bytes,
                     },
                 )
                 .await?;
@@ -403,10 +403,10 @@ impl TaskStore for RedisStore {
                     ttl: record.ttl,
                     record: &text,
                     overhead: overhead(&names),
-                    max_tasks_per_principal: self.options.max_tasks_per_principal,
-                    max_bytes_per_principal: self.options.max_task_bytes_per_principal,
-                    max_tasks: self.options.max_tasks,
-                    max_bytes: self.options.max_task_bytes,
+                    max_tasks_per_principal: self.options.tasks.max_per_principal,
+                    max_bytes_per_principal: self.options.tasks.max_bytes_per_principal,
+                    max_tasks: self.options.tasks.max,
+                    max_bytes: self.options.tasks.max_bytes,
                 },
             )
             .await?;
@@ -526,7 +526,7 @@ impl TaskStore for RedisStore {
             .len();
         // The call ran: its owner is told so, even if its outcome cannot be kept.
         let noted = TaskEnding::new(outcome::not_kept(ending.outcome(), size));
-        let too_large = size > self.options.max_task_outcome_bytes;
+        let too_large = size > self.options.tasks.max_outcome_bytes;
         self.update(lease.key(), Caller::Holder(lease), |found| {
             let mut note = found.record.clone();
             note.end(noted.clone(), found.now());

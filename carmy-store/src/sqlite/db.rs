@@ -336,8 +336,8 @@ fn make_room(
             .unwrap_or((0, 0)))
     };
     let full_share = |(held, weight): (i64, i64)| {
-        held >= count(options.max_entries_per_principal)
-            || weight.saturating_add(bytes) > count(options.max_bytes_per_principal)
+        held >= count(options.request_ids.max_per_principal)
+            || weight.saturating_add(bytes) > count(options.request_ids.max_bytes_per_principal)
     };
     let mut mine = share(transaction)?;
     if full_share(mine) {
@@ -361,8 +361,8 @@ fn make_room(
             .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))?)
     };
     let full_totals = |(entries, weight): (i64, i64)| {
-        entries >= count(options.max_entries)
-            || weight.saturating_add(bytes) > count(options.max_bytes)
+        entries >= count(options.request_ids.max)
+            || weight.saturating_add(bytes) > count(options.request_ids.max_bytes)
     };
     if full_totals(totals(transaction)?) {
         settle_due(transaction, Scope::All, now, ttl)?;
@@ -392,9 +392,9 @@ pub(super) fn finish(
     let total: i64 = transaction
         .prepare_cached("SELECT bytes FROM carmy_totals WHERE id = 0")?
         .query_row([], |row| row.get(0))?;
-    let fits = size <= options.max_outcome_bytes
-        && share.saturating_add(count(size)) <= count(options.max_bytes_per_principal)
-        && total.saturating_add(count(size)) <= count(options.max_bytes);
+    let fits = size <= options.request_ids.max_outcome_bytes
+        && share.saturating_add(count(size)) <= count(options.request_ids.max_bytes_per_principal)
+        && total.saturating_add(count(size)) <= count(options.request_ids.max_bytes);
     if !fits {
         // The call ran: its retries must not run it again, even if its outcome cannot be kept.
         text = outcome::encode(&outcome::not_kept(recorded, size))?;

@@ -210,8 +210,8 @@ impl Tx<'_> {
         let (_, share) = self.share(principal)?;
         let (_, total) = self.totals()?;
         Ok(
-            share.saturating_add(extra) <= count(self.options.max_task_bytes_per_principal)
-                && total.saturating_add(extra) <= count(self.options.max_task_bytes),
+            share.saturating_add(extra) <= count(self.options.tasks.max_bytes_per_principal)
+                && total.saturating_add(extra) <= count(self.options.tasks.max_bytes),
         )
     }
 
@@ -221,8 +221,8 @@ impl Tx<'_> {
     pub(super) fn make_room(&mut self, principal: &str, bytes: i64) -> Result<()> {
         let options = self.options;
         let full_share = |(tasks, weight): (i64, i64)| {
-            tasks >= count(options.max_tasks_per_principal)
-                || weight.saturating_add(bytes) > count(options.max_task_bytes_per_principal)
+            tasks >= count(options.tasks.max_per_principal)
+                || weight.saturating_add(bytes) > count(options.tasks.max_bytes_per_principal)
         };
         if full_share(self.share(principal)?) {
             // Only now is the principal's backlog worth a look: most creates never pay for it.
@@ -235,8 +235,8 @@ impl Tx<'_> {
             }
         }
         let full_totals = |(tasks, weight): (i64, i64)| {
-            tasks >= count(options.max_tasks)
-                || weight.saturating_add(bytes) > count(options.max_task_bytes)
+            tasks >= count(options.tasks.max)
+                || weight.saturating_add(bytes) > count(options.tasks.max_bytes)
         };
         if full_totals(self.totals()?) {
             self.settle_due(None)?;

@@ -41,8 +41,7 @@ use crate::outcome;
 /// Tasks live in the same file as the claims and the records: one file, one thread, and any
 /// process that opens the file reads, answers and cancels the tasks the others run. Bounded as
 /// `MemoryTaskStore` is, with the same defaults
-/// ([`SqliteStoreOptions::max_tasks_per_principal`](super::options::SqliteStoreOptions::max_tasks_per_principal)
-/// and the others).
+/// ([`SqliteStoreOptions::tasks`](super::options::SqliteStoreOptions::tasks)).
 impl TaskStore for SqliteStore {
     async fn create(&self, task: NewTask, lease: Duration) -> Result<Created, StoreError> {
         self.worker.run(move |db| db.create_task(task, lease)).await
@@ -264,7 +263,7 @@ impl Db {
             let mut ended = row.record.clone();
             ended.end(ending.clone(), now);
             let mut saved = Saved::of(&ended)?;
-            let fits = size <= tx.options.max_task_outcome_bytes
+            let fits = size <= tx.options.tasks.max_outcome_bytes
                 && tx.fits(key.principal(), saved.bytes - row.bytes)?;
             if !fits {
                 // The call ran: its owner is told so, even if its outcome cannot be kept.

@@ -11,7 +11,7 @@
 //! carmy_store::task_conformance_tests!(|setup: TaskSetup| {
 //!     MemoryTaskStore::new(
 //!         MemoryTaskStoreLimits::default()
-//!             .with_max_tasks_per_principal(setup.max_tasks_per_principal),
+//!             .with_tasks(|tasks| tasks.with_max_per_principal(setup.max_tasks_per_principal)),
 //!     )
 //! });
 //! # fn main() {}

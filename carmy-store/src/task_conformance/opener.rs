@@ -11,7 +11,7 @@ use crate::scenario::{self, Stores};
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct TaskSetup {
-    /// The most tasks one principal may hold (the store's `max_tasks_per_principal`).
+    /// The most tasks one principal may hold (the store's `tasks.max_per_principal`).
     pub max_tasks_per_principal: usize,
     /// An empty directory of the scenario's own, removed when it ends: where a store kept in
     /// files puts them.

@@ -18,7 +18,7 @@ use std::{
     process::ExitCode,
 };
 
-use carmy_core::{Carmy, MemoryStore, MemoryStoreLimits};
+use carmy_core::{Carmy, MemoryStore, MemoryStoreLimits, Quotas};
 
 use super::{config::RequestIds, redact::redacted};
 use carmy_store::{SqliteStore, SqliteStoreOptions};
@@ -27,25 +27,23 @@ use clap::{Arg, Command, value_parser};
 /// Read when `--store` is not given.
 pub(super) const STORE_ENV: &str = "CARMY_STORE";
 
-/// `$options` (a store's options or limits, which name their bounds alike) with the bounds
-/// `$bounds` sets.
-macro_rules! bounded {
-    ($options:expr, $bounds:expr) => {{
-        let (mut options, bounds): (_, &RequestIds) = ($options, $bounds);
-        if let Some(max) = bounds.max_per_principal {
-            options = options.with_max_entries_per_principal(max);
-        }
-        if let Some(max) = bounds.max_bytes_per_principal {
-            options = options.with_max_bytes_per_principal(max);
-        }
-        if let Some(max) = bounds.max {
-            options = options.with_max_entries(max);
-        }
-        if let Some(max) = bounds.max_bytes {
-            options = options.with_max_bytes(max);
-        }
-        options
-    }};
+/// `quotas` (a store's quotas of request ids) with the bounds `bounds` sets; a bound it leaves
+/// unset keeps the store's own.
+fn bounded(quotas: Quotas, bounds: &RequestIds) -> Quotas {
+    let mut quotas = quotas;
+    if let Some(max) = bounds.max_per_principal {
+        quotas = quotas.with_max_per_principal(max);
+    }
+    if let Some(max) = bounds.max_bytes_per_principal {
+        quotas = quotas.with_max_bytes_per_principal(max);
+    }
+    if let Some(max) = bounds.max {
+        quotas = quotas.with_max(max);
+    }
+    if let Some(max) = bounds.max_bytes {
+        quotas = quotas.with_max_bytes(max);
+    }
+    quotas
 }
 
 /// `command` with the flag on each subcommand that serves.
@@ -169,7 +167,7 @@ pub(super) async fn apply(
     };
     // Opening blocks (the file, another process's lock): not on the executor's thread.
     let opening = path.clone();
-    let options = bounded!(SqliteStoreOptions::default(), bounds);
+    let options = SqliteStoreOptions::default().with_request_ids(|quotas| bounded(quotas, bounds));
     let opened =
         tokio::task::spawn_blocking(move || SqliteStore::open_with(opening, options)).await;
     match opened {
@@ -198,7 +196,8 @@ fn shown(path: &Path) -> String {
 /// database that cannot be reached now is a failure (exit 1): the server does not start.
 #[cfg(feature = "postgres")]
 async fn postgres(carmy: Carmy, url: &str, bounds: &RequestIds) -> Result<Carmy, ExitCode> {
-    let options = bounded!(carmy_store::PostgresStoreOptions::default(), bounds);
+    let options = carmy_store::PostgresStoreOptions::default()
+        .with_request_ids(|quotas| bounded(quotas, bounds));
     match carmy_store::PostgresStore::connect_with(url, options).await {
         Ok(store) => {
             tracing::info!(store = ?store, "idempotency store");
@@ -220,7 +219,8 @@ async fn postgres(_: Carmy, url: &str, _: &RequestIds) -> Result<Carmy, ExitCode
 /// (exit 1): the server does not start.
 #[cfg(feature = "redis")]
 async fn redis(carmy: Carmy, url: &str, bounds: &RequestIds) -> Result<Carmy, ExitCode> {
-    let options = bounded!(carmy_store::RedisStoreOptions::default(), bounds);
+    let options = carmy_store::RedisStoreOptions::default()
+        .with_request_ids(|quotas| bounded(quotas, bounds));
     match carmy_store::RedisStore::connect_with(url, options).await {
         Ok(store) => {
             tracing::info!(store = ?store, "idempotency store");
@@ -255,10 +255,9 @@ fn memory(carmy: Carmy, bounds: &RequestIds) -> Carmy {
     if bounds.set().is_empty() {
         return carmy;
     }
-    carmy.store(MemoryStore::new(bounded!(
-        MemoryStoreLimits::default(),
-        bounds
-    )))
+    carmy.store(MemoryStore::new(
+        MemoryStoreLimits::default().with_request_ids(|quotas| bounded(quotas, bounds)),
+    ))
 }
 
 /// `carmy` keeping its claims, outcomes, records and tasks in `store`.
@@ -283,6 +282,18 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_configuration_sets_only_the_bounds_it_names() {
+        let store = Quotas::new(10, 20, 30, 40, 50);
+        assert_eq!(bounded(store, &RequestIds::default()), store);
+        let bounds = RequestIds {
+            max_per_principal: Some(1),
+            max_bytes: Some(4),
+            ..RequestIds::default()
+        };
+        assert_eq!(bounded(store, &bounds), Quotas::new(1, 20, 30, 4, 50));
+    }
 
     #[test]
     fn memory_a_path_or_the_data_directory() {

@@ -97,10 +97,10 @@ impl TaskStore for MemoryTaskStore {
         let record = TaskRecord::created(task, SystemTime::now());
         let bytes = record_bytes(&record);
         let principal = record.key.principal();
-        if tasks.full(principal, bytes, &self.limits) {
+        if tasks.full(principal, bytes, &self.limits.tasks) {
             tasks.sweep(now);
         }
-        if tasks.full(principal, bytes, &self.limits) {
+        if tasks.full(principal, bytes, &self.limits.tasks) {
             return Err(StoreError::Full(
                 "too many tasks are kept for this caller; retry once older ones expire".into(),
             ));
@@ -140,7 +140,7 @@ impl TaskStore for MemoryTaskStore {
             .iter()
             .map(|(key, answer)| key.len() + value_bytes(answer))
             .sum();
-        let fits = tasks.fits(key.principal(), extra, &self.limits);
+        let fits = tasks.fits(key.principal(), extra, &self.limits.tasks);
         let Some(entry) = tasks.live(key, Instant::now()) else {
             return Ok(None);
         };
@@ -182,7 +182,7 @@ impl TaskStore for MemoryTaskStore {
         let now = Instant::now();
         let mut tasks = lock(&self.inner);
         let extra = asks_bytes(&questions);
-        let fits = tasks.fits(lease.key().principal(), extra, &self.limits);
+        let fits = tasks.fits(lease.key().principal(), extra, &self.limits.tasks);
         let entry = tasks.held(lease, now)?;
         if !fits {
             return Err(StoreError::Full(
@@ -199,8 +199,8 @@ impl TaskStore for MemoryTaskStore {
         let mut tasks = lock(&self.inner);
         tasks.held(lease, now)?;
         let size = outcome_bytes(ending.outcome());
-        let fits = size <= self.limits.max_outcome_bytes
-            && tasks.fits(lease.key().principal(), size, &self.limits);
+        let fits = size <= self.limits.tasks.max_outcome_bytes
+            && tasks.fits(lease.key().principal(), size, &self.limits.tasks);
         let ending = if fits {
             ending
         } else {
@@ -314,8 +314,7 @@ mod tests {
     async fn a_full_share_refuses_new_tasks_and_forgets_nothing() {
         let store = MemoryTaskStore::new(
             MemoryTaskStoreLimits::default()
-                .with_max_tasks_per_principal(2)
-                .with_max_tasks(3),
+                .with_tasks(|tasks| tasks.with_max_per_principal(2).with_max(3)),
         );
         for id in ["a", "b"] {
             store.create(task("alice", id), LEASE).await.unwrap();
@@ -346,8 +345,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_large_outcome_is_kept_as_a_note() {
-        let store =
-            MemoryTaskStore::new(MemoryTaskStoreLimits::default().with_max_outcome_bytes(1024));
+        let store = MemoryTaskStore::new(
+            MemoryTaskStoreLimits::default().with_tasks(|tasks| tasks.with_max_outcome_bytes(1024)),
+        );
         let created = store.create(task("alice", "t"), LEASE).await.unwrap();
         store
             .finish(&created.lease, succeeded(json!("x".repeat(4096))))

@@ -9,6 +9,7 @@ use tokio::{sync::watch, time::Instant};
 use crate::{
     ask::Asks,
     idempotency::{StoreError, outcome_bytes, value_bytes},
+    quotas::Quotas,
     task::{TaskEnding, TaskKey, TaskLease, TaskRecord},
 };
 
@@ -16,64 +17,24 @@ use crate::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MemoryTaskStoreLimits {
-    /// Tasks one principal may hold at once, running or kept (default 1,000).
-    pub max_tasks_per_principal: usize,
-    /// Tasks across all principals (default 10,000).
-    pub max_tasks: usize,
-    /// Bytes one principal's tasks may take (default 16 MiB).
-    pub max_bytes_per_principal: usize,
-    /// Bytes across all principals (default 128 MiB).
-    pub max_bytes: usize,
-    /// The largest outcome kept (default 1 MiB); a larger one is kept as a note that the call
-    /// ran.
-    pub max_outcome_bytes: usize,
+    /// The tasks kept, running or ended: 1,000 and 16 MiB per principal, 10,000 and 128 MiB in
+    /// all, outcomes of at most 1 MiB (by default).
+    pub tasks: Quotas,
 }
 
 impl Default for MemoryTaskStoreLimits {
     fn default() -> Self {
         Self {
-            max_tasks_per_principal: 1_000,
-            max_tasks: 10_000,
-            max_bytes_per_principal: 16 << 20,
-            max_bytes: 128 << 20,
-            max_outcome_bytes: 1 << 20,
+            tasks: Quotas::new(1_000, 16 << 20, 10_000, 128 << 20, 1 << 20),
         }
     }
 }
 
 impl MemoryTaskStoreLimits {
-    /// Replaces the bound on one principal's tasks.
+    /// Replaces the quotas of tasks with what `change` makes of them.
     #[must_use]
-    pub fn with_max_tasks_per_principal(mut self, max: usize) -> Self {
-        self.max_tasks_per_principal = max;
-        self
-    }
-
-    /// Replaces the bound on tasks across principals.
-    #[must_use]
-    pub fn with_max_tasks(mut self, max: usize) -> Self {
-        self.max_tasks = max;
-        self
-    }
-
-    /// Replaces the bound on one principal's bytes.
-    #[must_use]
-    pub fn with_max_bytes_per_principal(mut self, max: usize) -> Self {
-        self.max_bytes_per_principal = max;
-        self
-    }
-
-    /// Replaces the bound on bytes across principals.
-    #[must_use]
-    pub fn with_max_bytes(mut self, max: usize) -> Self {
-        self.max_bytes = max;
-        self
-    }
-
-    /// Replaces the largest outcome kept.
-    #[must_use]
-    pub fn with_max_outcome_bytes(mut self, max: usize) -> Self {
-        self.max_outcome_bytes = max;
+    pub fn with_tasks(mut self, change: impl FnOnce(Quotas) -> Quotas) -> Self {
+        self.tasks = change(self.tasks);
         self
     }
 }
@@ -247,14 +208,9 @@ impl Tasks {
     }
 
     /// Whether `extra` more bytes fit in `principal`'s share and in the total.
-    pub(super) fn fits(
-        &self,
-        principal: &str,
-        extra: usize,
-        limits: &MemoryTaskStoreLimits,
-    ) -> bool {
+    pub(super) fn fits(&self, principal: &str, extra: usize, quotas: &Quotas) -> bool {
         let share = self.shares.get(principal).map_or(0, |share| share.bytes);
-        share + extra <= limits.max_bytes_per_principal && self.bytes + extra <= limits.max_bytes
+        share + extra <= quotas.max_bytes_per_principal && self.bytes + extra <= quotas.max_bytes
     }
 
     /// Counts `key`'s entry at what its record now weighs.
@@ -283,15 +239,10 @@ impl Tasks {
         expired.len()
     }
 
-    pub(super) fn full(
-        &self,
-        principal: &str,
-        bytes: usize,
-        limits: &MemoryTaskStoreLimits,
-    ) -> bool {
+    pub(super) fn full(&self, principal: &str, bytes: usize, quotas: &Quotas) -> bool {
         let share = self.shares.get(principal);
-        share.is_some_and(|share| share.tasks >= limits.max_tasks_per_principal)
-            || self.tasks >= limits.max_tasks
-            || !self.fits(principal, bytes, limits)
+        share.is_some_and(|share| share.tasks >= quotas.max_per_principal)
+            || self.tasks >= quotas.max
+            || !self.fits(principal, bytes, quotas)
     }
 }
