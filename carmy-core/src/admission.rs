@@ -12,7 +12,7 @@ use std::{fmt, future::Future, pin::Pin, sync::Arc, time::Duration};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::{catalog::ToolEntry, context::Context, error::AgentError};
+use crate::{caller::Caller, catalog::ToolEntry, error::AgentError};
 
 /// Decides whether a call may start now, and may make it wait for its turn.
 ///
@@ -24,7 +24,7 @@ use crate::{catalog::ToolEntry, context::Context, error::AgentError};
 ///
 /// impl Admission for OnlyAlice {
 ///     async fn admit(&self, request: AdmissionRequest<'_>) -> Result<Permit, AgentError> {
-///         match request.context().principal() {
+///         match request.caller().principal() {
 ///             Some("alice") => Ok(Permit::none()),
 ///             _ => Err(AgentError::permission("NOT_ALICE", "only alice may call")),
 ///         }
@@ -50,7 +50,7 @@ pub trait Admission: Send + Sync + 'static {
 #[derive(Clone, Copy, Debug)]
 pub struct AdmissionRequest<'a> {
     pub(crate) tool: &'a ToolEntry,
-    pub(crate) context: &'a Context,
+    pub(crate) caller: &'a Caller,
 }
 
 impl<'a> AdmissionRequest<'a> {
@@ -59,9 +59,9 @@ impl<'a> AdmissionRequest<'a> {
         self.tool
     }
 
-    /// The host's trusted context for the call (who is calling).
-    pub fn context(&self) -> &'a Context {
-        self.context
+    /// The host's trusted facts about the caller (who is calling).
+    pub fn caller(&self) -> &'a Caller {
+        self.caller
     }
 }
 

@@ -1,7 +1,7 @@
 //! Approval: may this call run? A step of the pipeline, asked only for tools that need
 //! confirmation.
 //!
-//! The host's grants are asked first ([`HostGrants`]): `confirm:<tool>` in the trusted context
+//! The host's grants are asked first ([`HostGrants`]): `confirm:<tool>` among the caller's grants
 //! lets the call run and nobody else is asked. Otherwise the call's own [`Approver`], if the
 //! host gave it one ([`Request::approver`](crate::Request::approver)), decides: it may grant, decline,
 //! or put questions to the human ([`Pending`]) and have the caller come back with the answers. Without one,
@@ -13,7 +13,7 @@ use std::{fmt, future::Future, pin::Pin, sync::Arc};
 use serde_json::Value;
 
 use crate::{
-    ask::Pending, catalog::ToolEntry, context::Context, error::AgentError, execution::ExecutionId,
+    ask::Pending, caller::Caller, catalog::ToolEntry, error::AgentError, execution::ExecutionId,
 };
 
 /// Decides whether a call that needs confirmation may run.
@@ -66,7 +66,7 @@ pub enum Approval {
 pub struct ApprovalRequest<'a> {
     pub(crate) tool: &'a ToolEntry,
     pub(crate) arguments: &'a Value,
-    pub(crate) context: &'a Context,
+    pub(crate) caller: &'a Caller,
     pub(crate) execution_id: &'a ExecutionId,
 }
 
@@ -81,9 +81,9 @@ impl<'a> ApprovalRequest<'a> {
         self.arguments
     }
 
-    /// The host's trusted context for the call.
-    pub fn context(&self) -> &'a Context {
-        self.context
+    /// The host's trusted facts about the caller.
+    pub fn caller(&self) -> &'a Caller {
+        self.caller
     }
 
     /// The execution that asks.
@@ -92,7 +92,7 @@ impl<'a> ApprovalRequest<'a> {
     }
 }
 
-/// The host's grants, asked first: `confirm:<tool>` in the trusted context approves; anything
+/// The host's grants, asked first: `confirm:<tool>` among the caller's grants approves; anything
 /// else is `CONFIRMATION_REQUIRED`, naming the grant that is missing.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HostGrants;
@@ -101,7 +101,7 @@ impl HostGrants {
     /// The answer, without awaiting anything.
     pub fn decide(request: &ApprovalRequest<'_>) -> Approval {
         let tool = request.tool.name();
-        if request.context.can_confirm(tool) {
+        if request.caller.can_confirm(tool) {
             Approval::Granted
         } else {
             Approval::Declined(AgentError::confirmation_required(tool))

@@ -1,18 +1,14 @@
-//! The trusted context: who is calling and what the host allows, decided by the host only.
+//! The context a tool runs in: the host's trusted facts about the caller ([`Caller`]) and,
+//! inside a tool, the running execution (its id, cancellation, progress, questions, records).
 
-use std::{
-    any::{Any, TypeId},
-    collections::{BTreeSet, HashMap},
-    fmt,
-    sync::Arc,
-};
+use std::{fmt, sync::Arc};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     access::Access,
     ask::{Answers, Ask, AskKind, Asked, Asks, CallAsker, InputAnswer, Root, Sampled},
-    effect::Effect,
+    caller::Caller,
     error::AgentError,
     execution::ExecutionId,
     grant::Grant,
@@ -21,12 +17,10 @@ use crate::{
     suspension::{AskRoute, Suspension},
 };
 
-/// What the host knows and trusts about a call: the principal, the grants it holds and any typed
-/// extensions. Tool arguments and protocol metadata can never add to it; only the host builds
-/// one.
-///
-/// Inside a tool, the same type also carries the execution: its id, its cancellation and a way
-/// to report progress.
+/// What the host knows and trusts about a call (its [`Caller`]: the principal, the grants it
+/// holds and any typed extensions) and, inside a tool, the execution: its id, its cancellation,
+/// a way to report progress, to ask the caller's host, and the application's records. Tool
+/// arguments and protocol metadata can never add to the caller; only the host builds one.
 ///
 /// ```
 /// use carmy_core::Context;
@@ -39,17 +33,8 @@ use crate::{
 /// ```
 #[derive(Clone, Default)]
 pub struct Context {
-    host: Arc<HostContext>,
+    caller: Arc<Caller>,
     execution: Option<ExecutionScope>,
-}
-
-#[derive(Clone, Default)]
-struct HostContext {
-    principal: Option<Arc<str>>,
-    grants: BTreeSet<Grant>,
-    /// Restrictions on the tools it may see and call: every one must allow a tool.
-    access: Vec<Access>,
-    extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
 #[derive(Clone)]
@@ -71,136 +56,122 @@ pub(crate) struct Asking {
     pub(crate) task: Option<Arc<dyn AskRoute>>,
 }
 
+impl From<Caller> for Context {
+    fn from(caller: Caller) -> Self {
+        Self {
+            caller: Arc::new(caller),
+            execution: None,
+        }
+    }
+}
+
 impl Context {
     /// An anonymous context with no grants.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Names the caller. Idempotency keys are scoped by principal, so one principal never sees
-    /// another's recorded results.
-    #[must_use]
-    pub fn with_principal(mut self, principal: impl Into<Arc<str>>) -> Self {
-        Arc::make_mut(&mut self.host).principal = Some(principal.into());
+    /// The host's trusted facts about the caller.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    /// The caller, changed by `change` (copied first if another context shares it).
+    fn with_caller(mut self, change: impl FnOnce(Caller) -> Caller) -> Self {
+        let caller = Arc::make_mut(&mut self.caller);
+        *caller = change(std::mem::take(caller));
         self
     }
 
-    /// Adds a grant such as [`Grant::confirm("cancel_order")`](Grant::confirm), also spelled
-    /// `"confirm:cancel_order"`.
+    /// Names the caller ([`Caller::with_principal`]).
     #[must_use]
-    pub fn with_grant(mut self, grant: impl Into<Grant>) -> Self {
-        Arc::make_mut(&mut self.host).grants.insert(grant.into());
-        self
+    pub fn with_principal(self, principal: impl Into<Arc<str>>) -> Self {
+        self.with_caller(|caller| caller.with_principal(principal))
     }
 
-    /// Adds grants.
+    /// Adds a grant ([`Caller::with_grant`]).
     #[must_use]
-    pub fn with_grants<I, G>(mut self, grants: I) -> Self
+    pub fn with_grant(self, grant: impl Into<Grant>) -> Self {
+        self.with_caller(|caller| caller.with_grant(grant))
+    }
+
+    /// Adds grants ([`Caller::with_grants`]).
+    #[must_use]
+    pub fn with_grants<I, G>(self, grants: I) -> Self
     where
         I: IntoIterator<Item = G>,
         G: Into<Grant>,
     {
-        Arc::make_mut(&mut self.host)
-            .grants
-            .extend(grants.into_iter().map(Into::into));
-        self
+        self.with_caller(|caller| caller.with_grants(grants))
     }
 
-    /// Restricts the tools, resources and prompts the caller may see and use to those `access`
-    /// allows (see [`Access`]). Restrictions add up: a tool must be allowed by each, so a narrower list
-    /// added later (a token's) never widens an earlier one (the server's).
+    /// Restricts what the caller may see and use ([`Caller::with_access`]).
     #[must_use]
-    pub fn with_access(mut self, access: Access) -> Self {
-        Arc::make_mut(&mut self.host).access.push(access);
-        self
+    pub fn with_access(self, access: Access) -> Self {
+        self.with_caller(|caller| caller.with_access(access))
     }
 
-    /// Whether the caller may see and call a tool named `name`, of `effect`: true unless an
-    /// [`Access`] restriction leaves it out.
-    pub(crate) fn allows_tool_named(&self, name: &str, effect: Effect) -> bool {
-        self.host
-            .access
-            .iter()
-            .all(|access| access.allows_tool(name, effect))
+    /// Attaches a typed value ([`Caller::with_extension`]).
+    #[must_use]
+    pub fn with_extension<T: Send + Sync + 'static>(self, value: T) -> Self {
+        self.with_caller(|caller| caller.with_extension(value))
     }
 
-    /// Whether the caller may see and read the resource at `uri` (or the template `uri`).
+    /// Whether the caller may see and read the resource at `uri` ([`Caller::allows_resource`]).
     pub fn allows_resource(&self, uri: &str) -> bool {
-        self.host
-            .access
-            .iter()
-            .all(|access| access.allows_resource(uri))
+        self.caller.allows_resource(uri)
     }
 
-    /// Whether the caller may see and get the prompt named `name`.
+    /// Whether the caller may see and get the prompt named `name` ([`Caller::allows_prompt`]).
     pub fn allows_prompt(&self, name: &str) -> bool {
-        self.host
-            .access
-            .iter()
-            .all(|access| access.allows_prompt(name))
+        self.caller.allows_prompt(name)
     }
 
-    /// Whether any [`Access`] restriction applies.
+    /// Whether any [`Access`] restriction applies ([`Caller::is_restricted`]).
     pub fn is_restricted(&self) -> bool {
-        !self.host.access.is_empty()
+        self.caller.is_restricted()
     }
 
-    /// Whether an [`Access`] restriction holds the caller to some tools.
+    /// Whether a restriction holds the caller to some tools ([`Caller::restricts_tools`]).
     pub fn restricts_tools(&self) -> bool {
-        self.host.access.iter().any(Access::restricts_tools)
+        self.caller.restricts_tools()
     }
 
-    /// Whether an [`Access`] restriction holds the caller to some resources.
+    /// Whether a restriction holds the caller to some resources
+    /// ([`Caller::restricts_resources`]).
     pub fn restricts_resources(&self) -> bool {
-        self.host.access.iter().any(Access::restricts_resources)
+        self.caller.restricts_resources()
     }
 
-    /// Whether an [`Access`] restriction holds the caller to some prompts.
+    /// Whether a restriction holds the caller to some prompts ([`Caller::restricts_prompts`]).
     pub fn restricts_prompts(&self) -> bool {
-        self.host.access.iter().any(Access::restricts_prompts)
+        self.caller.restricts_prompts()
     }
 
-    /// Attaches a typed value (an authenticated user record, a tenant id...), one per type.
-    #[must_use]
-    pub fn with_extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
-        Arc::make_mut(&mut self.host)
-            .extensions
-            .insert(TypeId::of::<T>(), Arc::new(value));
-        self
-    }
-
-    /// The caller, if the host named one.
+    /// The caller, if the host named one ([`Caller::principal`]).
     pub fn principal(&self) -> Option<&str> {
-        self.host.principal.as_deref()
+        self.caller.principal()
     }
 
-    /// The principal, shared: a key that costs no allocation (rate limits).
-    pub(crate) fn principal_shared(&self) -> Option<Arc<str>> {
-        self.host.principal.clone()
-    }
-
-    /// Whether the host granted exactly `grant` (spelled as in `with_grant`).
+    /// Whether the host granted exactly `grant` ([`Caller::has_grant`]).
     pub fn has_grant(&self, grant: &str) -> bool {
-        self.host.grants.contains(grant)
+        self.caller.has_grant(grant)
     }
 
     /// Whether the host allowed `tool` to run without further confirmation
-    /// ([`Grant::confirm`]).
+    /// ([`Caller::can_confirm`]).
     pub fn can_confirm(&self, tool: &str) -> bool {
-        self.host.grants.iter().any(|grant| grant.confirms(tool))
+        self.caller.can_confirm(tool)
     }
 
     /// Every grant, sorted.
     pub fn grants(&self) -> impl Iterator<Item = &Grant> {
-        self.host.grants.iter()
+        self.caller.grants()
     }
 
-    /// The extension of type `T`, if the host attached one.
+    /// The extension of type `T`, if the host attached one ([`Caller::extension`]).
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.host
-            .extensions
-            .get(&TypeId::of::<T>())
-            .and_then(|value| value.downcast_ref())
+        self.caller.extension()
     }
 
     /// The id of the running execution; `None` outside a tool.
@@ -352,7 +323,7 @@ impl Context {
         records: Records,
     ) -> Self {
         Self {
-            host: Arc::clone(&self.host),
+            caller: Arc::clone(&self.caller),
             execution: Some(ExecutionScope {
                 id,
                 cancellation,
@@ -365,13 +336,10 @@ impl Context {
 }
 
 impl fmt::Debug for Context {
-    // Extensions are opaque and may hold secrets: show their count only.
+    // The caller shows its extensions' count only: they are opaque and may hold secrets.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
-            .field("principal", &self.host.principal)
-            .field("grants", &self.host.grants)
-            .field("access", &self.host.access)
-            .field("extensions", &self.host.extensions.len())
+            .field("caller", &self.caller)
             .field("execution_id", &self.execution_id())
             .finish()
     }

@@ -40,6 +40,7 @@ mod approval;
 mod ask;
 mod build_problem;
 mod builder;
+mod caller;
 mod catalog;
 mod completion;
 mod content;
@@ -87,6 +88,7 @@ pub use ask::{
 };
 pub use build_problem::{BuildError, BuildProblem};
 pub use builder::Carmy;
+pub use caller::Caller;
 pub use catalog::{Catalog, MAX_TOOL_NAME_LEN, ToolEntry};
 pub use completion::{CompletionRequest, Completions, MAX_COMPLETIONS};
 pub use content::{ContentBlock, ToolContent};

@@ -18,7 +18,7 @@ struct OnlyAlice;
 
 impl Admission for OnlyAlice {
     async fn admit(&self, request: AdmissionRequest<'_>) -> Result<Permit, AgentError> {
-        match request.context().principal() {
+        match request.caller().principal() {
             Some("alice") => Ok(Permit::none()),
             _ => Err(AgentError::permission("NOT_ALICE", "only alice may call")),
         }

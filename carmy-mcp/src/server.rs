@@ -139,10 +139,11 @@ impl McpServer {
         }
     }
 
-    /// The trusted context every call runs under: principal, grants, extensions. It is the host's
-    /// decision alone; tool arguments and request `_meta` never add to it.
-    pub fn context(mut self, context: Context) -> Self {
-        self.context = context;
+    /// The trusted context every call runs under: principal, grants, extensions (a [`Context`],
+    /// or a [`Caller`](carmy_core::Caller)). It is the host's decision alone; tool arguments and
+    /// request `_meta` never add to it.
+    pub fn context(mut self, context: impl Into<Context>) -> Self {
+        self.context = context.into();
         self
     }
 

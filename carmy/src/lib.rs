@@ -41,12 +41,12 @@ pub mod execution {
     };
 }
 
-/// The host's policy: which tools, resources and prompts a caller may use, which calls it
-/// confirms, when a call may start, and how often.
+/// The host's policy: who is calling (`Caller`), which tools, resources and prompts it may use,
+/// which calls it confirms, when a call may start, and how often.
 pub mod policy {
     pub use carmy_core::{
         Access, AccessError, Admission, AdmissionRequest, Approval, ApprovalRequest, Approver,
-        Capacity, HostGrants, Permit, RateBuckets, RateLimit, Serialization,
+        Caller, Capacity, HostGrants, Permit, RateBuckets, RateLimit, Serialization,
     };
 }
 

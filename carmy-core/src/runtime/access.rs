@@ -1,7 +1,7 @@
-//! Which catalog tools a caller may see and call: `Access` and `Context` judge names and kinds;
+//! Which catalog tools a caller may see and call: `Access` and `Caller` judge names and kinds;
 //! these take a catalog entry, so they live above the catalog.
 
-use crate::{access::Access, catalog::ToolEntry, context::Context};
+use crate::{access::Access, caller::Caller, catalog::ToolEntry, context::Context};
 
 impl Access {
     /// Whether `tool` is allowed.
@@ -10,10 +10,17 @@ impl Access {
     }
 }
 
-impl Context {
+impl Caller {
     /// Whether the caller may see and call `tool`: true unless an [`Access`] restriction
     /// leaves it out.
     pub fn allows_tool(&self, tool: &ToolEntry) -> bool {
         self.allows_tool_named(tool.name(), tool.effect())
+    }
+}
+
+impl Context {
+    /// Whether the caller may see and call `tool` ([`Caller::allows_tool`]).
+    pub fn allows_tool(&self, tool: &ToolEntry) -> bool {
+        self.caller().allows_tool(tool)
     }
 }

@@ -235,7 +235,7 @@ impl Inner {
         let request = ApprovalRequest {
             tool: entry,
             arguments,
-            context: &call.context,
+            caller: call.context.caller(),
             execution_id: &call.begun.id,
         };
         let Approval::Declined(required) = HostGrants::decide(&request) else {
@@ -356,12 +356,12 @@ impl Inner {
         // before the tool's turn, so a call over its rate does not queue first.
         if let Some(limiter) = &entry.rate_limiter {
             limiter
-                .check(entry.name(), call.context.principal_shared())
+                .check(entry.name(), call.context.caller().principal_shared())
                 .map_err(|error| (ExecutionStatus::Rejected, error))?;
         }
         let request = AdmissionRequest {
             tool: entry,
-            context: &call.context,
+            caller: call.context.caller(),
         };
         let turn = match entry.serial.is_some() {
             true => Some(wait_for(Serialization.admit(request), entry, call).await?),

@@ -68,9 +68,10 @@ impl<O: Operation> Request<O> {
         }
     }
 
-    /// The trusted context: principal, grants, extensions. Anonymous and ungranted until set.
-    pub fn context(mut self, context: Context) -> Self {
-        self.context = context;
+    /// The trusted context: principal, grants, extensions (a [`Context`], or a
+    /// [`Caller`](crate::Caller)). Anonymous and ungranted until set.
+    pub fn context(mut self, context: impl Into<Context>) -> Self {
+        self.context = context.into();
         self
     }
 
