@@ -90,6 +90,7 @@ mod logging;
 mod mapping;
 mod scope;
 mod server;
+mod session;
 mod subscriptions;
 mod sync;
 mod transport;

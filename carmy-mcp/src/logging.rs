@@ -29,6 +29,8 @@ use tokio::sync::mpsc;
 use tracing::{Event, Level, Subscriber, field::Field};
 use tracing_subscriber::layer::{Context as LayerContext, Layer};
 
+use crate::sync::lock;
+
 /// The longest field value sent, in bytes; longer ones are cut.
 const MAX_FIELD_BYTES: usize = 1024;
 /// Messages a request may send at once, and per second after that.
@@ -82,10 +84,7 @@ impl RequestLog {
         if severity(level) < severity(self.threshold) {
             return;
         }
-        let mut queue = self
-            .queue
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut queue = lock(&self.queue);
         let Some(sender) = queue.sender.clone() else {
             return;
         };
@@ -108,10 +107,7 @@ impl RequestLog {
 
     /// No message may follow the answer; what was dropped is said once.
     fn close(&self) -> u64 {
-        let mut queue = self
-            .queue
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut queue = lock(&self.queue);
         queue.sender = None;
         queue.dropped
     }

@@ -9,8 +9,8 @@ use carmy_core::{Context, Runtime};
 use rmcp::{
     ServiceExt,
     model::{
-        Implementation, LoggingLevel, PromptsCapability, ResourcesCapability, ServerCapabilities,
-        ServerConfig, TASKS_EXTENSION_ID,
+        Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ServerConfig,
+        TASKS_EXTENSION_ID,
     },
     service::ServerInitializeError,
 };
@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::{
     client::RoundTrips,
     mapping::{Listing, PromptListing, ResourceListing},
-    subscriptions::Subscriptions,
+    session::SessionState,
     transport::line::{CallThread, DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
 };
 
@@ -299,31 +299,6 @@ impl McpServer {
             session: Arc::default(),
             ..self.clone()
         }
-    }
-}
-
-/// What one session's client chose.
-#[derive(Debug, Default)]
-pub(crate) struct SessionState {
-    /// The least severe log level it wants (`logging/setLevel`); nothing until it says.
-    log_level: std::sync::Mutex<Option<LoggingLevel>>,
-    /// The resources it follows; dropped with the session, which stops telling it.
-    pub(crate) subscriptions: Subscriptions,
-}
-
-impl SessionState {
-    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
-        *self
-            .log_level
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
-        *self
-            .log_level
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(level);
     }
 }
 

@@ -12,6 +12,8 @@ use rmcp::{
 };
 use tokio::sync::mpsc;
 
+use crate::sync::lock;
+
 /// Turns reports into notifications for one request's progress token.
 ///
 /// `report` is synchronous and the peer is async, so reports go through a channel that
@@ -25,10 +27,7 @@ struct PeerProgress {
 
 impl ProgressSink for PeerProgress {
     fn report(&self, done: f64, total: Option<f64>, message: Option<&str>) {
-        let queue = self
-            .queue
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let queue = lock(&self.queue);
         let Some(queue) = queue.as_ref() else { return };
         let mut notification = ProgressNotificationParam::new(self.token.clone(), done);
         if let Some(total) = total {
@@ -43,10 +42,7 @@ impl ProgressSink for PeerProgress {
 
 impl PeerProgress {
     fn close(&self) {
-        self.queue
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
+        lock(&self.queue).take();
     }
 }
 
