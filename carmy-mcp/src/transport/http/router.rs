@@ -1,7 +1,7 @@
 //! The router an [`HttpServer`] becomes: rmcp's streamable HTTP service on [`MCP_PATH`] behind
-//! the checks of `guard.rs` (stacked here, in their order), the health endpoint, the legacy
-//! SSE transport and the OAuth metadata when configured, then the per-address rate limit and
-//! CORS around everything; and the switches ([`Control`]) that serving flips to shut it down.
+//! the checks of `guard.rs`, the health endpoint, the legacy SSE transport and the OAuth
+//! metadata when configured, then the per-address rate limit and CORS around everything; and
+//! the switches ([`Control`]) that serving flips to shut it down.
 
 use std::sync::{
     Arc,
@@ -76,54 +76,33 @@ impl HttpServer {
             cors::layer(allowed, self.server.runtime.catalog(), cors.credentials)
         });
         let draining = control.draining.clone();
-        // The checks before rmcp, innermost first: each `route_layer` wraps those above it, so a
-        // request meets them bottom up (see `guard.rs` for why this order).
-        let mut router =
-            Router::new()
-                .route_service(MCP_PATH, mcp)
-                .route_layer(middleware::from_fn_with_state(
-                    guard::Places {
-                        sessions: sessions.clone(),
-                        stateful: !self.stateless,
-                        idle_timeout: self.sessions.idle_timeout,
-                    },
-                    guard::reserve_session_place,
-                ));
-        #[cfg(feature = "oauth")]
-        {
-            router = router.route_layer(middleware::from_fn_with_state(
-                self.server.runtime.clone(),
-                guard::require_scope,
-            ));
-        }
-        router = router
-            .route_layer(middleware::from_fn_with_state(
-                self.max_body_bytes,
-                guard::read_body,
-            ))
-            .route_layer(middleware::from_fn(guard::answer_within_deadline))
-            .route_layer(middleware::from_fn_with_state(
-                guard::SessionOwners {
-                    sessions,
-                    stateful: !self.stateless,
-                },
-                guard::enter_session,
-            ))
-            .route_layer(middleware::from_fn_with_state(
-                guard::Ties {
-                    calls: control.calls.clone(),
-                    request_timeout: self.request_timeout,
-                    stream_timeout: self.stream_timeout,
-                },
-                guard::tie_to_connection,
-            ))
-            .route_layer(middleware::from_fn_with_state(
-                Arc::new(guard::Authentication {
-                    authenticator: self.authenticator,
-                    base: self.server.context.clone(),
-                }),
-                guard::authenticate,
-            ))
+        // The checks before rmcp, in one middleware (see `guard.rs` for their order).
+        let guard = Arc::new(guard::Guard {
+            authentication: guard::Authentication {
+                authenticator: self.authenticator,
+                base: self.server.context.clone(),
+            },
+            ties: guard::Ties {
+                calls: control.calls.clone(),
+                request_timeout: self.request_timeout,
+                stream_timeout: self.stream_timeout,
+            },
+            owners: guard::SessionOwners {
+                sessions: sessions.clone(),
+                stateful: !self.stateless,
+            },
+            max_body_bytes: self.max_body_bytes,
+            #[cfg(feature = "oauth")]
+            runtime: self.server.runtime.clone(),
+            places: guard::Places {
+                sessions,
+                stateful: !self.stateless,
+                idle_timeout: self.sessions.idle_timeout,
+            },
+        });
+        let mut router = Router::new()
+            .route_service(MCP_PATH, mcp)
+            .route_layer(middleware::from_fn_with_state(guard, guard::guard))
             .route(HEALTH_PATH, get(move || health(draining.clone())));
         if let Some(legacy) = legacy {
             router = router.merge(sse::router(legacy));
