@@ -34,16 +34,7 @@ pub(super) fn command(
     };
     let mcp = Command::new("mcp")
         .about("Serve the tools over MCP on stdin/stdout")
-        .args(grants())
-        .arg(
-            Arg::new("confirm-via-client")
-                .long("confirm-via-client")
-                .action(ArgAction::SetTrue)
-                .help(
-                    "Ask the client's user to approve each call that needs confirmation \
-                     the host did not grant (MCP elicitation)",
-                ),
-        );
+        .args(grants());
     let json = || {
         Arg::new("json")
             .long("json")
@@ -124,6 +115,12 @@ pub(super) fn command(
                 command.mut_subcommand(serving, |sub| sub.arg(config_arg()).arg(log_level_arg()));
         }
     }
+    // The client's user may confirm calls on every transport.
+    for serving in ["serve", "mcp", "http", "unix", "config"] {
+        if command.find_subcommand(serving).is_some() {
+            command = command.mut_subcommand(serving, |sub| sub.arg(confirm_via_client_arg()));
+        }
+    }
     #[cfg(feature = "fs")]
     let command = match served {
         Served::Files { .. } => files::add_arg(command),
@@ -136,6 +133,17 @@ pub(super) fn command(
         Served::Runtime(_) => command,
     };
     command
+}
+
+/// `--confirm-via-client`.
+fn confirm_via_client_arg() -> Arg {
+    Arg::new("confirm-via-client")
+        .long("confirm-via-client")
+        .action(ArgAction::SetTrue)
+        .help(
+            "Ask the client's user to approve each call that needs confirmation the host did \
+             not grant (MCP elicitation)",
+        )
 }
 
 /// `--config FILE`.

@@ -281,14 +281,16 @@ impl Cli {
             .server_info(
                 settings.server.name.as_deref().unwrap_or(name),
                 settings.server.version.as_deref().unwrap_or(version),
-            );
+            )
+            .confirm_via_client(settings.security.confirm_via_client);
         match settings.server.transport {
             Transport::Stdio => {
-                let mut server = server.confirm_via_client(settings.security.confirm_via_client);
-                if settings.server.worker_threads == 1 {
-                    // One thread, the calls included.
-                    server = server.call_thread(carmy_mcp::CallThread::Off);
-                }
+                // One thread, the calls included.
+                let one_thread = settings.server.worker_threads == 1;
+                let server = match one_thread {
+                    true => server.call_thread(carmy_mcp::CallThread::Off),
+                    false => server,
+                };
                 commands::mcp(server).await
             }
             #[cfg(feature = "http")]

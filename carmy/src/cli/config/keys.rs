@@ -219,7 +219,7 @@ pub(in crate::cli) const KEYS: &[Key] = &[
     key(
         "security.confirm_via_client",
         "`--confirm-via-client`",
-        "Ask the client's user to approve calls that need confirmation (stdio)",
+        "Ask the client's user to approve calls that need confirmation (every transport)",
     ),
     key(
         "security.rate_limit.requests_per_minute",

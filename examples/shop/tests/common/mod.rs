@@ -212,11 +212,20 @@ pub struct HttpClient {
 impl HttpClient {
     /// POSTs `message` to `/mcp`: the status and the JSON body.
     pub fn post(&mut self, message: &Value) -> (u16, Value) {
+        self.post_with(&[], message)
+    }
+
+    /// POSTs `message` to `/mcp` with the extra `headers`: the status and the JSON body.
+    pub fn post_with(&mut self, headers: &[(&str, &str)], message: &Value) -> (u16, Value) {
         let body = message.to_string();
+        let extra: String = headers
+            .iter()
+            .map(|(name, value)| format!("{name}: {value}\r\n"))
+            .collect();
         let head = format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
              Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-             Content-Length: {}\r\n\r\n",
+             {extra}Content-Length: {}\r\n\r\n",
             self.addr,
             self.token,
             body.len()
