@@ -118,7 +118,7 @@ impl Caller {
 
     /// Whether the caller may see and call a tool named `name`, of `effect`: true unless an
     /// [`Access`] restriction leaves it out.
-    pub fn allows_tool_named(&self, name: &str, effect: Effect) -> bool {
+    pub(crate) fn allows_tool_named(&self, name: &str, effect: Effect) -> bool {
         self.access
             .iter()
             .all(|access| access.allows_tool(name, effect))

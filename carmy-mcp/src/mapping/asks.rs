@@ -3,7 +3,7 @@
 //! the shape their question expects.
 
 use carmy_core::{AgentError, Ask, ContentBlock, Pending, Role};
-use rmcp::model::{InputRequest, InputRequests, ServerRequest};
+use rmcp::model::{InputRequest, InputRequests, InputRequiredResult, ServerRequest};
 use serde_json::{Value, json};
 
 /// A question as the request a 2025-11-25 server sends the client.
@@ -22,6 +22,16 @@ pub(crate) fn input_requests(pending: &Pending) -> Result<InputRequests, AgentEr
                 .map_err(|error| malformed(ask, &error))
         })
         .collect()
+}
+
+/// An execution waiting on answers, as the `input_required` result of 2026-07-28: its questions
+/// and the state to send back with the answers.
+pub(crate) fn input_required(pending: &Pending) -> Result<InputRequiredResult, AgentError> {
+    let requests = input_requests(pending)?;
+    Ok(InputRequiredResult::new(
+        Some(requests),
+        pending.state().map(str::to_owned),
+    ))
 }
 
 /// Whether `answer` is of the shape `ask` expects, so that a wrong one is asked again (or, for

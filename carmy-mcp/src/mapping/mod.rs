@@ -20,7 +20,7 @@ mod result;
 mod tasks;
 mod tools;
 
-pub(crate) use asks::{answers, input_requests, server_request};
+pub(crate) use asks::{answers, input_requests, input_required, server_request};
 pub(crate) use completion::{complete_result, target as completion_target};
 pub use confirmation::{CONFIRM_FIELD, CONFIRM_INPUT_KEY};
 pub(crate) use confirmation::{approves, confirmation};

@@ -2,9 +2,7 @@
 //! human, by what the runtime says it is.
 
 use carmy_core::{AgentError, Outcome, OutcomeKind, ToolEntry, codes};
-use rmcp::model::{
-    CallToolResponse, ClientCapabilities, ErrorCode, ErrorData, InputRequiredResult,
-};
+use rmcp::model::{CallToolResponse, ClientCapabilities, ErrorCode, ErrorData};
 
 use super::{result::call_result, tasks::create_result};
 
@@ -37,12 +35,8 @@ pub(crate) fn call_response(
                 .unwrap_or_else(|| AgentError::internal("an unroutable call produced a result"));
             Err(unknown_tool(&error))
         }
-        OutcomeKind::InputRequired(pending) => match super::input_requests(&pending) {
-            Ok(requests) => Ok(InputRequiredResult::new(
-                Some(requests),
-                pending.state().map(str::to_owned),
-            )
-            .into()),
+        OutcomeKind::InputRequired(pending) => match super::input_required(&pending) {
+            Ok(asked) => Ok(asked.into()),
             Err(error) => {
                 Ok(call_result(entry, &outcome.execution_id, outcome.status, Err(error)).into())
             }

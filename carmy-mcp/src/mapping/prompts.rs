@@ -3,8 +3,8 @@
 
 use carmy_core::{Message, Messages, Outcome, OutcomeKind, PromptEntry, Role};
 use rmcp::model::{
-    CacheScope, ErrorData, GetPromptResponse, GetPromptResult, InputRequiredResult,
-    ListPromptsResult, Prompt, PromptArgument, PromptMessage,
+    CacheScope, ErrorData, GetPromptResponse, GetPromptResult, ListPromptsResult, Prompt,
+    PromptArgument, PromptMessage,
 };
 
 use super::page::{self, Page};
@@ -99,10 +99,9 @@ pub(crate) fn get_result(
     outcome: Outcome<Messages>,
 ) -> Result<GetPromptResponse, ErrorData> {
     if let OutcomeKind::InputRequired(pending) = &outcome.kind
-        && let Ok(requests) = super::input_requests(pending)
+        && let Ok(asked) = super::input_required(pending)
     {
-        let state = pending.state().map(str::to_owned);
-        return Ok(InputRequiredResult::new(Some(requests), state).into());
+        return Ok(asked.into());
     }
     let error = match outcome.result {
         Ok(messages) => return Ok(result(entry, messages).into()),

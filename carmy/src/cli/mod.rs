@@ -285,11 +285,11 @@ impl Cli {
             .confirm_via_client(settings.security.confirm_via_client);
         match settings.server.transport {
             Transport::Stdio => {
-                // One thread, the calls included.
-                let one_thread = settings.server.worker_threads == 1;
-                let server = match one_thread {
-                    true => server.call_thread(carmy_mcp::CallThread::Off),
-                    false => server,
+                let server = if settings.server.worker_threads == 1 {
+                    // One thread, the calls included.
+                    server.call_thread(carmy_mcp::CallThread::Off)
+                } else {
+                    server
                 };
                 commands::mcp(server).await
             }

@@ -31,7 +31,6 @@
 //! handler's `get_tool`, and answers a mismatch `400` with `-32020`.
 
 use std::{
-    future::Future,
     pin::Pin,
     sync::Arc,
     task::{Context as TaskContext, Poll},
@@ -122,7 +121,6 @@ async fn authenticate<F: Future<Output = Response>>(
 }
 
 /// What [`tie_to_connection`] needs.
-#[derive(Clone)]
 pub(super) struct Ties {
     /// Cancels every call (the end of shutdown's grace period).
     pub(super) calls: CancellationToken,
@@ -173,7 +171,6 @@ async fn tie_to_connection<F: Future<Output = Response>>(
 }
 
 /// What [`enter_session`] needs: the sessions, unless serving statelessly.
-#[derive(Clone)]
 pub(super) struct SessionOwners {
     pub(super) sessions: Arc<Sessions>,
     pub(super) stateful: bool,
@@ -274,7 +271,6 @@ async fn require_scope<F: Future<Output = Response>>(
 }
 
 /// What [`reserve_session_place`] needs.
-#[derive(Clone)]
 pub(super) struct Places {
     /// The bounds on sessions.
     pub(super) sessions: Arc<Sessions>,
