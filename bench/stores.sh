@@ -81,6 +81,9 @@ new_database() {
 # One principal per client: each principal's share of request ids (10,000 by default) would
 # fill up in a few seconds of load from one.
 tokens="$scratch/tokens"
+# Replicas sharing a store share the keys that seal their round trips' states.
+keys="$scratch/state-keys"
+(umask 077 && echo "bench $(head -c 32 /dev/urandom | base64)" >"$keys")
 token_flags=()
 for i in $(seq "$clients"); do
   echo "bench-store-token-$i client-$i" >>"$tokens"
@@ -107,7 +110,8 @@ run_case() {
   replicas=()
   for i in $(seq "$count"); do
     log="$scratch/replica-$i.log"
-    "$server" http --stateless --addr 127.0.0.1:0 --store "$store" --token-file "$tokens" 2>"$log" &
+    "$server" http --stateless --addr 127.0.0.1:0 --store "$store" --token-file "$tokens" \
+      --state-keys-file "$keys" 2>"$log" &
     pids+=($!)
     replicas+=($!)
     local url

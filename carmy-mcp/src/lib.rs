@@ -95,6 +95,7 @@ mod subscriptions;
 mod sync;
 mod transport;
 
+pub use client::{StateKeys, StateKeysError};
 pub use logging::ClientLogLayer;
 pub use mapping::{
     CONFIRM_FIELD, CONFIRM_INPUT_KEY, META_CONFIRMATION, META_EFFECT, META_ERROR,

@@ -17,7 +17,7 @@ use rmcp::{
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::{
-    client::RoundTrips,
+    client::{RoundTrips, StateKeys},
     mapping::{Listing, PromptListing, ResourceListing},
     session::SessionState,
     transport::line::{CallThread, DEFAULT_MAX_LINE_BYTES, LineTransport, ToolsPage},
@@ -71,6 +71,7 @@ impl std::fmt::Debug for McpServer {
             .field("context", &self.context)
             .field("max_line_bytes", &self.max_line_bytes)
             .field("confirm_via_client", &self.round_trips.confirms())
+            .field("state_keys", self.round_trips.keys())
             .field("call_thread", &self.call_thread)
             .finish()
     }
@@ -131,7 +132,7 @@ impl McpServer {
             listing,
             resources,
             prompts,
-            round_trips: Arc::new(RoundTrips::new(false)),
+            round_trips: Arc::new(RoundTrips::new(false, StateKeys::random())),
             page: Arc::default(),
             session: Arc::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
@@ -163,7 +164,18 @@ impl McpServer {
     /// refused `-32602` before anything runs, as for a tool's own questions. A client without
     /// elicitation gets `CONFIRMATION_REQUIRED`, as when this is off.
     pub fn confirm_via_client(mut self, enabled: bool) -> Self {
-        self.round_trips = Arc::new(RoundTrips::new(enabled));
+        let keys = self.round_trips.keys().clone();
+        self.round_trips = Arc::new(RoundTrips::new(enabled, keys));
+        self
+    }
+
+    /// The keys that seal the `requestState` of 2026-07-28 round trips (a tool's questions, a
+    /// confirmation through the client). By default a random key of this process: right for
+    /// one process, while replicas behind a balancer must share keys, since a client's retry
+    /// may reach any of them. See [`StateKeys`] for the key file and rotation.
+    pub fn state_keys(mut self, keys: StateKeys) -> Self {
+        let confirms = self.round_trips.confirms();
+        self.round_trips = Arc::new(RoundTrips::new(confirms, keys));
         self
     }
 

@@ -10,7 +10,8 @@
 //!   result carrying the questions and a sealed `requestState` (`states.rs`); the client retries
 //!   with the answers in `inputResponses` and echoes the state (`Channel::Modern`). The request
 //!   runs again and finds each answer under its key: this round's in `inputResponses`, earlier
-//!   rounds' (a confirmation among them) in the state. A state that fails verification is
+//!   rounds' (a confirmation among them) in the state. Replicas open each other's states when
+//!   they hold the same [`StateKeys`] (`keys.rs`). A state that fails verification is
 //!   refused (`-32602`) before anything runs; answers nobody asked for are ignored; an answer
 //!   of the wrong shape is asked again.
 //!
@@ -25,6 +26,7 @@
 
 mod approval;
 mod asker;
+mod keys;
 mod question;
 mod redeemed;
 mod round;
@@ -34,5 +36,6 @@ mod waiting;
 
 pub(crate) use approval::ClientApproval;
 pub(crate) use asker::ClientAsker;
+pub use keys::{StateKeys, StateKeysError};
 pub(crate) use states::Binding;
 pub(crate) use trips::RoundTrips;

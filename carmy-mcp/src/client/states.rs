@@ -2,7 +2,7 @@
 //! round of a call knows the answers of the earlier ones.
 //!
 //! The state is untrusted, so it is authenticated (HMAC-SHA256, rmcp's `RequestStateCodec`,
-//! with a per-server random key), bound to the request it was issued for (the method, the
+//! with the server's [`StateKeys`]: shared by replicas, or a random key of one process), bound to the request it was issued for (the method, the
 //! tool's or prompt's name, the arguments' digest and the principal, as associated data), and
 //! expires. It carries the answers so far, a confirmation among them, and a name: a state that
 //! carries a confirmation is redeemed once, so one approval runs one call.
@@ -15,7 +15,7 @@
 use std::{
     collections::BTreeMap,
     sync::Mutex,
-    time::{Duration, Instant},
+    time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
 use carmy_core::Fingerprint;
@@ -23,7 +23,10 @@ use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::redeemed::{Redeemed, StateId};
+use super::{
+    keys::StateKeys,
+    redeemed::{Redeemed, StateId},
+};
 use crate::sync::lock;
 
 /// How long a state stays valid: the user's time to answer, while nothing waits on the server.
@@ -41,7 +44,7 @@ pub(super) const EXPIRED: &str = "it expired; call again";
 struct Sealed {
     /// Format version: 3.
     v: u8,
-    /// When it was issued, in milliseconds since the server's epoch.
+    /// When it was issued, in milliseconds since the UNIX epoch: replicas read it too.
     at: u64,
     /// Random: with `at`, names the state.
     n: u64,
@@ -55,30 +58,30 @@ pub(super) struct Opened {
     pub(super) answers: BTreeMap<String, Value>,
 }
 
-/// The server's sealing key, and the states already redeemed. Shared by every clone of the
+/// The server's sealing keys, and the states already redeemed. Shared by every clone of the
 /// server (every connection), so a state is single-use across them.
 pub(super) struct States {
     codec: RequestStateCodec,
     ttl: Duration,
-    /// States carry when they were issued, in milliseconds since this instant: a monotonic
-    /// clock, so the order of states and their expiry never depend on the wall clock.
-    epoch: Instant,
     redeemed: Mutex<Redeemed>,
 }
 
 impl States {
-    pub(super) fn new(ttl: Duration) -> Self {
+    pub(super) fn new(ttl: Duration, keys: &StateKeys) -> Self {
         Self {
-            codec: fresh_codec(),
+            codec: keys.codec().clone(),
             ttl,
-            epoch: Instant::now(),
             redeemed: Mutex::default(),
         }
     }
 
-    /// Milliseconds since the server's epoch.
+    /// Milliseconds since the UNIX epoch: the clock every replica reads the same way (the seal's
+    /// own expiry is by it too).
     fn now_ms(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+        let since = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
     }
 
     fn ttl_ms(&self) -> u64 {
@@ -116,8 +119,9 @@ impl States {
         if sealed.v != 3 {
             return Err(ALTERED);
         }
-        // Expiry by our own clock as well: a record is let go once its state expires by it, so
-        // a state must never outlive its record, whatever the wall clock does.
+        // Expiry by the clock the redeemed records are let go by, so a state never outlives its
+        // record. (A clock set back by more than the seal's own margin could let a state open
+        // again after its record went: keep replicas' clocks synchronised.)
         if sealed.at.saturating_add(self.ttl_ms()) <= self.now_ms() {
             return Err(EXPIRED);
         }
@@ -136,15 +140,6 @@ impl States {
     pub(super) fn redeemed(&self) -> std::sync::MutexGuard<'_, Redeemed> {
         lock(&self.redeemed)
     }
-}
-
-/// A codec with a fresh random key: states sealed by one server, in one run, open there only.
-fn fresh_codec() -> RequestStateCodec {
-    let mut key = [0u8; 32];
-    // Without randomness there is no safe key; a server that cannot read the OS's RNG cannot
-    // run anything else that matters either.
-    getrandom::fill(&mut key).expect("the operating system's random number generator");
-    RequestStateCodec::new_unchecked(key.to_vec())
 }
 
 fn random_u64() -> u64 {
@@ -229,7 +224,7 @@ mod tests {
 
     #[test]
     fn a_state_opens_for_its_own_call_only_and_is_redeemed_once() {
-        let states = States::new(STATE_TTL);
+        let states = States::new(STATE_TTL, &StateKeys::random());
         let args = json!({ "order_id": "ord-1" });
         let this = call(&args, Some("alice"));
         let answers = BTreeMap::from([("q".to_owned(), json!({ "action": "accept" }))]);
@@ -254,14 +249,46 @@ mod tests {
         );
         // Another server (another key) trusts none of it.
         assert_eq!(
-            States::new(STATE_TTL).open(&state, &this).err(),
+            States::new(STATE_TTL, &StateKeys::random())
+                .open(&state, &this)
+                .err(),
             Some(ALTERED)
         );
     }
 
     #[test]
+    fn replicas_holding_the_keys_open_each_others_states_through_a_rotation() {
+        const OLD: &str = "old b2xkLXJlcXVlc3Qtc3RhdGUta2V5LWF0LWxlYXN0LTMyYg==";
+        const NEW: &str = "new bmV3LXJlcXVlc3Qtc3RhdGUta2V5LWF0LWxlYXN0LTMyYg==";
+        let replica = |file: &str| States::new(STATE_TTL, &StateKeys::parse(file).unwrap());
+        let this = call(&json!({ "order_id": "ord-1" }), Some("alice"));
+        let none = BTreeMap::new();
+        // Before: every replica seals and opens with the old key.
+        let before = replica(OLD);
+        let asked = before.seal(&none, &this).unwrap();
+        assert!(replica(OLD).open(&asked, &this).is_ok());
+        // Step 1, the new key added after the old: still sealed with the old.
+        let added = replica(&format!("{OLD}\n{NEW}"));
+        let added_seals = added.seal(&none, &this).unwrap();
+        assert!(before.open(&added_seals, &this).is_ok());
+        // Step 2, the new key first: replicas of step 1 open what it seals, and it opens
+        // what the replicas before the rotation sealed.
+        let promoted = replica(&format!("{NEW}\n{OLD}"));
+        let promoted_seals = promoted.seal(&none, &this).unwrap();
+        assert!(added.open(&promoted_seals, &this).is_ok());
+        assert!(promoted.open(&asked, &this).is_ok());
+        // Step 3, the old key retired: what it sealed opens no more, the new key's does.
+        let retired = replica(NEW);
+        assert_eq!(retired.open(&asked, &this).err(), Some(ALTERED));
+        assert!(retired.open(&promoted_seals, &this).is_ok());
+        // A process's own key opens nothing sealed with the shared ones.
+        let alone = States::new(STATE_TTL, &StateKeys::random());
+        assert_eq!(alone.open(&promoted_seals, &this).err(), Some(ALTERED));
+    }
+
+    #[test]
     fn an_expired_state_is_refused() {
-        let states = States::new(Duration::from_millis(1));
+        let states = States::new(Duration::from_millis(1), &StateKeys::random());
         let this = call(&json!({}), None);
         let state = states.seal(&BTreeMap::new(), &this).unwrap();
         std::thread::sleep(Duration::from_millis(20));
@@ -270,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_flood_costs_the_flooder_its_older_questions_only() {
-        let states = States::new(STATE_TTL);
+        let states = States::new(STATE_TTL, &StateKeys::random());
         let none = BTreeMap::new();
         let args = json!({});
         let (alice, mallory, anonymous) = (

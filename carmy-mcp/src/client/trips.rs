@@ -1,4 +1,4 @@
-//! The server's side of every round trip: its sealing key and redeemed states, the calls
+//! The server's side of every round trip: its sealing keys and redeemed states, the calls
 //! waiting for their users, and whether the human in front of the client may confirm calls.
 
 use std::{
@@ -14,6 +14,7 @@ use rmcp::{
 use serde_json::json;
 
 use super::{
+    keys::StateKeys,
     round::{Channel, Modern, Round},
     states::{Binding, STATE_TTL, States},
     waiting::Waiting,
@@ -25,30 +26,38 @@ pub(crate) struct RoundTrips {
     states: Arc<States>,
     waiting: Arc<Mutex<Waiting>>,
     confirms: bool,
+    keys: StateKeys,
 }
 
 impl std::fmt::Debug for RoundTrips {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RoundTrips")
             .field("confirms", &self.confirms)
+            .field("keys", &self.keys)
             .finish_non_exhaustive()
     }
 }
 
 impl RoundTrips {
-    /// Round trips whose states expire after [`STATE_TTL`]; confirmation through the client
-    /// when `confirms`.
-    pub(crate) fn new(confirms: bool) -> Self {
+    /// Round trips whose states, sealed with `keys`, expire after [`STATE_TTL`]; confirmation
+    /// through the client when `confirms`.
+    pub(crate) fn new(confirms: bool, keys: StateKeys) -> Self {
         Self {
-            states: Arc::new(States::new(STATE_TTL)),
+            states: Arc::new(States::new(STATE_TTL, &keys)),
             waiting: Arc::default(),
             confirms,
+            keys,
         }
     }
 
     /// Whether the human in front of the client may confirm calls.
     pub(crate) fn confirms(&self) -> bool {
         self.confirms
+    }
+
+    /// The keys that seal and open states.
+    pub(crate) fn keys(&self) -> &StateKeys {
+        &self.keys
     }
 
     /// The round trip of one request (a call, a prompt get): the client's answers and the

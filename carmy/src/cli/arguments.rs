@@ -121,6 +121,12 @@ pub(super) fn command(
             command = command.mut_subcommand(serving, |sub| sub.arg(confirm_via_client_arg()));
         }
     }
+    // Replicas share the keys of their round trips; stdio serves one client in one process.
+    for serving in ["serve", "http", "unix", "config"] {
+        if command.find_subcommand(serving).is_some() {
+            command = command.mut_subcommand(serving, |sub| sub.arg(state_keys_file_arg()));
+        }
+    }
     #[cfg(feature = "fs")]
     let command = match served {
         Served::Files { .. } => files::add_arg(command),
@@ -143,6 +149,16 @@ fn confirm_via_client_arg() -> Arg {
         .help(
             "Ask the client's user to approve each call that needs confirmation the host did \
              not grant (MCP elicitation)",
+        )
+}
+
+/// `--state-keys-file PATH`.
+fn state_keys_file_arg() -> Arg {
+    Arg::new("state-keys-file")
+        .long("state-keys-file")
+        .value_name("PATH")
+        .help(
+            "Seal the state of 2026-07-28 round trips with these keys, one `ID KEY` per line,              the first sealing (security.state_keys_file); the same file on every replica.              Required on the network with a PostgreSQL or Redis store",
         )
 }
 

@@ -33,9 +33,11 @@ mod files;
 mod logging;
 mod network;
 mod offline;
+mod private_file;
 mod redact;
 mod render;
 mod served;
+mod state_keys;
 #[cfg(feature = "store")]
 mod store;
 mod threads;
@@ -270,6 +272,10 @@ impl Cli {
             eprintln!("error: {error}");
             return ExitCode::from(2);
         }
+        let keys = match state_keys::load(&settings) {
+            Ok(keys) => keys,
+            Err(status) => return status,
+        };
         let context = settings_context(self.context.clone(), &settings);
         let (name, version) = (self.name, self.version);
         let runtime = match self.served.runtime(name, Some(&settings)).await {
@@ -283,6 +289,10 @@ impl Cli {
                 settings.server.version.as_deref().unwrap_or(version),
             )
             .confirm_via_client(settings.security.confirm_via_client);
+        let server = match keys {
+            Some(keys) => server.state_keys(keys),
+            None => server,
+        };
         match settings.server.transport {
             Transport::Stdio => {
                 let server = if settings.server.worker_threads == 1 {

@@ -309,22 +309,7 @@ pub(super) async fn http(server: McpServer, settings: &Settings) -> ExitCode {
 #[cfg(feature = "http")]
 fn read_tokens(path: &std::path::Path) -> Result<carmy_mcp::BearerTokens, String> {
     let shown = path.display();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map_err(|error| format!("cannot read the token file {shown}: {error}"))?
-            .permissions()
-            .mode();
-        if mode & 0o077 != 0 {
-            return Err(format!(
-                "the token file {shown} is readable by other users (mode {:o}); chmod 600 it",
-                mode & 0o777
-            ));
-        }
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| format!("cannot read the token file {shown}: {error}"))?;
+    let text = super::private_file::read(path, "token file")?;
     let tokens = carmy_mcp::BearerTokens::parse(&text)
         .map_err(|error| format!("the token file {shown}: {error}"))?;
     if tokens.is_empty() {

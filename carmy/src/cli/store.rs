@@ -112,6 +112,11 @@ fn server_url(given: &str) -> Option<Choice> {
     }
 }
 
+/// Whether `given` names a store replicas share (a PostgreSQL or Redis server).
+pub(super) fn is_shared(given: &str) -> bool {
+    server_url(given).is_some()
+}
+
 /// The XDG data directory: `$XDG_DATA_HOME`, else `$HOME/.local/share` (a relative value is
 /// ignored, as the XDG specification says).
 fn data_dir() -> Option<PathBuf> {

@@ -22,6 +22,23 @@ use test_servers::{Postgres, Redis};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
+/// The key file every replica of this test process seals its request states with, as replicas
+/// sharing a store must (readable by this user alone).
+fn state_keys() -> &'static std::path::Path {
+    static FILE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let file = std::env::temp_dir().join(format!("everything-keys-{}", std::process::id()));
+        std::fs::write(
+            &file,
+            "test dGFzay1yZXBsaWNhcy1zaGFyZS10aGlzLWtleS0zMmJ5dGVz\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        file
+    })
+}
+
 /// One `everything http --stateless` process on the shared store.
 struct Replica {
     child: Child,
@@ -39,6 +56,8 @@ impl Replica {
                 "--store",
                 store,
             ])
+            .arg("--state-keys-file")
+            .arg(state_keys())
             .env_remove("CARMY_STORE")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

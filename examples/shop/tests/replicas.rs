@@ -94,6 +94,14 @@ impl Replica {
         let tokens = dir.join("tokens");
         std::fs::write(&tokens, format!("{TOKEN} alice\n")).unwrap();
         std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // Replicas sharing a store share the keys of their round trips.
+        let keys = dir.join("state-keys");
+        std::fs::write(
+            &keys,
+            "test cmVwbGljYXMtc2hhcmUtdGhpcy1rZXktb2YtMzItYnl0ZXM=\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o600)).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_shop"))
             .args([
                 "http",
@@ -105,6 +113,8 @@ impl Replica {
             ])
             .arg("--token-file")
             .arg(&tokens)
+            .arg("--state-keys-file")
+            .arg(&keys)
             .env_remove("CARMY_STORE")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -222,6 +222,11 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "Ask the client's user to approve calls that need confirmation (every transport)",
     ),
     key(
+        "security.state_keys_file",
+        "`--state-keys-file`",
+        "The keys that seal 2026-07-28 round trips' states, one `ID KEY` per line, the first sealing; the same on every replica (required on the network with a PostgreSQL or Redis store)",
+    ),
+    key(
         "security.rate_limit.requests_per_minute",
         "",
         "HTTP requests one client address may send per minute; past it `429` with `Retry-After` (default: no limit)",

@@ -161,6 +161,9 @@ pub(in crate::cli) struct Security {
     /// Grants every call holds (`confirm:cancel_order`).
     pub(in crate::cli) grants: Vec<String>,
     pub(in crate::cli) confirm_via_client: bool,
+    /// The keys sealing 2026-07-28 round trips' states, one `ID KEY` per line; shared by
+    /// replicas.
+    pub(in crate::cli) state_keys_file: Option<PathBuf>,
     /// HTTP requests one client address may send (429 past it).
     pub(in crate::cli) rate_limit: Rate,
     /// CORS answers for pages of the allowed origins.
@@ -196,6 +199,7 @@ impl Default for Security {
             principal: None,
             grants: Vec::new(),
             confirm_via_client: false,
+            state_keys_file: None,
             rate_limit: Rate::default(),
             cors: true,
             cors_allow_credentials: false,

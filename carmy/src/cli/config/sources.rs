@@ -221,6 +221,7 @@ const FLAGS: &[Flag] = &[
     flag("principal", To::Key("security.principal")),
     flag("grant", To::Key("security.grants")),
     flag("confirm-via-client", To::Key("security.confirm_via_client")),
+    flag("state-keys-file", To::Key("security.state_keys_file")),
     flag("resource-root", To::Key("resources.root_path")),
     flag("log-level", To::Key("logging.level")),
     flag("store", To::Key("store")),
