@@ -647,7 +647,7 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
             server,
             &format!("SELECT count(*) FROM pg_tables WHERE schemaname = '{schema}'")
         ),
-        9
+        11
     );
     for totals in ["totals", "task_totals"] {
         assert_eq!(
