@@ -65,6 +65,7 @@ mod quotas;
 mod rate_buckets;
 mod rate_limit;
 pub mod records;
+mod redemption;
 mod resource;
 mod runtime;
 pub mod schema;
@@ -114,6 +115,10 @@ pub use quotas::Quotas;
 pub use rate_buckets::RateBuckets;
 pub use rate_limit::RateLimit;
 pub use records::{RecordStore, Records};
+pub use redemption::{
+    MAX_REDEEMED, MAX_REDEEMED_PER_PRINCIPAL, MAX_REDEEMING_PRINCIPALS, MemoryRedemptionStore,
+    Redemption, RedemptionKey, RedemptionStore, Redemptions,
+};
 pub use resource::{
     Body, ChangeSink, Content, Contents, IntoContents, MAX_URI_LEN, ProvidedResource,
     ProviderEntry, Resource, ResourceChanges, ResourceEntry, ResourceProvider, ResourceSpec,

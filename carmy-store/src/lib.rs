@@ -19,6 +19,10 @@
 //! - `task_conformance` (feature `conformance`): the same for
 //!   [`TaskStore`](carmy_core::TaskStore)s (`task_conformance_tests!`), replicas sharing a
 //!   store included; `MemoryTaskStore`, [`SqliteStore`], `PostgresStore` and `RedisStore` pass it.
+//! - `redemption_conformance` (feature `conformance`): the same for
+//!   [`RedemptionStore`](carmy_core::RedemptionStore)s (`redemption_conformance_tests!`): a
+//!   single-use token redeemed once, across replicas too. Every store here is one, so replicas
+//!   sharing it redeem a token once whichever of them sees it.
 //!
 //! ## Why SQLite
 //!
@@ -41,6 +45,7 @@
 //! connections with bounded waits.
 
 mod claim_wait;
+mod ordered;
 mod outcome;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -54,6 +59,8 @@ mod task_record;
 pub mod conformance;
 #[cfg(feature = "conformance")]
 pub mod record_conformance;
+#[cfg(feature = "conformance")]
+pub mod redemption_conformance;
 #[cfg(feature = "conformance")]
 mod scenario;
 #[cfg(feature = "conformance")]

@@ -461,7 +461,7 @@ async fn a_file_of_the_first_layout_gains_records_and_keeps_its_claims() {
         .await
         .unwrap();
     assert_eq!(read.value, Some(json!({ "total": 3 })));
-    assert_eq!(rows(&scratch.file(), "PRAGMA user_version"), 3);
+    assert_eq!(rows(&scratch.file(), "PRAGMA user_version"), 4);
 }
 
 /// A record committed with an outcome by one process is there for another process that
@@ -503,9 +503,11 @@ async fn records_are_shared_by_every_connection_to_the_file() {
 
 // --- Tasks ---------------------------------------------------------------------------------------
 
-/// What takes a file back to before layout 3: no tasks (their indexes and triggers go with them).
+/// What takes a file back to before layout 3: no tasks (their indexes and triggers go with
+/// them), nor what later layouts add.
 const TASKS_DROPPED: &str = "DROP TABLE carmy_tasks; DROP TABLE carmy_task_stamp; \
-                             DROP TABLE carmy_task_shares; DROP TABLE carmy_task_totals;";
+                             DROP TABLE carmy_task_shares; DROP TABLE carmy_task_totals; \
+                             DROP TABLE carmy_redeemed; DROP TABLE carmy_redeemers;";
 
 /// Tasks in the file: shared by every connection to it, bounded, forgotten in time, kept by a
 /// file of an older layout moved on; and runtimes on one file sharing them end to end.
@@ -690,7 +692,7 @@ mod tasks {
             .unwrap();
 
         let store = SqliteStore::open(scratch.file()).unwrap();
-        assert_eq!(rows(&scratch.file(), "PRAGMA user_version"), 3);
+        assert_eq!(rows(&scratch.file(), "PRAGMA user_version"), 4);
         match store.claim(&key("before"), fp(), WRITE).await {
             Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_before")),
             other => panic!("{other:?}"),

@@ -72,6 +72,11 @@ pub mod store {
         MAX_REQUEST_ID_LEN, MemoryStore, MemoryStoreLimits, Quotas, Recorded, Release, StoreError,
         Waiter,
     };
+    // Single-use tokens (a confirmation's request state), redeemed once across replicas.
+    pub use carmy_core::{
+        MAX_REDEEMED_PER_PRINCIPAL, MAX_REDEEMING_PRINCIPALS, MemoryRedemptionStore, Redemption,
+        RedemptionKey, RedemptionStore, Redemptions,
+    };
     #[cfg(feature = "redis")]
     pub use carmy_store::{Durability, RedisStore, RedisStoreOptions};
     #[cfg(feature = "postgres")]

@@ -15,8 +15,9 @@ use crate::{
     prompt,
     rate_buckets::ToolRateLimiter,
     records::DynRecordStore,
+    redemption::{MemoryRedemptionStore, Redemptions},
     resource::{self, ProviderEntry},
-    runtime::Runtime,
+    runtime::{Runtime, Stores},
     schema,
     task::MemoryTaskStore,
 };
@@ -178,6 +179,9 @@ impl Carmy {
         let task_store = self
             .task_store
             .unwrap_or_else(|| Arc::new(MemoryTaskStore::default()));
+        let redemptions = self
+            .redemption_store
+            .unwrap_or_else(|| Arc::new(MemoryRedemptionStore::default()));
         Ok(Runtime::new(
             Catalog::new(
                 entries,
@@ -187,9 +191,12 @@ impl Carmy {
                 self.reports_resource_changes,
             ),
             Arc::new(self.states),
-            store,
-            records,
-            task_store,
+            Stores {
+                store,
+                records,
+                task_store,
+                redemptions: Redemptions::new(redemptions),
+            },
             self.admissions,
             self.limits,
         ))

@@ -17,6 +17,7 @@ use crate::{
     prompt::{Prompt, register::RegisteredPrompt},
     rate_limit::RateLimit,
     records::{DynRecordStore, RecordStore},
+    redemption::{DynRedemptionStore, RedemptionStore},
     resource::{
         Resource, ResourceProvider, provider::ErasedProvider, register::RegisteredResource,
     },
@@ -55,6 +56,7 @@ pub struct Carmy {
     /// The store's records, when it keeps them: `None` with a store that does not.
     records: Option<Arc<dyn DynRecordStore>>,
     task_store: Option<Arc<dyn DynTaskStore>>,
+    redemption_store: Option<Arc<dyn DynRedemptionStore>>,
     admissions: Vec<Arc<dyn DynAdmission>>,
     rate_limit: RateLimit,
     /// Tools confirmed before they run whatever they declare (`require_confirmation`).
@@ -94,6 +96,7 @@ impl Carmy {
             store: None,
             records: None,
             task_store: None,
+            redemption_store: None,
             admissions: Vec::new(),
             rate_limit: RateLimit::unlimited(),
             confirmed: Vec::new(),
@@ -186,6 +189,16 @@ impl Carmy {
     /// that shares it can read, answer and cancel the tasks of the others. See [`TaskStore`].
     pub fn task_store(mut self, store: impl TaskStore) -> Self {
         self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Replaces the in-memory redemption store (e.g. with one shared by replicas), where
+    /// single-use tokens are remembered once redeemed ([`Runtime::redemptions`]). Every runtime
+    /// that shares it redeems a token once between them. See [`RedemptionStore`].
+    ///
+    /// [`Runtime::redemptions`]: crate::Runtime::redemptions
+    pub fn redemption_store(mut self, store: impl RedemptionStore) -> Self {
+        self.redemption_store = Some(Arc::new(store));
         self
     }
 

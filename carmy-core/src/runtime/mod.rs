@@ -34,6 +34,7 @@ use crate::{
     limits::Limits,
     outcome::{Outcome, OutcomeKind},
     records::DynRecordStore,
+    redemption::Redemptions,
     state::StateMap,
     task::DynTaskStore,
 };
@@ -59,6 +60,8 @@ struct Inner {
     /// The store's records (`None`: it keeps none).
     records: Option<Arc<dyn DynRecordStore>>,
     task_store: Arc<dyn DynTaskStore>,
+    /// Where single-use tokens are remembered once redeemed.
+    redemptions: Redemptions,
     /// When the task store was last asked to sweep.
     last_sweep: std::sync::Mutex<Option<Instant>>,
     limits: Limits,
@@ -66,6 +69,16 @@ struct Inner {
     /// Admissions added with `Carmy::admission`, asked after the built-in ones.
     admissions: Vec<Arc<dyn DynAdmission>>,
     history: History,
+}
+
+/// Where a runtime keeps what outlives a call, as the builder chose.
+pub(crate) struct Stores {
+    /// Claims and outcomes.
+    pub(crate) store: Arc<dyn DynStore>,
+    /// The store's records (`None`: it keeps none).
+    pub(crate) records: Option<Arc<dyn DynRecordStore>>,
+    pub(crate) task_store: Arc<dyn DynTaskStore>,
+    pub(crate) redemptions: Redemptions,
 }
 
 impl fmt::Debug for Runtime {
@@ -81,12 +94,16 @@ impl Runtime {
     pub(crate) fn new(
         catalog: Catalog,
         states: Arc<StateMap>,
-        store: Arc<dyn DynStore>,
-        records: Option<Arc<dyn DynRecordStore>>,
-        task_store: Arc<dyn DynTaskStore>,
+        stores: Stores,
         admissions: Vec<Arc<dyn DynAdmission>>,
         limits: Limits,
     ) -> Self {
+        let Stores {
+            store,
+            records,
+            task_store,
+            redemptions,
+        } = stores;
         Self {
             inner: Arc::new(Inner {
                 catalog,
@@ -94,6 +111,7 @@ impl Runtime {
                 store,
                 records,
                 task_store,
+                redemptions,
                 last_sweep: std::sync::Mutex::new(None),
                 capacity: Capacity::new(limits.max_concurrent_executions),
                 admissions,
@@ -111,6 +129,14 @@ impl Runtime {
     /// The limits in force.
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
+    }
+
+    /// Where single-use tokens are remembered once redeemed: the store given to
+    /// [`Carmy::redemption_store`](crate::Carmy::redemption_store), or one in memory. Adapters
+    /// redeem a token (a sealed request state carrying a confirmation) here before honouring
+    /// it, so it is used once whichever replica sees it.
+    pub fn redemptions(&self) -> &Redemptions {
+        &self.inner.redemptions
     }
 
     /// The status of a running or recently finished execution.

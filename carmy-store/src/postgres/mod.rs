@@ -70,7 +70,8 @@ macro_rules! on_connection {
     }};
 }
 
-// After `on_connection!`, which it uses.
+// After `on_connection!`, which they use.
+mod redemptions;
 mod tasks;
 
 /// An [`IdempotencyStore`] in a PostgreSQL database, shared by every replica that connects to
@@ -148,6 +149,11 @@ mod tasks;
 ///   large is kept as a note that the call ran.
 /// - **Fails closed** like the rest, in the same bounded time; a task survives the server's
 ///   restart as it was committed.
+///
+/// It redeems single-use tokens too ([`RedemptionStore`](carmy_core::RedemptionStore)), in
+/// the same schema: one statement per redemption, so every replica redeems a token once
+/// between them; bounded per principal and in principals as `carmy_core` says (see
+/// `redemptions`).
 ///
 /// What the operator provides:
 /// - PostgreSQL 11 or newer (tested with 15), reached over a **plain connection: no TLS in this

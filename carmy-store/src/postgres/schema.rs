@@ -24,10 +24,15 @@
 //! write the holder must act on (a cancel request, answers) on the same channel as settled
 //! keys, so the replica holding the task hears of it at once (see `tasks`).
 //!
+//! Layout 4 adds the redeemed single-use tokens (`carmy_core::RedemptionStore`): `redeemed`
+//! by principal, issue instant and nonce, `redeemers` with each principal's floor, and the
+//! `redeem` function that decides a redemption in one statement (see `redemptions`).
+//!
 //! `meta` holds the layout's version. Connecting takes a transaction-scoped advisory lock
 //! named for the schema, then creates or migrates the layout in that same transaction: replicas
 //! starting at once take turns, the first does the work, and the others find it done. A schema
-//! of layout 1 gains the records tables in place, and one of layout 2 the tasks tables, its
+//! of layout 1 gains the records tables in place, one of layout 2 the tasks tables and one of
+//! layout 3 the redemption tables, its
 //! claims and records untouched: replicas of the previous release that are connected keep
 //! working through it (a migration only adds tables, functions and triggers, and locks nothing
 //! they use), and one that connects afterwards refuses the newer layout. A layout newer than
@@ -38,7 +43,7 @@ use deadpool_postgres::Object;
 use super::error::Failure;
 
 /// The layout this code writes.
-pub(super) const VERSION: i32 = 3;
+pub(super) const VERSION: i32 = 4;
 
 // The states of a claim row. The statements in `sql` and the triggers below write them as
 // the literals 0, 1 and 2: a table's meaning is fixed by its layout's version, not by the code.
@@ -245,6 +250,106 @@ END
 $$;
 CREATE TRIGGER announced AFTER UPDATE OF signal ON {s}.tasks
     FOR EACH ROW EXECUTE FUNCTION {s}.announce_task();
+"#,
+    r#"
+-- Layout 4: the redeemed single-use tokens (see `redemptions`). Instants are the callers'
+-- wall clocks in milliseconds since the epoch, as the caller of a redemption gives them; each
+-- `u64` is kept in an int8 in the same order (its top bit flipped).
+CREATE TABLE {s}.redeemed (
+    principal  bytea NOT NULL,
+    issued_at  int8  NOT NULL,
+    nonce      int8  NOT NULL,
+    expires_at int8  NOT NULL,
+    PRIMARY KEY (principal, issued_at, nonce)
+);
+CREATE INDEX redeemed_expiry ON {s}.redeemed (expires_at);
+-- One row per principal holding records: its floor (tokens as old or older are refused, their
+-- records may have been let go) and the expiry of its newest record.
+CREATE TABLE {s}.redeemers (
+    principal   bytea PRIMARY KEY,
+    floor_at    int8,
+    floor_nonce int8,
+    expires_at  int8  NOT NULL
+);
+CREATE INDEX redeemers_expiry ON {s}.redeemers (expires_at);
+
+-- Redeems one token, in the one statement that calls it: 'redeemed', 'used', 'superseded' or
+-- 'crowded'. Locks, in order: the principal's `redeemers` row, then its `redeemed` rows; a new
+-- principal first takes a transaction-scoped advisory lock, so new principals take turns and
+-- their bound is exact; expired principals are forgotten with `SKIP LOCKED`, never waiting.
+-- `cutoff`: tokens issued at or before it are expired (NULL: none).
+CREATE FUNCTION {s}.redeem(
+    p bytea, at int8, n int8, cutoff int8, expires int8, now_ms int8,
+    per_principal int8, most_principals int8
+) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    redeemer {s}.redeemers%ROWTYPE;
+    inserted int8;
+    held int8;
+    oldest record;
+BEGIN
+    -- Now and then, a few principals whose every record expired are forgotten with them.
+    WITH gone AS (
+        DELETE FROM {s}.redeemers WHERE principal IN (
+            SELECT principal FROM {s}.redeemers
+            WHERE expires_at <= now_ms AND principal <> p
+            ORDER BY expires_at LIMIT 16 FOR UPDATE SKIP LOCKED)
+        RETURNING principal)
+    DELETE FROM {s}.redeemed USING gone WHERE redeemed.principal = gone.principal;
+
+    SELECT * INTO redeemer FROM {s}.redeemers WHERE principal = p FOR UPDATE;
+    IF NOT FOUND THEN
+        IF p <> '' THEN
+            PERFORM pg_advisory_xact_lock(hashtextextended('carmy-store redeemers {s}', 0));
+            IF (SELECT count(*) FROM {s}.redeemers WHERE principal <> '') >= most_principals THEN
+                WITH gone AS (
+                    DELETE FROM {s}.redeemers WHERE principal IN (
+                        SELECT principal FROM {s}.redeemers
+                        WHERE expires_at <= now_ms FOR UPDATE SKIP LOCKED)
+                    RETURNING principal)
+                DELETE FROM {s}.redeemed USING gone WHERE redeemed.principal = gone.principal;
+                IF (SELECT count(*) FROM {s}.redeemers WHERE principal <> '')
+                    >= most_principals THEN
+                    RETURN 'crowded';
+                END IF;
+            END IF;
+        END IF;
+        INSERT INTO {s}.redeemers VALUES (p, NULL, NULL, expires)
+            ON CONFLICT (principal) DO NOTHING;
+        SELECT * INTO redeemer FROM {s}.redeemers WHERE principal = p FOR UPDATE;
+    END IF;
+
+    IF redeemer.floor_at <= cutoff THEN
+        redeemer.floor_at := NULL;
+        redeemer.floor_nonce := NULL;
+    END IF;
+    DELETE FROM {s}.redeemed WHERE principal = p AND issued_at <= cutoff;
+    IF redeemer.floor_at IS NOT NULL
+        AND (at, n) <= (redeemer.floor_at, redeemer.floor_nonce) THEN
+        RETURN 'superseded';
+    END IF;
+    INSERT INTO {s}.redeemed VALUES (p, at, n, expires) ON CONFLICT DO NOTHING;
+    GET DIAGNOSTICS inserted = ROW_COUNT;
+    IF inserted = 0 THEN
+        RETURN 'used';
+    END IF;
+    SELECT count(*) INTO held FROM {s}.redeemed WHERE principal = p;
+    IF held > per_principal THEN
+        -- The oldest record is newer than the floor, so the floor only moves forward.
+        SELECT issued_at, nonce INTO oldest FROM {s}.redeemed WHERE principal = p
+            ORDER BY issued_at, nonce LIMIT 1;
+        DELETE FROM {s}.redeemed
+            WHERE principal = p AND issued_at = oldest.issued_at AND nonce = oldest.nonce;
+        redeemer.floor_at := oldest.issued_at;
+        redeemer.floor_nonce := oldest.nonce;
+    END IF;
+    UPDATE {s}.redeemers
+        SET floor_at = redeemer.floor_at, floor_nonce = redeemer.floor_nonce,
+            expires_at = greatest(expires_at, expires)
+        WHERE principal = p;
+    RETURN 'redeemed';
+END
+$$;
 "#,
 ];
 

@@ -23,6 +23,10 @@
 
 use super::schema::quoted;
 
+/// One redemption, decided by the schema's `redeem` function in this one statement (see
+/// `redemptions`).
+const REDEEM: &str = "SELECT {s}.redeem($1, $2, $3, $4, $5, $6, $7, $8)";
+
 /// The claim row of a key, locked: what a claim decides on. `due`: its lease or retention has
 /// run out; `left_ms`: how long its lease still holds, by the server's clock.
 const LOOKUP: &str = "
@@ -309,6 +313,7 @@ pub(super) struct Sql {
     pub(super) lock_task_shares: String,
     pub(super) lock_task_slots: String,
     pub(super) task_signal: String,
+    pub(super) redeem: String,
 }
 
 impl Sql {
@@ -358,6 +363,7 @@ impl Sql {
             lock_task_shares: sql(LOCK_TASK_SHARES),
             lock_task_slots: sql(LOCK_TASK_SLOTS),
             task_signal: sql(TASK_SIGNAL),
+            redeem: sql(REDEEM),
         }
     }
 }

@@ -29,6 +29,14 @@
 //! | `carmy:{tasks}:weights` | hash | their weights, and the sum |
 //! | `carmy:{tasks}:leases` | sorted set | the running tasks' keys, scored by when each lease ends |
 //!
+//! Redeemed single-use tokens (see `redemptions`), for `alice`:
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `carmy:{p:alice}:redeemed` | sorted set | alice's redeemed tokens, scored by when each was issued |
+//! | `carmy:{p:alice}:redeemed-floor` | string | the newest of them let go: tokens as old or older are refused |
+//! | `carmy:{redeemers}:principals` | sorted set | the principals holding records, scored by when their newest expires |
+//!
 //! Tasks are counted apart from requests (shares of their own), as `MemoryTaskStore` bounds
 //! them apart from `MemoryStore`'s keys. A task's key holds its principal, so another
 //! principal holding its id names another key, which does not exist.
@@ -114,6 +122,15 @@ pub(super) struct TaskTotals {
     pub(super) leases: String,
 }
 
+/// The keys a redemption is given (`KEYS[1..3]`), and the principal as the redeemers name it.
+pub(super) struct RedemptionNames {
+    pub(super) redeemed: String,
+    pub(super) floor: String,
+    pub(super) redeemers: String,
+    /// The principal's hash tag: one name per principal, however it is spelled.
+    pub(super) member: String,
+}
+
 /// The two keys of one collection of records.
 pub(super) struct Collection {
     pub(super) records: String,
@@ -171,6 +188,18 @@ impl Keys {
             share: format!("{tasks}:share"),
             weights: format!("{tasks}:weights"),
             leases: format!("{tasks}:leases"),
+        }
+    }
+
+    /// The keys of `principal`'s redeemed tokens, and the principals holding any.
+    pub(super) fn redemption(&self, principal: &str) -> RedemptionNames {
+        let member = format!("p:{}", escape(principal));
+        let tagged = format!("{}{{{member}}}", self.prefix);
+        RedemptionNames {
+            redeemed: format!("{tagged}:redeemed"),
+            floor: format!("{tagged}:redeemed-floor"),
+            redeemers: format!("{}{{redeemers}}:principals", self.prefix),
+            member,
         }
     }
 
@@ -291,6 +320,23 @@ mod tests {
         }
         let asks = keys.task(&TaskKey::new(Some("alice"), "asks"));
         assert_ne!(asks.task, asks.share);
+    }
+
+    #[test]
+    fn a_principals_redeemed_tokens_are_its_own_keys() {
+        let keys = Keys::new("carmy:").unwrap();
+        let alice = keys.redemption("alice");
+        assert_eq!(alice.redeemed, "carmy:{p:alice}:redeemed");
+        assert_eq!(hash_tag(&alice.floor), "p:alice");
+        assert_eq!(hash_tag(&alice.redeemers), "redeemers");
+        assert_eq!(alice.member, "p:alice");
+        assert_eq!(keys.redemption("a}b").member, "p:a%7Db");
+        assert_eq!(hash_tag(&keys.redemption("").redeemed), "p:");
+        // Never a request's or a task's key, whatever they are named.
+        let request = keys.of(&IdempotencyKey::new(Some("alice"), "redeemed"));
+        let task = keys.task(&TaskKey::new(Some("alice"), "redeemed"));
+        assert_ne!(request.request, alice.redeemed);
+        assert_ne!(task.task, alice.redeemed);
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! - `tasks` and `task_scripts`: tasks (`TaskStore`), each change a read, the record's rule
 //!   in Rust, and a compare-and-set script; `holders`: the tasks this store holds, and how
 //!   their holders learn of what others wrote;
+//! - `redemptions` and `lua/redeem.lua`: single-use tokens (`RedemptionStore`), one script
+//!   per redemption;
 //! - `link`: the connection, replaced when it fails, every call bounded in time;
 //! - `waiters`: waking retries, here at once and elsewhere by polling;
 //! - `server` and `durability`: what is checked and read of the server at connect.
@@ -18,6 +20,7 @@ mod keys;
 mod link;
 mod options;
 mod records;
+mod redemptions;
 mod script_calls;
 mod scripts;
 mod server;
@@ -39,6 +42,7 @@ pub use options::RedisStoreOptions;
 use holders::Holders;
 use keys::{Keys, Names};
 use link::Link;
+use redemptions::RedeemScript;
 use scripts::{ClaimArgs, Claimed, Finish, Scripts, Settled};
 use task_scripts::TaskScripts;
 use waiters::Waiters;
@@ -86,6 +90,11 @@ use crate::outcome;
 /// - **Waiters woken promptly.** A retry waiting on a running claim (`Claim::Running`) wakes
 ///   at once when this store settles the key, and within 250 ms when another replica does
 ///   (it polls, see below), and at the lease's end at the latest.
+/// - **Single-use tokens.** It redeems them too
+///   ([`RedemptionStore`](carmy_core::RedemptionStore)): one script per redemption, so every
+///   replica redeems a token once between them; bounded per principal and in principals as
+///   `carmy_core` says, each key with a TTL that ends with its newest record (see
+///   `redemptions`).
 ///
 /// What the operator provides:
 /// - **Redis 7.0 or later**, standalone (or a primary with replicas); `connect` refuses an
@@ -242,6 +251,7 @@ pub struct RedisStore {
     link: Arc<Link>,
     scripts: Scripts,
     task_scripts: TaskScripts,
+    redeem_script: RedeemScript,
     keys: Keys,
     waiters: Arc<Waiters>,
     holders: Holders,
@@ -285,6 +295,11 @@ impl RedisStore {
             .load(&link)
             .await
             .map_err(StoreError::unavailable)?;
+        let redeem_script = RedeemScript::new();
+        redeem_script
+            .load(&link)
+            .await
+            .map_err(StoreError::unavailable)?;
         if let Some(warning) = durability.warning() {
             tracing::warn!(%server, prefix = keys.prefix(), "{warning}");
         }
@@ -292,6 +307,7 @@ impl RedisStore {
             link,
             scripts,
             task_scripts,
+            redeem_script,
             keys,
             waiters: Arc::default(),
             holders: Holders::default(),

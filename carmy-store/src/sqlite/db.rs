@@ -242,6 +242,7 @@ impl Db {
         settle_due(&transaction, Scope::All, now_ms(), ms(self.options.ttl))?;
         transaction.commit().map_err(Failure::from)?;
         self.sweep_tasks()?;
+        self.sweep_redemptions()?;
         Ok(())
     }
 }

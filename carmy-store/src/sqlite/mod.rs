@@ -7,6 +7,7 @@ mod file;
 mod integers;
 mod options;
 mod records;
+mod redemptions;
 mod schema;
 mod task_holders;
 mod task_poll;

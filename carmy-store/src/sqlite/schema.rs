@@ -2,7 +2,8 @@
 //!
 //! Layout 1 holds the execution records; layout 2 adds the application's records
 //! (`carmy_records`, see `carmy_core::records`); layout 3 adds the tasks (`carmy_tasks`, see
-//! `carmy_core::TaskStore`). A file of an older layout is moved to the current one when opened,
+//! `carmy_core::TaskStore`); layout 4 adds the redeemed single-use tokens (`carmy_redeemed`,
+//! `carmy_redeemers`, see `carmy_core::RedemptionStore` and `redemptions`). A file of an older layout is moved to the current one when opened,
 //! in one transaction: each step only adds tables, so what the file held is kept as it was.
 //!
 //! One row per key in `carmy_claims`. `expires_at` means one thing per state, so one index
@@ -17,7 +18,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::failure::Failure;
 
 /// The layout this code writes, kept in `PRAGMA user_version`.
-const VERSION: i64 = 3;
+const VERSION: i64 = 4;
 
 /// A claim held under a lease.
 pub(super) const HELD: i64 = 0;
@@ -164,8 +165,30 @@ WHEN NEW.bytes != OLD.bytes BEGIN
 END;
 ";
 
+/// Layout 4: the redeemed single-use tokens, one row per record under its principal, its issue
+/// instant and its nonce (each `u64` kept in an `i64` in the same order), with the instant it
+/// expires; and one row per principal holding records, with its floor (records as old or older
+/// are refused: they may have been let go) and the expiry of its newest record.
+const REDEMPTIONS: &str = "
+CREATE TABLE carmy_redeemed (
+    principal  TEXT    NOT NULL,
+    issued_at  INTEGER NOT NULL,
+    nonce      INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (principal, issued_at, nonce)
+) WITHOUT ROWID;
+CREATE INDEX carmy_redeemed_expiry ON carmy_redeemed (expires_at);
+CREATE TABLE carmy_redeemers (
+    principal   TEXT    PRIMARY KEY,
+    floor_at    INTEGER,
+    floor_nonce INTEGER,
+    expires_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX carmy_redeemers_expiry ON carmy_redeemers (expires_at);
+";
+
 /// What each layout adds, in order: a file of layout `n` lacks the tables of the layouts after.
-const LAYOUTS: [(i64, &str); 3] = [(1, SCHEMA), (2, RECORDS), (3, TASKS)];
+const LAYOUTS: [(i64, &str); 4] = [(1, SCHEMA), (2, RECORDS), (3, TASKS), (4, REDEMPTIONS)];
 
 /// Sets `connection` up for durable, shared use, and creates the layout if the file is new.
 pub(super) fn prepare(connection: &mut Connection, busy_timeout: Duration) -> Result<(), Failure> {

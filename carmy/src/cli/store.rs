@@ -265,13 +265,17 @@ fn memory(carmy: Carmy, bounds: &RequestIds) -> Carmy {
     ))
 }
 
-/// `carmy` keeping its claims, outcomes, records and tasks in `store`.
+/// `carmy` keeping its claims, outcomes, records, tasks and redeemed single-use tokens in
+/// `store`, so that replicas sharing it redeem a token once between them.
 fn with_store<S>(carmy: Carmy, store: S) -> Carmy
 where
-    S: carmy_core::RecordStore + carmy_core::TaskStore,
+    S: carmy_core::RecordStore + carmy_core::TaskStore + carmy_core::RedemptionStore,
 {
     let store = std::sync::Arc::new(store);
-    carmy.store(std::sync::Arc::clone(&store)).task_store(store)
+    carmy
+        .store(std::sync::Arc::clone(&store))
+        .task_store(std::sync::Arc::clone(&store))
+        .redemption_store(store)
 }
 
 /// Creates `dir` and its parents, readable by the user alone: outcomes may hold what tools

@@ -1,6 +1,7 @@
 //! The `CARMY_...` variables: which count as configuration, and how they are read.
 
 use super::support::{loaded, parse};
+#[cfg(feature = "store")]
 use crate::cli::Cli;
 use crate::cli::config::*;
 
