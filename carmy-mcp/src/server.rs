@@ -125,6 +125,11 @@ impl McpServer {
             env!("CARGO_PKG_NAME"),
             env!("CARGO_PKG_VERSION"),
         ));
+        let round_trips = Arc::new(RoundTrips::new(
+            false,
+            StateKeys::random(),
+            runtime.redemptions().clone(),
+        ));
         Self {
             runtime,
             context: Context::new(),
@@ -132,7 +137,7 @@ impl McpServer {
             listing,
             resources,
             prompts,
-            round_trips: Arc::new(RoundTrips::new(false, StateKeys::random())),
+            round_trips,
             page: Arc::default(),
             session: Arc::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
@@ -164,8 +169,7 @@ impl McpServer {
     /// refused `-32602` before anything runs, as for a tool's own questions. A client without
     /// elicitation gets `CONFIRMATION_REQUIRED`, as when this is off.
     pub fn confirm_via_client(mut self, enabled: bool) -> Self {
-        let keys = self.round_trips.keys().clone();
-        self.round_trips = Arc::new(RoundTrips::new(enabled, keys));
+        self.round_trips = Arc::new(self.round_trips.confirming(enabled));
         self
     }
 
@@ -174,8 +178,7 @@ impl McpServer {
     /// one process, while replicas behind a balancer must share keys, since a client's retry
     /// may reach any of them. See [`StateKeys`] for the key file and rotation.
     pub fn state_keys(mut self, keys: StateKeys) -> Self {
-        let confirms = self.round_trips.confirms();
-        self.round_trips = Arc::new(RoundTrips::new(confirms, keys));
+        self.round_trips = Arc::new(self.round_trips.sealed_with(keys));
         self
     }
 

@@ -68,7 +68,7 @@ impl Approver for ClientApproval {
                     Err(error) => return Approval::Declined(error),
                 }
             }
-            Channel::Modern(modern) => match answer_of(modern, tool, principal) {
+            Channel::Modern(modern) => match answer_of(modern, tool, principal).await {
                 Ok(Some(answer)) => answer,
                 Ok(None) => {
                     return match modern.seal() {
@@ -98,7 +98,7 @@ impl Approver for ClientApproval {
 
 /// The user's answer to the confirmation on 2026-07-28, from this round or an earlier one, with
 /// the state that brought it back redeemed (once); `None` when the user was not asked yet.
-fn answer_of(
+async fn answer_of(
     modern: &Modern,
     tool: &str,
     principal: Option<&str>,
@@ -107,10 +107,7 @@ fn answer_of(
     let (Some(state), Some(answer)) = (modern.state, modern.known.get(CONFIRM_INPUT_KEY)) else {
         return Ok(None);
     };
-    modern
-        .states
-        .redeem(state, principal)
-        .map_err(|reason| AgentError::confirmation_invalid(tool, reason))?;
+    modern.states.redeem(state, principal, tool).await?;
     let form = ElicitResult::deserialize(answer).map_err(|_| {
         AgentError::confirmation_invalid(tool, "the answer to the confirmation is not a form's")
     })?;

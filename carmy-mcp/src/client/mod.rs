@@ -22,13 +22,13 @@
 //!
 //! What a client can make the server hold, and for how long, is bounded: a call waiting for its
 //! user's confirmation (2025-11-25) by `waiting.rs`; a question in flight (2026-07-28) holds
-//! nothing, its state travels with the client; redeemed states by `redeemed.rs`.
+//! nothing, its state travels with the client; redeemed states by the runtime's
+//! [`RedemptionStore`](carmy_core::RedemptionStore), the one replicas share.
 
 mod approval;
 mod asker;
 mod keys;
 mod question;
-mod redeemed;
 mod round;
 mod states;
 mod trips;

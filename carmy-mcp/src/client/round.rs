@@ -14,7 +14,10 @@ use serde_json::Value;
 
 use crate::sync::lock;
 
-use super::{redeemed::StateId, states::States, waiting::Waiting};
+use super::{
+    states::{StateId, States},
+    waiting::Waiting,
+};
 
 /// One request's round trip.
 pub(crate) struct Round {

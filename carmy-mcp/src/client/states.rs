@@ -7,27 +7,24 @@
 //! expires. It carries the answers so far, a confirmation among them, and a name: a state that
 //! carries a confirmation is redeemed once, so one approval runs one call.
 //!
-//! Redeemed states are remembered until they expire, per principal ([`Redeemed`]): when one
-//! principal has too many, its oldest record is let go and its states as old or older are
-//! refused ("call again"). One principal's flood thus costs only its own older, unanswered
-//! questions, never another principal's, nor a question asked after the flood.
+//! Redeemed states are remembered until they expire by the runtime's
+//! [`RedemptionStore`](carmy_core::RedemptionStore): the configured store, so replicas sharing
+//! it redeem a state once whichever of them sees it. When one principal has too many, its oldest
+//! record is let go and its states as old or older are refused ("call again"). One principal's
+//! flood thus costs only its own older, unanswered questions, never another principal's, nor a
+//! question asked after the flood.
 
 use std::{
     collections::BTreeMap,
-    sync::Mutex,
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use carmy_core::Fingerprint;
+use carmy_core::{AgentError, Fingerprint, Redemption, RedemptionKey, Redemptions, codes};
 use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{
-    keys::StateKeys,
-    redeemed::{Redeemed, StateId},
-};
-use crate::sync::lock;
+use super::keys::StateKeys;
 
 /// How long a state stays valid: the user's time to answer, while nothing waits on the server.
 pub(crate) const STATE_TTL: Duration = Duration::from_secs(10 * 60);
@@ -36,6 +33,13 @@ pub(crate) const STATE_TTL: Duration = Duration::from_secs(10 * 60);
 /// the binding differed.
 pub(super) const ALTERED: &str = "it was altered or made for another call";
 pub(super) const EXPIRED: &str = "it expired; call again";
+const USED: &str = "it was already used; call again";
+const SUPERSEDED: &str =
+    "too many newer confirmations were answered since it was asked; call again";
+const CROWDED: &str = "too many confirmations are pending; call again shortly";
+
+/// A state's name: when it was issued and its nonce, in the order states were issued.
+pub(super) type StateId = (u64, u64);
 
 /// What a sealed state carries. The request it was issued for is not in it: that is the
 /// associated data of the seal, re-derived from the retry, so a state moved to another call
@@ -63,16 +67,21 @@ pub(super) struct Opened {
 pub(super) struct States {
     codec: RequestStateCodec,
     ttl: Duration,
-    redeemed: Mutex<Redeemed>,
+    redemptions: Redemptions,
 }
 
 impl States {
-    pub(super) fn new(ttl: Duration, keys: &StateKeys) -> Self {
+    pub(super) fn new(ttl: Duration, keys: &StateKeys, redemptions: Redemptions) -> Self {
         Self {
             codec: keys.codec().clone(),
             ttl,
-            redeemed: Mutex::default(),
+            redemptions,
         }
+    }
+
+    /// Where states are redeemed.
+    pub(super) fn redemptions(&self) -> &Redemptions {
+        &self.redemptions
     }
 
     /// Milliseconds since the UNIX epoch: the clock every replica reads the same way (the seal's
@@ -131,14 +140,33 @@ impl States {
         })
     }
 
-    /// Marks the state `id` of `principal`'s used: the first time only.
-    pub(super) fn redeem(&self, id: StateId, principal: Option<&str>) -> Result<(), &'static str> {
-        lock(&self.redeemed).redeem(principal, id, self.now_ms(), self.ttl_ms())
-    }
-
-    #[cfg(test)]
-    pub(super) fn redeemed(&self) -> std::sync::MutexGuard<'_, Redeemed> {
-        lock(&self.redeemed)
+    /// Marks the state `id` of `principal`'s used, the first time only, in the runtime's
+    /// store; a later use is the call's `CONFIRMATION_INVALID` (of `tool`), a store that cannot
+    /// answer its `STORE_UNAVAILABLE` (retryable): the call does not run unchecked.
+    pub(super) async fn redeem(
+        &self,
+        id: StateId,
+        principal: Option<&str>,
+        tool: &str,
+    ) -> Result<(), AgentError> {
+        let (at, nonce) = id;
+        let key = RedemptionKey::new(principal, at, nonce);
+        let redeemed = self.redemptions.redeem(&key, self.ttl, self.now_ms()).await;
+        let reason = match redeemed {
+            Ok(Redemption::Redeemed) => return Ok(()),
+            Ok(Redemption::AlreadyUsed) => USED,
+            Ok(Redemption::Superseded) => SUPERSEDED,
+            Ok(Redemption::Crowded) => CROWDED,
+            Err(error) => {
+                tracing::warn!(%error, "the store could not redeem a request state");
+                return Err(AgentError::unavailable(
+                    codes::STORE_UNAVAILABLE,
+                    "the confirmation could not be checked as unused, so the call did not run; \
+                     retry shortly",
+                ));
+            }
+        };
+        Err(AgentError::confirmation_invalid(tool, reason))
     }
 }
 
@@ -182,8 +210,13 @@ impl Binding<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::redeemed::{MAX_REDEEMED_PER_PRINCIPAL, SUPERSEDED, USED};
     use serde_json::json;
+
+    /// States sealed with `keys`, redeemed in the memory store of a fresh runtime.
+    fn fresh(ttl: Duration, keys: &StateKeys) -> States {
+        let runtime = carmy_core::Carmy::new().build().expect("an empty runtime");
+        States::new(ttl, keys, runtime.redemptions().clone())
+    }
 
     fn call<'a>(arguments: &'a Value, principal: Option<&'a str>) -> Vec<u8> {
         binding("cancel_order", arguments, principal)
@@ -222,9 +255,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_state_opens_for_its_own_call_only_and_is_redeemed_once() {
-        let states = States::new(STATE_TTL, &StateKeys::random());
+    #[tokio::test]
+    async fn a_state_opens_for_its_own_call_only_and_is_redeemed_once() {
+        let states = fresh(STATE_TTL, &StateKeys::random());
         let args = json!({ "order_id": "ord-1" });
         let this = call(&args, Some("alice"));
         let answers = BTreeMap::from([("q".to_owned(), json!({ "action": "accept" }))]);
@@ -241,15 +274,16 @@ mod tests {
         assert_eq!(states.open(&tampered, &this).err(), Some(ALTERED));
         let opened = states.open(&state, &this).expect("its own call");
         assert_eq!(opened.answers, answers);
-        assert_eq!(states.redeem(opened.id, Some("alice")), Ok(()));
-        assert_eq!(
-            states.redeem(opened.id, Some("alice")),
-            Err(USED),
-            "replayed"
-        );
+        assert_eq!(states.redeem(opened.id, Some("alice"), "t").await, Ok(()));
+        let replayed = states
+            .redeem(opened.id, Some("alice"), "t")
+            .await
+            .unwrap_err();
+        assert_eq!(replayed.code(), codes::CONFIRMATION_INVALID);
+        assert!(replayed.message().contains(USED), "{replayed:?}");
         // Another server (another key) trusts none of it.
         assert_eq!(
-            States::new(STATE_TTL, &StateKeys::random())
+            fresh(STATE_TTL, &StateKeys::random())
                 .open(&state, &this)
                 .err(),
             Some(ALTERED)
@@ -260,7 +294,7 @@ mod tests {
     fn replicas_holding_the_keys_open_each_others_states_through_a_rotation() {
         const OLD: &str = "old b2xkLXJlcXVlc3Qtc3RhdGUta2V5LWF0LWxlYXN0LTMyYg==";
         const NEW: &str = "new bmV3LXJlcXVlc3Qtc3RhdGUta2V5LWF0LWxlYXN0LTMyYg==";
-        let replica = |file: &str| States::new(STATE_TTL, &StateKeys::parse(file).unwrap());
+        let replica = |file: &str| fresh(STATE_TTL, &StateKeys::parse(file).unwrap());
         let this = call(&json!({ "order_id": "ord-1" }), Some("alice"));
         let none = BTreeMap::new();
         // Before: every replica seals and opens with the old key.
@@ -282,61 +316,16 @@ mod tests {
         assert_eq!(retired.open(&asked, &this).err(), Some(ALTERED));
         assert!(retired.open(&promoted_seals, &this).is_ok());
         // A process's own key opens nothing sealed with the shared ones.
-        let alone = States::new(STATE_TTL, &StateKeys::random());
+        let alone = fresh(STATE_TTL, &StateKeys::random());
         assert_eq!(alone.open(&promoted_seals, &this).err(), Some(ALTERED));
     }
 
     #[test]
     fn an_expired_state_is_refused() {
-        let states = States::new(Duration::from_millis(1), &StateKeys::random());
+        let states = fresh(Duration::from_millis(1), &StateKeys::random());
         let this = call(&json!({}), None);
         let state = states.seal(&BTreeMap::new(), &this).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(states.open(&state, &this).err(), Some(EXPIRED));
-    }
-
-    #[test]
-    fn a_flood_costs_the_flooder_its_older_questions_only() {
-        let states = States::new(STATE_TTL, &StateKeys::random());
-        let none = BTreeMap::new();
-        let args = json!({});
-        let (alice, mallory, anonymous) = (
-            call(&args, Some("alice")),
-            call(&args, Some("mallory")),
-            call(&args, None),
-        );
-        let redeem = |state: &str, binding: &[u8], principal| {
-            let opened = states.open(state, binding).expect("valid");
-            states.redeem(opened.id, principal)
-        };
-        // Asked before the flood, answered after it.
-        let alices = states.seal(&none, &alice).unwrap();
-        let anonymous_state = states.seal(&none, &anonymous).unwrap();
-        let mallorys_old = states.seal(&none, &mallory).unwrap();
-        // States are ordered by the millisecond they were issued in.
-        std::thread::sleep(Duration::from_millis(2));
-        for _ in 0..3 * MAX_REDEEMED_PER_PRINCIPAL {
-            let state = states.seal(&none, &mallory).unwrap();
-            assert_eq!(redeem(&state, &mallory, Some("mallory")), Ok(()));
-        }
-        let redeemed = states.redeemed();
-        assert_eq!(
-            redeemed.records(Some("mallory")),
-            MAX_REDEEMED_PER_PRINCIPAL
-        );
-        assert_eq!(redeemed.held, MAX_REDEEMED_PER_PRINCIPAL);
-        drop(redeemed);
-        assert_eq!(redeem(&alices, &alice, Some("alice")), Ok(()));
-        assert_eq!(redeem(&anonymous_state, &anonymous, None), Ok(()));
-        // Mallory's own question from before the flood: refused, never accepted twice.
-        assert_eq!(
-            redeem(&mallorys_old, &mallory, Some("mallory")),
-            Err(SUPERSEDED)
-        );
-        // Asked after the flood: fine.
-        std::thread::sleep(Duration::from_millis(2));
-        let fresh = states.seal(&none, &mallory).unwrap();
-        assert_eq!(redeem(&fresh, &mallory, Some("mallory")), Ok(()));
-        assert_eq!(redeem(&fresh, &mallory, Some("mallory")), Err(USED));
     }
 }

@@ -6,6 +6,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
+use carmy_core::Redemptions;
 use rmcp::{
     ErrorData, RoleServer,
     model::{ClientCapabilities, InputResponses, ProtocolVersion},
@@ -39,11 +40,11 @@ impl std::fmt::Debug for RoundTrips {
 }
 
 impl RoundTrips {
-    /// Round trips whose states, sealed with `keys`, expire after [`STATE_TTL`]; confirmation
-    /// through the client when `confirms`.
-    pub(crate) fn new(confirms: bool, keys: StateKeys) -> Self {
+    /// Round trips whose states, sealed with `keys`, expire after [`STATE_TTL`] and are redeemed
+    /// in `redemptions` (the runtime's); confirmation through the client when `confirms`.
+    pub(crate) fn new(confirms: bool, keys: StateKeys, redemptions: Redemptions) -> Self {
         Self {
-            states: Arc::new(States::new(STATE_TTL, &keys)),
+            states: Arc::new(States::new(STATE_TTL, &keys, redemptions)),
             waiting: Arc::default(),
             confirms,
             keys,
@@ -53,6 +54,20 @@ impl RoundTrips {
     /// Whether the human in front of the client may confirm calls.
     pub(crate) fn confirms(&self) -> bool {
         self.confirms
+    }
+
+    /// The same round trips, with confirmation through the client when `confirms`.
+    pub(crate) fn confirming(&self, confirms: bool) -> Self {
+        Self::new(
+            confirms,
+            self.keys.clone(),
+            self.states.redemptions().clone(),
+        )
+    }
+
+    /// The same round trips, sealed with `keys`.
+    pub(crate) fn sealed_with(&self, keys: StateKeys) -> Self {
+        Self::new(self.confirms, keys, self.states.redemptions().clone())
     }
 
     /// The keys that seal and open states.

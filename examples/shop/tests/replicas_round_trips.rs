@@ -165,7 +165,14 @@ fn answered_on_another_replica(store: &str) {
     let state = asked(&a, &order);
     let cancel = json!({ "order_id": order });
     cancelled(&call(&b, "cancel_order", &cancel, approved(&state)));
-    drop(c);
+    // The approval was used; on a third replica, as on the first, it is refused.
+    for replica in [&c, &a] {
+        let replayed = call(replica, "cancel_order", &cancel, approved(&state));
+        assert_eq!(
+            replayed["result"]["_meta"]["carmy/error"]["code"], "CONFIRMATION_INVALID",
+            "{replayed}"
+        );
+    }
 }
 
 #[test]
