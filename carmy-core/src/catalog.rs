@@ -14,7 +14,7 @@ use crate::{
     prompt::PromptEntry,
     rate_buckets::ToolRateLimiter,
     rate_limit::RateLimit,
-    resource::{MAX_URI_LEN, ProviderEntry, ResourceEntry, watch::Hub},
+    resource::{ChangeFeed, MAX_URI_LEN, ProviderEntry, ResourceEntry, watch::Hub},
     schema,
     task::TaskSupport,
     tool::ToolSpec,
@@ -54,6 +54,7 @@ impl Catalog {
         providers: Vec<ProviderEntry>,
         prompts: Vec<PromptEntry>,
         reports_own_changes: bool,
+        feed: Option<Arc<dyn ChangeFeed>>,
     ) -> Self {
         let by_name = entries
             .iter()
@@ -73,6 +74,7 @@ impl Catalog {
                 .map(|entry| Arc::clone(&entry.provider))
                 .collect(),
             reports_own_changes,
+            feed,
         );
         Self {
             entries,

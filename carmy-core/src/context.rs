@@ -14,6 +14,7 @@ use crate::{
     grant::Grant,
     progress::ProgressReporter,
     records::Records,
+    resource::{ResourceChange, reported::Reported},
     suspension::{AskRoute, Suspension},
 };
 
@@ -44,6 +45,9 @@ struct ExecutionScope {
     progress: ProgressReporter,
     asking: Option<Asking>,
     records: Records,
+    /// Where the changes it reports wait for the call to succeed; `None` when the runtime does
+    /// not report changes of its own resources.
+    reported: Option<Arc<Reported>>,
 }
 
 /// Who answers the execution's questions, and where it stops to wait for answers that come on
@@ -310,6 +314,38 @@ impl Context {
             .map_or(&NONE, |scope| &scope.records)
     }
 
+    /// Tells the subscribers of the resource at `uri` that it changed
+    /// (`notifications/resources/updated`), on every replica sharing the runtime's
+    /// [`ChangeFeed`](crate::ChangeFeed), once this call succeeds: a transactional tool's after
+    /// its writes commit, so a subscriber that reads at once sees them. Nothing is told when the
+    /// call fails. The runtime must declare
+    /// [`reports_resource_changes`](crate::Carmy::reports_resource_changes) (so that clients are
+    /// offered subscriptions); without it, and outside a tool, this does nothing.
+    pub fn resource_updated(&self, uri: impl Into<String>) {
+        self.report(ResourceChange::Updated(uri.into()));
+    }
+
+    /// Tells clients that resources appeared or disappeared
+    /// (`notifications/resources/list_changed`), as [`resource_updated`](Self::resource_updated)
+    /// tells a change.
+    pub fn resources_list_changed(&self) {
+        self.report(ResourceChange::ListChanged);
+    }
+
+    fn report(&self, change: ResourceChange) {
+        match self
+            .execution
+            .as_ref()
+            .and_then(|scope| scope.reported.as_ref())
+        {
+            Some(reported) => reported.push(change),
+            None => tracing::debug!(
+                ?change,
+                "a change reported where the runtime reports none (Carmy::reports_resource_changes)"
+            ),
+        }
+    }
+
     fn asking(&self) -> Option<&Asking> {
         self.execution.as_ref()?.asking.as_ref()
     }
@@ -321,6 +357,7 @@ impl Context {
         progress: ProgressReporter,
         asking: Option<Asking>,
         records: Records,
+        reported: Option<Arc<Reported>>,
     ) -> Self {
         Self {
             caller: Arc::clone(&self.caller),
@@ -330,6 +367,7 @@ impl Context {
                 progress,
                 asking,
                 records,
+                reported,
             }),
         }
     }

@@ -120,9 +120,9 @@ pub use redemption::{
     Redemption, RedemptionKey, RedemptionStore, Redemptions,
 };
 pub use resource::{
-    Body, ChangeSink, Content, Contents, IntoContents, MAX_URI_LEN, ProvidedResource,
-    ProviderEntry, Resource, ResourceChanges, ResourceEntry, ResourceProvider, ResourceSpec,
-    ResourceWatch, TemplateError, UriTemplate, Watching,
+    Body, ChangeFeed, ChangeSink, Content, Contents, IntoContents, MAX_URI_LEN, ProvidedResource,
+    ProviderEntry, Resource, ResourceChange, ResourceChanges, ResourceEntry, ResourceProvider,
+    ResourceSpec, ResourceWatch, TemplateError, UriTemplate, Watching,
 };
 // Serving a directory's files as resources (feature `fs`): `Directory`, its limits and its
 // error codes.

@@ -189,6 +189,7 @@ impl Carmy {
                 providers,
                 prompts,
                 self.reports_resource_changes,
+                self.change_feed,
             ),
             Arc::new(self.states),
             Stores {

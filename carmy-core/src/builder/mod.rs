@@ -19,7 +19,8 @@ use crate::{
     records::{DynRecordStore, RecordStore},
     redemption::{DynRedemptionStore, RedemptionStore},
     resource::{
-        Resource, ResourceProvider, provider::ErasedProvider, register::RegisteredResource,
+        ChangeFeed, Resource, ResourceProvider, provider::ErasedProvider,
+        register::RegisteredResource,
     },
     schema::{Direction, SchemaProfile, schema_for},
     state::{Requirements, StateMap},
@@ -64,6 +65,7 @@ pub struct Carmy {
     limits: Limits,
     profile: SchemaProfile,
     reports_resource_changes: bool,
+    change_feed: Option<Arc<dyn ChangeFeed>>,
 }
 
 struct Registered {
@@ -103,6 +105,7 @@ impl Carmy {
             limits: Limits::default(),
             profile: SchemaProfile::default(),
             reports_resource_changes: false,
+            change_feed: None,
         }
     }
 
@@ -111,6 +114,14 @@ impl Carmy {
     /// subscriptions (resource providers that watch, such as a `Directory`, say so themselves).
     pub fn reports_resource_changes(mut self) -> Self {
         self.reports_resource_changes = true;
+        self
+    }
+
+    /// Tells the application's changes to the replicas sharing `feed`, and theirs to this
+    /// runtime's watchers (one of `carmy-store`'s PostgreSQL or Redis stores). Without one,
+    /// changes stay in the process. See [`ChangeFeed`].
+    pub fn change_feed(mut self, feed: impl ChangeFeed) -> Self {
+        self.change_feed = Some(Arc::new(feed));
         self
     }
 

@@ -15,8 +15,10 @@
 pub mod directory;
 mod entry;
 mod erased;
+mod feed;
 pub(crate) mod provider;
 pub(crate) mod register;
+pub(crate) mod reported;
 pub(crate) mod watch;
 
 use std::{future::Future, time::Duration};
@@ -26,6 +28,7 @@ pub use crate::uri_template::{TemplateError, UriTemplate};
 #[cfg(feature = "fs")]
 pub use directory::Directory;
 pub use entry::ResourceEntry;
+pub use feed::{ChangeFeed, ResourceChange};
 pub use provider::{ProvidedResource, ProviderEntry, ResourceProvider};
 pub use watch::{ChangeSink, ResourceChanges, ResourceWatch, Watching};
 

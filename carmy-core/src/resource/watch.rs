@@ -16,7 +16,10 @@ use std::{
     sync::{Arc, Mutex, Weak},
 };
 
-use super::provider::ErasedProvider;
+use super::{
+    feed::{ChangeFeed, ResourceChange},
+    provider::ErasedProvider,
+};
 use crate::{error::AgentError, sync::lock};
 
 /// Receives changes to resources. Adapters implement it; calls come from whatever thread the
@@ -29,11 +32,15 @@ pub trait ChangeSink: Send + Sync + 'static {
     fn list_changed(&self);
 }
 
-/// Where a provider reports its changes; cheap to clone. Reports made once nobody listens are
-/// dropped.
+/// Where a provider, or the application, reports its changes; cheap to clone. Reports made
+/// once nobody listens are dropped. The application's (from
+/// [`Runtime::resource_changes`](crate::Runtime::resource_changes)) reach the other replicas
+/// too, through the runtime's [`ChangeFeed`]; a provider's stay in the process.
 #[derive(Clone)]
 pub struct ResourceChanges {
     hub: Weak<Hub>,
+    /// Told to the other replicas as well.
+    shared: bool,
 }
 
 impl ResourceChanges {
@@ -42,6 +49,9 @@ impl ResourceChanges {
         if let Some(hub) = self.hub.upgrade() {
             for sink in hub.sinks().iter() {
                 sink.1.updated(uri);
+            }
+            if self.shared {
+                hub.publish(&ResourceChange::Updated(uri.to_owned()));
             }
         }
     }
@@ -52,12 +62,26 @@ impl ResourceChanges {
             for sink in hub.sinks().iter() {
                 sink.1.list_changed();
             }
+            if self.shared {
+                hub.publish(&ResourceChange::ListChanged);
+            }
+        }
+    }
+
+    /// Reports `change`.
+    pub fn report(&self, change: &ResourceChange) {
+        match change {
+            ResourceChange::Updated(uri) => self.updated(uri),
+            ResourceChange::ListChanged => self.list_changed(),
         }
     }
 
     /// A handle that reports nowhere, for testing a provider's watch alone.
     pub fn detached() -> Self {
-        Self { hub: Weak::new() }
+        Self {
+            hub: Weak::new(),
+            shared: false,
+        }
     }
 }
 
@@ -65,6 +89,7 @@ impl fmt::Debug for ResourceChanges {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResourceChanges")
             .field("listening", &self.hub.strong_count())
+            .field("shared", &self.shared)
             .finish()
     }
 }
@@ -123,6 +148,8 @@ pub(crate) struct Hub {
     providers: Vec<Arc<dyn ErasedProvider>>,
     /// The application reports changes of its own resources (`Carmy::reports_resource_changes`).
     reports_own_changes: bool,
+    /// Where the application's changes reach the other replicas, and theirs come from.
+    feed: Option<Arc<dyn ChangeFeed>>,
     /// Copied on write: a report clones the `Arc` and calls the sinks without the lock.
     sinks: Mutex<Sinks>,
     /// The providers' watches and the next id, under one lock that serializes starting and
@@ -141,10 +168,12 @@ impl Hub {
     pub(crate) fn new(
         providers: Vec<Arc<dyn ErasedProvider>>,
         reports_own_changes: bool,
+        feed: Option<Arc<dyn ChangeFeed>>,
     ) -> Arc<Self> {
         Arc::new(Self {
             providers,
             reports_own_changes,
+            feed,
             sinks: Mutex::new(Arc::new([])),
             state: Mutex::default(),
         })
@@ -155,10 +184,31 @@ impl Hub {
         self.reports_own_changes || !self.providers.is_empty()
     }
 
-    /// Where the application reports changes of its own resources.
+    /// Whether the application reports changes of its own resources.
+    pub(crate) fn reports_own_changes(&self) -> bool {
+        self.reports_own_changes
+    }
+
+    /// Where the application reports changes of its own resources: to this process's
+    /// watchers and the other replicas'.
     pub(crate) fn changes(self: &Arc<Self>) -> ResourceChanges {
         ResourceChanges {
             hub: Arc::downgrade(self),
+            shared: true,
+        }
+    }
+
+    /// Where providers and the feed report: to this process's watchers only.
+    fn local_changes(self: &Arc<Self>) -> ResourceChanges {
+        ResourceChanges {
+            hub: Arc::downgrade(self),
+            shared: false,
+        }
+    }
+
+    fn publish(&self, change: &ResourceChange) {
+        if let Some(feed) = &self.feed {
+            feed.publish(change);
         }
     }
 
@@ -178,15 +228,17 @@ impl Hub {
     ) -> Result<ResourceWatch, AgentError> {
         let mut state = lock(&self.state);
         if state.running.is_none() {
-            let changes = ResourceChanges {
-                hub: Arc::downgrade(self),
-            };
+            let changes = self.local_changes();
             // One failing provider fails the watch: the ones started are dropped with `started`.
-            let started = self
+            let mut started = self
                 .providers
                 .iter()
                 .map(|provider| provider.watch(changes.clone()))
                 .collect::<Result<Vec<_>, _>>()?;
+            // The other replicas' changes, while anyone here listens.
+            if let Some(feed) = &self.feed {
+                started.push(feed.follow(changes));
+            }
             state.running = Some(started);
         }
         let id = state.next_id;
@@ -276,7 +328,7 @@ mod tests {
     #[test]
     fn providers_watch_while_someone_listens_and_reports_reach_every_sink() {
         let provider = Arc::new(Counted::default());
-        let hub = Hub::new(vec![Arc::new(Arc::clone(&provider))], false);
+        let hub = Hub::new(vec![Arc::new(Arc::clone(&provider))], false, None);
         assert_eq!(provider.watching.load(Ordering::SeqCst), 0);
         let (first, second) = (Arc::new(Seen::default()), Arc::new(Seen::default()));
         let a = hub.register(first.clone()).unwrap();
@@ -329,8 +381,8 @@ mod own_changes {
 
     #[test]
     fn the_application_reports_its_own_changes_to_whoever_watches() {
-        assert!(!Hub::new(Vec::new(), false).reports_changes());
-        let hub = Hub::new(Vec::new(), true);
+        assert!(!Hub::new(Vec::new(), false, None).reports_changes());
+        let hub = Hub::new(Vec::new(), true, None);
         assert!(hub.reports_changes());
         let changes = hub.changes();
         changes.updated("test://before");

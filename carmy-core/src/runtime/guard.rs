@@ -67,6 +67,7 @@ impl Inner {
                 ProgressReporter::disabled(),
                 asking.clone(),
                 self.reader(),
+                None,
             ),
             Arc::clone(&self.states),
         );

@@ -221,7 +221,11 @@ impl Runtime {
     }
 
     /// The pipeline of one call, and the record of how it ended.
-    async fn execute_call(&self, call: Call, arguments: Value) -> Outcome {
+    async fn execute_call(&self, mut call: Call, arguments: Value) -> Outcome {
+        let watchers = &self.catalog().watchers;
+        if watchers.reports_own_changes() {
+            call.reported = Some(Arc::default());
+        }
         let span = tracing::info_span!(
             "carmy.execute",
             tool = %excerpt(&call.begun.named, MAX_TOOL_NAME_LEN),
@@ -236,7 +240,12 @@ impl Runtime {
             .instrument(span.clone())
             .await;
         let duration = call.begun.started.elapsed();
-        let Call { begun, task, .. } = call;
+        let Call {
+            begun,
+            task,
+            reported,
+            ..
+        } = call;
         let outcome = match ended {
             Ended::Execution(ending) => self.inner.conclude(begun, ending, duration),
             Ended::Replay(recorded) => {
@@ -249,6 +258,12 @@ impl Runtime {
                 }
             }
         };
+        // What the tool changed is told once its call succeeded (committed, if transactional).
+        if let Some(reported) = reported
+            && outcome.status == ExecutionStatus::Succeeded
+        {
+            reported.tell(&watchers.changes());
+        }
         if let Some(task) = task {
             task.finish(&outcome).await;
         }

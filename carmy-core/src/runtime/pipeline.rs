@@ -32,6 +32,7 @@ use crate::{
     outcome::OutcomeKind,
     progress::ProgressReporter,
     records::Records,
+    resource::reported::Reported,
     suspension::AskRoute,
     task::TaskSupport,
     tool::Invocation,
@@ -59,6 +60,9 @@ pub(super) struct Call {
     allow_task: bool,
     /// Set when the call may become a task: where its first answer goes.
     pub(super) task: Option<Arc<TaskSlot>>,
+    /// The changes the tool reports, told once the call succeeded; `None` when the runtime
+    /// reports no changes of its own resources.
+    pub(super) reported: Option<Arc<Reported>>,
 }
 
 impl Call {
@@ -97,6 +101,7 @@ impl Call {
             }),
             allow_task,
             task,
+            reported: None,
         };
         (call, arguments)
     }
@@ -450,6 +455,7 @@ impl Inner {
                 progress,
                 call.asking.clone(),
                 records,
+                call.reported.clone(),
             ),
             Arc::clone(&self.states),
         );
