@@ -44,6 +44,8 @@
 //! asynchronous client in pure Rust (no libpq to link), and `deadpool-postgres` pools its
 //! connections with bounded waits.
 
+#[cfg(any(feature = "postgres", feature = "redis"))]
+mod change_feed;
 mod claim_wait;
 mod ordered;
 mod outcome;

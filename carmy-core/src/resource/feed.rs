@@ -71,6 +71,16 @@ pub trait ChangeFeed: Send + Sync + 'static {
     fn follow(&self, changes: ResourceChanges) -> Watching;
 }
 
+impl<F: ChangeFeed> ChangeFeed for std::sync::Arc<F> {
+    fn publish(&self, change: &ResourceChange) {
+        (**self).publish(change);
+    }
+
+    fn follow(&self, changes: ResourceChanges) -> Watching {
+        (**self).follow(changes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

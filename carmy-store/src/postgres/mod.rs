@@ -45,7 +45,7 @@ use connection::{Database, millis};
 use error::Failure;
 use waiters::{Waiters, tag};
 
-use crate::claim_wait::Pauses;
+use crate::{change_feed::Feed, claim_wait::Pauses};
 
 /// The first pause of a waiter polling for another process's claim; it doubles up to
 /// [`LONGEST_POLL`] (or [`LONGEST_POLL_LISTENING`] while the listener would hear the key
@@ -71,6 +71,7 @@ macro_rules! on_connection {
 }
 
 // After `on_connection!`, which they use.
+mod feed;
 mod redemptions;
 mod tasks;
 
@@ -214,15 +215,17 @@ mod tasks;
 /// ```
 pub struct PostgresStore {
     shared: Arc<Shared>,
-    /// The listener and the sweeper: they end with the store.
-    tasks: [JoinHandle<()>; 2],
+    /// The listener, the sweeper and the publisher of changes: they end with the store.
+    tasks: [JoinHandle<()>; 3],
 }
 
-/// What the store's calls, its waiters and its sweeper share.
+/// What the store's calls, its waiters, its sweeper and its publisher share.
 struct Shared {
     db: Database,
     waiters: Arc<Waiters>,
     holders: task_holders::Holders,
+    /// Resource changes to and from the other replicas.
+    feed: Arc<Feed>,
 }
 
 impl PostgresStore {
@@ -259,22 +262,28 @@ impl PostgresStore {
             ))
         })?;
         let waiters = Arc::new(Waiters::default());
-        let listener = listener::spawn(
-            db.config().clone(),
-            schema::channel(&schema),
-            Arc::clone(&waiters),
-            db.options.connect_timeout,
-        );
+        let (feed, queued) = Feed::new();
+        let listened = listener::Listened {
+            settled: (schema::channel(&schema), Arc::clone(&waiters)),
+            changes: (schema::changes_channel(&schema), Arc::clone(&feed)),
+        };
+        let listener = listener::spawn(db.config().clone(), listened, db.options.connect_timeout);
         let interval = db.options.sweep_interval;
         let shared = Arc::new(Shared {
             db,
             waiters,
             holders: task_holders::Holders::default(),
+            feed,
         });
         let sweeper = sweep::spawn(Arc::downgrade(&shared), interval);
+        let publisher = feed::spawn(
+            Arc::downgrade(&shared),
+            schema::changes_channel(&schema),
+            queued,
+        );
         Ok(Self {
             shared,
-            tasks: [listener, sweeper],
+            tasks: [listener, sweeper, publisher],
         })
     }
 

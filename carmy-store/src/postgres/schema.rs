@@ -364,6 +364,11 @@ pub(super) fn channel(schema: &str) -> String {
     format!("{schema}_settled")
 }
 
+/// The channel the replicas on `schema` tell each other their resource changes on.
+pub(super) fn changes_channel(schema: &str) -> String {
+    format!("{schema}_changes")
+}
+
 /// Creates the layout in `schema`, or migrates it to [`VERSION`], under the schema's advisory
 /// lock; fails if it is newer than this code or is not a store's.
 pub(super) async fn migrate(connection: &mut Object, schema: &str) -> Result<(), Failure> {

@@ -15,6 +15,7 @@
 //! - `server` and `durability`: what is checked and read of the server at connect.
 
 mod durability;
+mod feed;
 mod holders;
 mod keys;
 mod link;
@@ -39,6 +40,7 @@ use tokio::time::Instant;
 pub use durability::Durability;
 pub use options::RedisStoreOptions;
 
+use feed::Feeding;
 use holders::Holders;
 use keys::{Keys, Names};
 use link::Link;
@@ -260,6 +262,8 @@ pub struct RedisStore {
     /// (which may hold a password).
     server: String,
     durability: Durability,
+    /// Resource changes to and from the other replicas.
+    feed: Feeding,
 }
 
 impl RedisStore {
@@ -282,6 +286,7 @@ impl RedisStore {
         })?;
         let info = client.get_connection_info();
         let server = format!("{}/{}", info.addr(), info.redis_settings().db());
+        let subscriber = client.clone();
         let link = Arc::new(Link::new(
             client,
             options.connect_timeout,
@@ -303,6 +308,12 @@ impl RedisStore {
         if let Some(warning) = durability.warning() {
             tracing::warn!(%server, prefix = keys.prefix(), "{warning}");
         }
+        let feed = Feeding::start(
+            &link,
+            subscriber,
+            format!("{}changes", keys.prefix()),
+            options.connect_timeout,
+        );
         Ok(Self {
             link,
             scripts,
@@ -314,6 +325,7 @@ impl RedisStore {
             options,
             server,
             durability,
+            feed,
         })
     }
 

@@ -206,7 +206,7 @@ async fn postgres(carmy: Carmy, url: &str, bounds: &RequestIds) -> Result<Carmy,
     match carmy_store::PostgresStore::connect_with(url, options).await {
         Ok(store) => {
             tracing::info!(store = ?store, "idempotency store");
-            Ok(with_store(carmy, store))
+            Ok(with_shared_store(carmy, store))
         }
         Err(error) => {
             eprintln!("error: --store {}: {error}", redacted(url));
@@ -229,7 +229,7 @@ async fn redis(carmy: Carmy, url: &str, bounds: &RequestIds) -> Result<Carmy, Ex
     match carmy_store::RedisStore::connect_with(url, options).await {
         Ok(store) => {
             tracing::info!(store = ?store, "idempotency store");
-            Ok(with_store(carmy, store))
+            Ok(with_shared_store(carmy, store))
         }
         Err(error) => {
             eprintln!("error: --store {}: {error}", redacted(url));
@@ -276,6 +276,20 @@ where
         .store(std::sync::Arc::clone(&store))
         .task_store(std::sync::Arc::clone(&store))
         .redemption_store(store)
+}
+
+/// `carmy` with `store`, a server replicas share, as [`with_store`] does, and as the feed that
+/// tells the replicas each other's resource changes.
+#[cfg(any(feature = "postgres", feature = "redis"))]
+fn with_shared_store<S>(carmy: Carmy, store: S) -> Carmy
+where
+    S: carmy_core::RecordStore
+        + carmy_core::TaskStore
+        + carmy_core::RedemptionStore
+        + carmy_core::ChangeFeed,
+{
+    let store = std::sync::Arc::new(store);
+    with_store(carmy, std::sync::Arc::clone(&store)).change_feed(store)
 }
 
 /// Creates `dir` and its parents, readable by the user alone: outcomes may hold what tools

@@ -60,5 +60,8 @@ pub fn shop(store: Store) -> Carmy {
         .resource(resources::product)
         .resource(resources::order)
         .prompt(prompts::order_help)
+        // Placing and cancelling orders change `shop://orders/{id}` and the stock that
+        // `shop://products/{id}` shows: subscribers are told (on every replica).
+        .reports_resource_changes()
         .state(store)
 }

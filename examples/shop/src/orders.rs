@@ -137,6 +137,7 @@ pub async fn place_order(
     }
     for (product_id, units) in left {
         books::set_stock(records, product_id, units)?;
+        ctx.resource_updated(format!("shop://products/{product_id}"));
     }
     let order = Order {
         order_id: books::take_order_id(records).await?,
@@ -149,6 +150,8 @@ pub async fn place_order(
         placed_by: books::owner(ctx).to_owned(),
     };
     books::add_order(records, &order).await?;
+    // Told to subscribers once the order is committed.
+    ctx.resource_updated(format!("shop://orders/{}", order.order_id));
     tracing::info!(order_id = %order.order_id, total_cents, "order placed");
     Ok(order)
 }
@@ -264,8 +267,10 @@ pub async fn cancel_order(
     for (product_id, quantity) in returned {
         let units = books::stock(records, &store, product_id).await?;
         books::set_stock(records, product_id, units + quantity)?;
+        ctx.resource_updated(format!("shop://products/{product_id}"));
     }
     books::put_order(records, &order)?;
+    ctx.resource_updated(format!("shop://orders/{}", input.order_id));
     let refunded_cents = order.total_cents;
     tracing::info!(order_id = %input.order_id, refunded_cents, "order cancelled");
     Ok(Cancellation {
