@@ -14,7 +14,8 @@ use crate::{
     grant::Grant,
     progress::ProgressReporter,
     records::Records,
-    resource::{ResourceChange, reported::Reported},
+    reported::Reported,
+    resource_change::ResourceChange,
     suspension::{AskRoute, Suspension},
 };
 

@@ -15,22 +15,20 @@
 pub mod directory;
 mod entry;
 mod erased;
-mod feed;
 pub(crate) mod provider;
 pub(crate) mod register;
-pub(crate) mod reported;
 pub(crate) mod watch;
 
 use std::{future::Future, time::Duration};
 
 pub use crate::contents::{Body, Content, Contents, IntoContents};
+pub use crate::resource_change::ResourceChange;
 pub use crate::uri_template::{TemplateError, UriTemplate};
 #[cfg(feature = "fs")]
 pub use directory::Directory;
 pub use entry::ResourceEntry;
-pub use feed::{ChangeFeed, ResourceChange};
 pub use provider::{ProvidedResource, ProviderEntry, ResourceProvider};
-pub use watch::{ChangeSink, ResourceChanges, ResourceWatch, Watching};
+pub use watch::{ChangeFeed, ChangeSink, ResourceChanges, ResourceWatch, Watching};
 
 use crate::{
     completion::{CompletionRequest, Completions},

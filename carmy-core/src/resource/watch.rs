@@ -10,17 +10,24 @@
 //! Providers watch only while someone listens: the first sink starts every provider's watch
 //! ([`ResourceProvider::watch`](crate::ResourceProvider::watch)), and dropping the last
 //! [`ResourceWatch`] drops what they returned, so a server nobody listens to keeps no watcher.
+//!
+//! Across replicas, the application's changes travel through a [`ChangeFeed`]: a change one
+//! replica's application reports reaches the subscribers of every replica sharing it
+//! (PostgreSQL's `LISTEN`/`NOTIFY`, Redis's pub/sub, in `carmy-store`). Only what the application
+//! reports ([`Runtime::resource_changes`](crate::Runtime::resource_changes), a tool's
+//! [`Context::resource_updated`](crate::Context::resource_updated)) travels: a provider watches
+//! for each replica on its own (each replica's watcher sees the files it serves), so its reports
+//! stay in the process. A change is a hint to read again, never data, so a feed is best effort:
+//! a change published while the feed is away is lost, and a subscriber reads the resource when it
+//! next hears of it.
 
 use std::{
     fmt,
     sync::{Arc, Mutex, Weak},
 };
 
-use super::{
-    feed::{ChangeFeed, ResourceChange},
-    provider::ErasedProvider,
-};
-use crate::{error::AgentError, sync::lock};
+use super::provider::ErasedProvider;
+use crate::{error::AgentError, resource_change::ResourceChange, sync::lock};
 
 /// Receives changes to resources. Adapters implement it; calls come from whatever thread the
 /// provider reports on, so they must be quick (queue, then return).
@@ -30,6 +37,33 @@ pub trait ChangeSink: Send + Sync + 'static {
 
     /// Resources appeared or disappeared: lists are stale.
     fn list_changed(&self);
+}
+
+/// How replicas tell each other of the changes their applications report. Set with
+/// [`Carmy::change_feed`](crate::Carmy::change_feed); without one, changes stay in the process.
+///
+/// An implementation publishes without waiting (a change is a hint: queue it, and drop it when
+/// the queue is full or the feed is away) and tells a follower every change the *other*
+/// replicas publish, never its own (the runtime has told its own subscribers already).
+pub trait ChangeFeed: Send + Sync + 'static {
+    /// Tells the other replicas of `change`. Called from whatever thread reports it: must not
+    /// block.
+    fn publish(&self, change: &ResourceChange);
+
+    /// Reports to `changes` every change the other replicas publish, until the returned
+    /// [`Watching`] is dropped. The runtime follows while anyone in this process watches its
+    /// resources, and its `changes` reach only this process's subscribers.
+    fn follow(&self, changes: ResourceChanges) -> Watching;
+}
+
+impl<F: ChangeFeed> ChangeFeed for std::sync::Arc<F> {
+    fn publish(&self, change: &ResourceChange) {
+        (**self).publish(change);
+    }
+
+    fn follow(&self, changes: ResourceChanges) -> Watching {
+        (**self).follow(changes)
+    }
 }
 
 /// Where a provider, or the application, reports its changes; cheap to clone. Reports made

@@ -262,7 +262,10 @@ impl Runtime {
         if let Some(reported) = reported
             && outcome.status == ExecutionStatus::Succeeded
         {
-            reported.tell(&watchers.changes());
+            let changes = watchers.changes();
+            for change in reported.take() {
+                changes.report(&change);
+            }
         }
         if let Some(task) = task {
             task.finish(&outcome).await;

@@ -32,7 +32,7 @@ use crate::{
     outcome::OutcomeKind,
     progress::ProgressReporter,
     records::Records,
-    resource::reported::Reported,
+    reported::Reported,
     suspension::AskRoute,
     task::TaskSupport,
     tool::Invocation,

@@ -6,8 +6,7 @@
 
 use std::sync::Mutex;
 
-use super::{feed::ResourceChange, watch::ResourceChanges};
-use crate::sync::lock;
+use crate::{resource_change::ResourceChange, sync::lock};
 
 /// The most changes one execution keeps; past it, they are told as one list change.
 const MAX_REPORTED: usize = 64;
@@ -34,12 +33,9 @@ impl Reported {
         changes.push(change);
     }
 
-    /// Tells `to` every change reported, and forgets them.
-    pub(crate) fn tell(&self, to: &ResourceChanges) {
-        let changes = std::mem::take(&mut *lock(&self.changes));
-        for change in &changes {
-            to.report(change);
-        }
+    /// Every change reported, in order; forgotten here.
+    pub(crate) fn take(&self) -> Vec<ResourceChange> {
+        std::mem::take(&mut *lock(&self.changes))
     }
 }
 

@@ -1,20 +1,7 @@
-//! Changes told across replicas: a change one replica's application reports reaches the
-//! subscribers of every replica sharing its [`ChangeFeed`] (PostgreSQL's `LISTEN`/`NOTIFY`,
-//! Redis's pub/sub, in `carmy-store`).
-//!
-//! Only what the application reports ([`Runtime::resource_changes`], a tool's
-//! [`Context::resource_updated`]) travels: a provider watches for each replica on its own (each
-//! replica's watcher sees the files it serves), so its reports stay in the process. A change is
-//! a hint to read again, never data, so a feed is best effort: a change published while the
-//! feed is away is lost, and a subscriber reads the resource when it next hears of it.
-//!
-//! [`Runtime::resource_changes`]: crate::Runtime::resource_changes
-//! [`Context::resource_updated`]: crate::Context::resource_updated
-
-use super::watch::{ResourceChanges, Watching};
+//! [`ResourceChange`]: a change to a resource, as a tool reports it and replicas tell it each other.
 
 /// The longest message a feed carries, in bytes: PostgreSQL's `NOTIFY` takes 8,000 at most.
-/// A change whose message would be longer (a URI near [`MAX_URI_LEN`](super::MAX_URI_LEN))
+/// A change whose message would be longer (a URI near [`MAX_URI_LEN`](crate::MAX_URI_LEN))
 /// travels as [`ResourceChange::ListChanged`], which tells subscribers to look again too.
 const MAX_MESSAGE_BYTES: usize = 7_900;
 
@@ -51,33 +38,6 @@ impl ResourceChange {
             _ => return None,
         };
         Some((origin, change))
-    }
-}
-
-/// How replicas tell each other of the changes their applications report. Set with
-/// [`Carmy::change_feed`](crate::Carmy::change_feed); without one, changes stay in the process.
-///
-/// An implementation publishes without waiting (a change is a hint: queue it, and drop it when
-/// the queue is full or the feed is away) and tells a follower every change the *other*
-/// replicas publish, never its own (the runtime has told its own subscribers already).
-pub trait ChangeFeed: Send + Sync + 'static {
-    /// Tells the other replicas of `change`. Called from whatever thread reports it: must not
-    /// block.
-    fn publish(&self, change: &ResourceChange);
-
-    /// Reports to `changes` every change the other replicas publish, until the returned
-    /// [`Watching`] is dropped. The runtime follows while anyone in this process watches its
-    /// resources, and its `changes` reach only this process's subscribers.
-    fn follow(&self, changes: ResourceChanges) -> Watching;
-}
-
-impl<F: ChangeFeed> ChangeFeed for std::sync::Arc<F> {
-    fn publish(&self, change: &ResourceChange) {
-        (**self).publish(change);
-    }
-
-    fn follow(&self, changes: ResourceChanges) -> Watching {
-        (**self).follow(changes)
     }
 }
 
