@@ -64,6 +64,7 @@ mod prompt;
 mod quotas;
 mod rate_buckets;
 mod rate_limit;
+mod rate_limit_store;
 pub mod records;
 mod redemption;
 mod reported;
@@ -116,6 +117,7 @@ pub use prompt::{
 pub use quotas::Quotas;
 pub use rate_buckets::RateBuckets;
 pub use rate_limit::RateLimit;
+pub use rate_limit_store::{FALLBACK_WARNING_EVERY, RateLimitStore};
 pub use records::{RecordStore, Records};
 pub use redemption::{
     MAX_REDEEMED, MAX_REDEEMED_PER_PRINCIPAL, MAX_REDEEMING_PRINCIPALS, MemoryRedemptionStore,

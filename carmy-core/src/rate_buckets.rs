@@ -5,9 +5,14 @@
 //! its request id stays free for the retry.
 //!
 //! A tool's limit is its own (`#[tool(rate_limit = "30/min")]`), else the runtime's
-//! ([`Carmy::rate_limit`](crate::Carmy::rate_limit)), else none. Buckets live in the process:
-//! replicas each count their own calls, so `n` replicas behind a balancer allow up to `n` times
-//! the rate (docs/05-http-and-security.md, "Rate limits").
+//! ([`Carmy::rate_limit`](crate::Carmy::rate_limit)), else none. By default the buckets live in
+//! the process: replicas each count their own calls, so `n` replicas behind a balancer allow up
+//! to `n` times the rate. A runtime given a [`RateLimitStore`](crate::RateLimitStore)
+//! ([`Carmy::rate_limit_store`](crate::Carmy::rate_limit_store): `carmy-store`'s PostgreSQL and
+//! Redis stores) takes each call from the store's buckets instead, shared by every replica, and
+//! from the ones here only while the store cannot answer (docs/07-stores-and-replicas.md,
+//! "Replicas and rate limits"). Adapters' limits before any call (HTTP's per address) stay in
+//! the process.
 
 use std::{
     fmt,
@@ -96,6 +101,11 @@ impl ToolRateLimiter {
     /// The buckets for `limit`, or `None` when it is unlimited.
     pub(crate) fn new(limit: RateLimit) -> Option<Self> {
         RateBuckets::new(limit).map(Self)
+    }
+
+    /// The limit the buckets hold to.
+    pub(crate) fn limit(&self) -> RateLimit {
+        self.0.limit()
     }
 
     /// Takes one call from the principal's bucket, or refuses with `RATE_LIMITED`.

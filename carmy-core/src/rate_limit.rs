@@ -1,5 +1,6 @@
 //! `RateLimit`: how often one principal may call one tool, as a value (`30/min`, burst 5).
-//! The buckets that enforce it live in `rate_buckets`.
+//! The buckets that enforce it live in `rate_buckets` (this process's) or in a
+//! `RateLimitStore` (shared by replicas).
 
 use std::{fmt, num::NonZeroU32, time::Duration};
 
@@ -105,12 +106,29 @@ impl RateLimit {
             .map(|bucket| bucket.burst.unwrap_or(bucket.requests).get())
     }
 
+    /// How often one call comes back to an emptied bucket: `period / requests`, at least a
+    /// nanosecond (`None`: unlimited). With [`burst_size`](Self::burst_size), all a bucket
+    /// needs: a store that keeps buckets elsewhere ([`RateLimitStore`](crate::RateLimitStore))
+    /// computes its answers from these two.
+    pub fn emission_interval(&self) -> Option<Duration> {
+        let bucket = self.0?;
+        Some((bucket.period / bucket.requests.get()).max(Duration::from_nanos(1)))
+    }
+
+    /// How far ahead of now a bucket may have been drawn and still admit a call:
+    /// `emission_interval × (burst − 1)` (`None`: unlimited). A bucket drawn up to `now +
+    /// tolerance` (its theoretical arrival time) admits one more call; one drawn further
+    /// refuses it until then.
+    pub fn tolerance(&self) -> Option<Duration> {
+        let interval = self.emission_interval()?;
+        let burst = self.burst_size()?;
+        Some(interval.saturating_mul(burst - 1))
+    }
+
     /// The `governor` quota, for a bucket.
     pub(crate) fn quota(&self) -> Option<Quota> {
         let bucket = self.0?;
-        // One request back every `period / requests`; at least a nanosecond.
-        let interval = (bucket.period / bucket.requests.get()).max(Duration::from_nanos(1));
-        let quota = Quota::with_period(interval)?;
+        let quota = Quota::with_period(self.emission_interval()?)?;
         Some(quota.allow_burst(bucket.burst.unwrap_or(bucket.requests)))
     }
 }

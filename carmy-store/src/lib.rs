@@ -24,6 +24,10 @@
 //!   single-use token redeemed once, across replicas too. Every store here is one, so replicas
 //!   sharing it redeem a token once whichever of them sees it.
 //!
+//! `PostgresStore` and `RedisStore` are [`RateLimitStore`](carmy_core::RateLimitStore)s as
+//! well: replicas sharing one share each tool's rate limit. [`SqliteStore`] is not: with it,
+//! each process keeps its own buckets.
+//!
 //! ## Why SQLite
 //!
 //! The embedded store must survive `kill -9` at any instant, and several processes (a server

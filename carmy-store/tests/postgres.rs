@@ -629,7 +629,7 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "4"
+        "5"
     );
     let lease = acquire(&stores[0], &key("kept"), WRITE).await;
     stores[1]
@@ -647,7 +647,7 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
             server,
             &format!("SELECT count(*) FROM pg_tables WHERE schemaname = '{schema}'")
         ),
-        11
+        12
     );
     for totals in ["totals", "task_totals"] {
         assert_eq!(
@@ -1229,6 +1229,12 @@ async fn a_commit_racing_a_lease_expiry_and_takeover_applies_nothing_unless_it_h
 /// tables and functions later layouts add, dropped, and the version set back.
 fn back_to_layout(schema: &str, layout: u8) -> String {
     let mut sql = String::new();
+    if layout < 5 {
+        sql.push_str(
+            "DROP TABLE {s}.rate_buckets; \
+             DROP FUNCTION {s}.take_rate(bytea, bytea, int8, int8); ",
+        );
+    }
     if layout < 4 {
         sql.push_str(
             "DROP TABLE {s}.redeemed, {s}.redeemers; \
@@ -1278,7 +1284,7 @@ async fn a_layout_1_schema_migrates_in_place_keeping_its_claims() {
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "4"
+        "5"
     );
     match replicas[0].claim(&key("finished"), fp(), WRITE).await {
         Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_finished")),
@@ -2023,7 +2029,7 @@ mod tasks {
         }
         assert_eq!(
             server.sql(&format!("SELECT version FROM {schema}.meta")),
-            "4"
+            "5"
         );
         match carmy_core::IdempotencyStore::claim(&replicas[0], &key("finished"), fp(), WRITE).await
         {

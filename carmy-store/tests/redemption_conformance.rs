@@ -142,7 +142,7 @@ fn rusqlite_connection(file: &std::path::Path) -> rusqlite::Connection {
 }
 
 /// A schema of layout 3, as the previous release left it, reached by three replicas of this
-/// one at once: migrated once, to layout 4, in place; its claims kept, and redemptions shared
+/// one at once: migrated once, to this layout (5: redemptions, then rate limits), in place; its claims kept, and redemptions shared
 /// by the replicas from then on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_postgres_schema_of_layout_3_gains_redemptions_in_place() {
@@ -180,7 +180,8 @@ async fn a_postgres_schema_of_layout_3_gains_redemptions_in_place() {
     old.finish(&lease, recorded.clone()).await.unwrap();
     drop(old);
     server.sql(&format!(
-        "DROP TABLE {schema}.redeemed, {schema}.redeemers; \
+        "DROP TABLE {schema}.redeemed, {schema}.redeemers, {schema}.rate_buckets; \
+         DROP FUNCTION {schema}.take_rate(bytea, bytea, int8, int8); \
          DROP FUNCTION {schema}.redeem(bytea, int8, int8, int8, int8, int8, int8, int8); \
          UPDATE {schema}.meta SET version = 3"
     ));
@@ -197,7 +198,7 @@ async fn a_postgres_schema_of_layout_3_gains_redemptions_in_place() {
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "4"
+        "5"
     );
     match replicas[0].claim(&key, fingerprint, terms).await {
         Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded),

@@ -14,6 +14,7 @@ use crate::{
     memory_store::MemoryStore,
     prompt,
     rate_buckets::ToolRateLimiter,
+    rate_limit_store::RateLimits,
     records::DynRecordStore,
     redemption::{MemoryRedemptionStore, Redemptions},
     resource::{self, ProviderEntry},
@@ -197,6 +198,9 @@ impl Carmy {
                 records,
                 task_store,
                 redemptions: Redemptions::new(redemptions),
+                rate_limits: self
+                    .rate_limit_store
+                    .map_or_else(RateLimits::default, RateLimits::shared),
             },
             self.admissions,
             self.limits,

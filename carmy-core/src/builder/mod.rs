@@ -16,6 +16,7 @@ use crate::{
     limits::Limits,
     prompt::{Prompt, register::RegisteredPrompt},
     rate_limit::RateLimit,
+    rate_limit_store::{DynRateLimitStore, RateLimitStore},
     records::{DynRecordStore, RecordStore},
     redemption::{DynRedemptionStore, RedemptionStore},
     resource::{
@@ -58,6 +59,8 @@ pub struct Carmy {
     records: Option<Arc<dyn DynRecordStore>>,
     task_store: Option<Arc<dyn DynTaskStore>>,
     redemption_store: Option<Arc<dyn DynRedemptionStore>>,
+    /// Where rate-limited tools keep their buckets (`None`: in the process).
+    rate_limit_store: Option<Arc<dyn DynRateLimitStore>>,
     admissions: Vec<Arc<dyn DynAdmission>>,
     rate_limit: RateLimit,
     /// Tools confirmed before they run whatever they declare (`require_confirmation`).
@@ -99,6 +102,7 @@ impl Carmy {
             records: None,
             task_store: None,
             redemption_store: None,
+            rate_limit_store: None,
             admissions: Vec::new(),
             rate_limit: RateLimit::unlimited(),
             confirmed: Vec::new(),
@@ -218,6 +222,15 @@ impl Carmy {
     /// `details.retry_after_ms` says when).
     pub fn rate_limit(mut self, limit: RateLimit) -> Self {
         self.rate_limit = limit;
+        self
+    }
+
+    /// Keeps the buckets of rate-limited tools in `store` (e.g. one shared by replicas) rather
+    /// than in the process: every runtime that shares it shares each tool's limit, whichever of
+    /// them a call reaches. When the store cannot answer, a call is checked against this
+    /// process's own bucket instead. See [`RateLimitStore`].
+    pub fn rate_limit_store(mut self, store: impl RateLimitStore) -> Self {
+        self.rate_limit_store = Some(Arc::new(store));
         self
     }
 

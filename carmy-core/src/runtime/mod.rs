@@ -33,6 +33,7 @@ use crate::{
     idempotency::DynStore,
     limits::Limits,
     outcome::{Outcome, OutcomeKind},
+    rate_limit_store::RateLimits,
     records::DynRecordStore,
     redemption::Redemptions,
     state::StateMap,
@@ -62,6 +63,8 @@ struct Inner {
     task_store: Arc<dyn DynTaskStore>,
     /// Where single-use tokens are remembered once redeemed.
     redemptions: Redemptions,
+    /// Where rate-limited tools' buckets are taken from.
+    rate_limits: RateLimits,
     /// When the task store was last asked to sweep.
     last_sweep: std::sync::Mutex<Option<Instant>>,
     limits: Limits,
@@ -79,6 +82,8 @@ pub(crate) struct Stores {
     pub(crate) records: Option<Arc<dyn DynRecordStore>>,
     pub(crate) task_store: Arc<dyn DynTaskStore>,
     pub(crate) redemptions: Redemptions,
+    /// The shared buckets of rate-limited tools, if any.
+    pub(crate) rate_limits: RateLimits,
 }
 
 impl fmt::Debug for Runtime {
@@ -103,6 +108,7 @@ impl Runtime {
             records,
             task_store,
             redemptions,
+            rate_limits,
         } = stores;
         Self {
             inner: Arc::new(Inner {
@@ -112,6 +118,7 @@ impl Runtime {
                 records,
                 task_store,
                 redemptions,
+                rate_limits,
                 last_sweep: std::sync::Mutex::new(None),
                 capacity: Capacity::new(limits.max_concurrent_executions),
                 admissions,

@@ -359,9 +359,15 @@ impl Inner {
             .map_err(|error| (ExecutionStatus::Rejected, error))?;
         // After capacity, so a call refused for it takes nothing from the caller's bucket;
         // before the tool's turn, so a call over its rate does not queue first.
+        // A tool without a limit asks nothing of any store.
         if let Some(limiter) = &entry.rate_limiter {
-            limiter
-                .check(entry.name(), call.context.caller().principal_shared())
+            self.rate_limits
+                .take(
+                    limiter,
+                    entry.name(),
+                    call.context.caller().principal_shared(),
+                )
+                .await
                 .map_err(|error| (ExecutionStatus::Rejected, error))?;
         }
         let request = AdmissionRequest {

@@ -12,6 +12,8 @@
 //!   each call, and how the holder of a task is woken; `task_rows`: a task's row read, locked,
 //!   settled and written back, and the tasks' sweep; `task_holders`: what each lease held here
 //!   last read of its task;
+//! - `rate_limits`: rate-limit buckets shared by replicas
+//!   ([`RateLimitStore`](carmy_core::RateLimitStore)), one statement per take;
 //! - `sweep`: settling what is due, in bounded batches;
 //! - `waiters` and `listener`: waking the waiters of a settled key, and the holders of tasks
 //!   others wrote to, here and in other processes.
@@ -72,6 +74,7 @@ macro_rules! on_connection {
 
 // After `on_connection!`, which they use.
 mod feed;
+mod rate_limits;
 mod redemptions;
 mod tasks;
 
@@ -155,6 +158,10 @@ mod tasks;
 /// the same schema: one statement per redemption, so every replica redeems a token once
 /// between them; bounded per principal and in principals as `carmy_core` says (see
 /// `redemptions`).
+///
+/// It keeps rate-limit buckets too ([`RateLimitStore`](carmy_core::RateLimitStore)), in the
+/// same schema: one statement per take, by the server's clock, so every replica shares each
+/// tool's limit; a bucket full again is deleted by the sweep (see `rate_limits`).
 ///
 /// What the operator provides:
 /// - PostgreSQL 11 or newer (tested with 15), reached over a **plain connection: no TLS in this
@@ -302,7 +309,7 @@ impl PostgresStore {
 }
 
 impl Shared {
-    /// Claims, then tasks: each in batches of their own.
+    /// Claims, then tasks, then rate-limit buckets full again: each in batches of their own.
     async fn sweep(&self) -> Result<(), Failure> {
         let ttl = millis(self.db.options.ttl);
         loop {
@@ -314,6 +321,7 @@ impl Shared {
             }
         }
         self.sweep_tasks().await?;
+        self.sweep_rate_buckets().await?;
         Ok(())
     }
 

@@ -28,12 +28,17 @@
 //! by principal, issue instant and nonce, `redeemers` with each principal's floor, and the
 //! `redeem` function that decides a redemption in one statement (see `redemptions`).
 //!
+//! Layout 5 adds the rate-limit buckets (`carmy_core::RateLimitStore`): `rate_buckets` by tool
+//! and principal, each row the instant its bucket is full again (by the server's clock), and
+//! the `take_rate` function that decides a call in one statement (see `rate_limits`). A row
+//! past its instant is a full bucket, the same as none: the sweep deletes it.
+//!
 //! `meta` holds the layout's version. Connecting takes a transaction-scoped advisory lock
 //! named for the schema, then creates or migrates the layout in that same transaction: replicas
 //! starting at once take turns, the first does the work, and the others find it done. A schema
 //! of layout 1 gains the records tables in place, one of layout 2 the tasks tables and one of
-//! layout 3 the redemption tables, its
-//! claims and records untouched: replicas of the previous release that are connected keep
+//! layout 3 the redemption tables, one of layout
+//! 4 the rate-limit buckets, its claims and records untouched: replicas of the previous release that are connected keep
 //! working through it (a migration only adds tables, functions and triggers, and locks nothing
 //! they use), and one that connects afterwards refuses the newer layout. A layout newer than
 //! this code is refused rather than written to.
@@ -43,7 +48,7 @@ use deadpool_postgres::Object;
 use super::error::Failure;
 
 /// The layout this code writes.
-pub(super) const VERSION: i32 = 4;
+pub(super) const VERSION: i32 = 5;
 
 // The states of a claim row. The statements in `sql` and the triggers below write them as
 // the literals 0, 1 and 2: a table's meaning is fixed by its layout's version, not by the code.
@@ -348,6 +353,44 @@ BEGIN
             expires_at = greatest(expires_at, expires)
         WHERE principal = p;
     RETURN 'redeemed';
+END
+$$;
+"#,
+    r#"
+-- Layout 5: the rate-limit buckets shared by replicas (see `rate_limits`). Tool and principal
+-- are bytea, as in `claims` (the anonymous principal is empty). `full_at`: the bucket's
+-- theoretical arrival time, when it is full again, by the server's clock.
+CREATE TABLE {s}.rate_buckets (
+    tool      bytea       NOT NULL,
+    principal bytea       NOT NULL,
+    full_at   timestamptz NOT NULL,
+    PRIMARY KEY (tool, principal)
+);
+CREATE INDEX rate_buckets_full ON {s}.rate_buckets (full_at);
+
+-- Takes one call from the bucket of tool `t` and principal `p`, in the one statement that
+-- calls it (GCRA, as carmy_core's buckets): 0 when admitted, else the wait in microseconds.
+-- `step`: one call's emission interval; `tolerance`: step × (burst − 1), both microseconds.
+-- The upsert locks the bucket's row whether or not its WHERE admits the call, so concurrent
+-- takes of one bucket, from any replica, take turns on it.
+CREATE FUNCTION {s}.take_rate(t bytea, p bytea, step int8, tolerance int8)
+    RETURNS int8 LANGUAGE plpgsql AS $$
+DECLARE
+    now_at timestamptz := statement_timestamp();
+    step_at interval := step * interval '1 microsecond';
+    tolerance_at interval := tolerance * interval '1 microsecond';
+    tat timestamptz;
+BEGIN
+    INSERT INTO {s}.rate_buckets AS bucket VALUES (t, p, now_at + step_at)
+        ON CONFLICT (tool, principal) DO UPDATE
+        SET full_at = greatest(bucket.full_at, now_at) + step_at
+        WHERE bucket.full_at - tolerance_at <= now_at
+        RETURNING full_at INTO tat;
+    IF FOUND THEN
+        RETURN 0;
+    END IF;
+    SELECT full_at INTO tat FROM {s}.rate_buckets WHERE tool = t AND principal = p;
+    RETURN greatest(1, ceil(extract(epoch FROM tat - tolerance_at - now_at) * 1000000))::int8;
 END
 $$;
 "#,

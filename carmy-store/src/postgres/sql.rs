@@ -27,6 +27,17 @@ use super::schema::quoted;
 /// `redemptions`).
 const REDEEM: &str = "SELECT {s}.redeem($1, $2, $3, $4, $5, $6, $7, $8)";
 
+/// One take from a rate-limit bucket, decided by the schema's `take_rate` function in this one
+/// statement (see `rate_limits`).
+const TAKE_RATE: &str = "SELECT {s}.take_rate($1, $2, $3, $4)";
+
+/// Up to `$1` rate-limit buckets that are full again, forgotten; rows a take holds are left to
+/// the next sweep.
+const FORGET_FULL_BUCKETS: &str = "
+DELETE FROM {s}.rate_buckets WHERE (tool, principal) IN (
+    SELECT tool, principal FROM {s}.rate_buckets WHERE full_at <= statement_timestamp()
+    LIMIT $1 FOR UPDATE SKIP LOCKED)";
+
 /// The claim row of a key, locked: what a claim decides on. `due`: its lease or retention has
 /// run out; `left_ms`: how long its lease still holds, by the server's clock.
 const LOOKUP: &str = "
@@ -314,6 +325,8 @@ pub(super) struct Sql {
     pub(super) lock_task_slots: String,
     pub(super) task_signal: String,
     pub(super) redeem: String,
+    pub(super) take_rate: String,
+    pub(super) forget_full_buckets: String,
 }
 
 impl Sql {
@@ -364,6 +377,8 @@ impl Sql {
             lock_task_slots: sql(LOCK_TASK_SLOTS),
             task_signal: sql(TASK_SIGNAL),
             redeem: sql(REDEEM),
+            take_rate: sql(TAKE_RATE),
+            forget_full_buckets: sql(FORGET_FULL_BUCKETS),
         }
     }
 }

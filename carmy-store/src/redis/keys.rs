@@ -37,6 +37,12 @@
 //! | `carmy:{p:alice}:redeemed-floor` | string | the newest of them let go: tokens as old or older are refused |
 //! | `carmy:{redeemers}:principals` | sorted set | the principals holding records, scored by when their newest expires |
 //!
+//! Rate-limit buckets (see `rate_limits`), for `alice` calling `search`:
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `carmy:{p:alice}:rate:search` | string | the bucket's theoretical arrival time (µs, the server's clock); expires when full again |
+//!
 //! Tasks are counted apart from requests (shares of their own), as `MemoryTaskStore` bounds
 //! them apart from `MemoryStore`'s keys. A task's key holds its principal, so another
 //! principal holding its id names another key, which does not exist.
@@ -201,6 +207,12 @@ impl Keys {
             redeemers: format!("{}{{redeemers}}:principals", self.prefix),
             member,
         }
+    }
+
+    /// The key of the rate-limit bucket of `tool` and `principal` (empty: the anonymous one).
+    /// The tool comes last, after the tag, as it is.
+    pub(super) fn rate_bucket(&self, tool: &str, principal: &str) -> String {
+        format!("{}{{p:{}}}:rate:{tool}", self.prefix, escape(principal))
     }
 
     /// The keys of the records of `collection`.

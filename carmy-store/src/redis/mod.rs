@@ -10,6 +10,8 @@
 //!   their holders learn of what others wrote;
 //! - `redemptions` and `lua/redeem.lua`: single-use tokens (`RedemptionStore`), one script
 //!   per redemption;
+//! - `rate_limits` and `lua/take_rate.lua`: rate-limit buckets shared by replicas
+//!   (`RateLimitStore`), one script per take;
 //! - `link`: the connection, replaced when it fails, every call bounded in time;
 //! - `waiters`: waking retries, here at once and elsewhere by polling;
 //! - `server` and `durability`: what is checked and read of the server at connect.
@@ -20,6 +22,7 @@ mod holders;
 mod keys;
 mod link;
 mod options;
+mod rate_limits;
 mod records;
 mod redemptions;
 mod script_calls;
@@ -44,6 +47,7 @@ use feed::Feeding;
 use holders::Holders;
 use keys::{Keys, Names};
 use link::Link;
+use rate_limits::TakeRateScript;
 use redemptions::RedeemScript;
 use scripts::{ClaimArgs, Claimed, Finish, Scripts, Settled};
 use task_scripts::TaskScripts;
@@ -97,6 +101,10 @@ use crate::outcome;
 ///   replica redeems a token once between them; bounded per principal and in principals as
 ///   `carmy_core` says, each key with a TTL that ends with its newest record (see
 ///   `redemptions`).
+/// - **Shared rate limits.** It keeps rate-limit buckets too
+///   ([`RateLimitStore`](carmy_core::RateLimitStore)): one script per take, on the server's
+///   clock (`TIME`), so every replica shares each tool's limit; a bucket's key expires when it
+///   is full again (see `rate_limits`).
 ///
 /// What the operator provides:
 /// - **Redis 7.0 or later**, standalone (or a primary with replicas); `connect` refuses an
@@ -254,6 +262,7 @@ pub struct RedisStore {
     scripts: Scripts,
     task_scripts: TaskScripts,
     redeem_script: RedeemScript,
+    take_rate_script: TakeRateScript,
     keys: Keys,
     waiters: Arc<Waiters>,
     holders: Holders,
@@ -305,6 +314,11 @@ impl RedisStore {
             .load(&link)
             .await
             .map_err(StoreError::unavailable)?;
+        let take_rate_script = TakeRateScript::new();
+        take_rate_script
+            .load(&link)
+            .await
+            .map_err(StoreError::unavailable)?;
         if let Some(warning) = durability.warning() {
             tracing::warn!(%server, prefix = keys.prefix(), "{warning}");
         }
@@ -319,6 +333,7 @@ impl RedisStore {
             scripts,
             task_scripts,
             redeem_script,
+            take_rate_script,
             keys,
             waiters: Arc::default(),
             holders: Holders::default(),

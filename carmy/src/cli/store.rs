@@ -206,7 +206,7 @@ async fn postgres(carmy: Carmy, url: &str, bounds: &RequestIds) -> Result<Carmy,
     match carmy_store::PostgresStore::connect_with(url, options).await {
         Ok(store) => {
             tracing::info!(store = ?store, "idempotency store");
-            Ok(with_shared_store(carmy, store))
+            Ok(with_server_store(carmy, store))
         }
         Err(error) => {
             eprintln!("error: --store {}: {error}", redacted(url));
@@ -229,7 +229,7 @@ async fn redis(carmy: Carmy, url: &str, bounds: &RequestIds) -> Result<Carmy, Ex
     match carmy_store::RedisStore::connect_with(url, options).await {
         Ok(store) => {
             tracing::info!(store = ?store, "idempotency store");
-            Ok(with_shared_store(carmy, store))
+            Ok(with_server_store(carmy, store))
         }
         Err(error) => {
             eprintln!("error: --store {}: {error}", redacted(url));
@@ -278,18 +278,23 @@ where
         .redemption_store(store)
 }
 
-/// `carmy` with `store`, a server replicas share, as [`with_store`] does, and as the feed that
-/// tells the replicas each other's resource changes.
+/// [`with_store`], for a store on a server (PostgreSQL, Redis) that replicas share: the
+/// buckets of rate-limited tools too, so they share each tool's limit, and the feed that tells
+/// them each other's resource changes. A SQLite file keeps the buckets in each process (a take
+/// would be a write to the file per call).
 #[cfg(any(feature = "postgres", feature = "redis"))]
-fn with_shared_store<S>(carmy: Carmy, store: S) -> Carmy
+fn with_server_store<S>(carmy: Carmy, store: S) -> Carmy
 where
     S: carmy_core::RecordStore
         + carmy_core::TaskStore
         + carmy_core::RedemptionStore
+        + carmy_core::RateLimitStore
         + carmy_core::ChangeFeed,
 {
     let store = std::sync::Arc::new(store);
-    with_store(carmy, std::sync::Arc::clone(&store)).change_feed(store)
+    with_store(carmy, std::sync::Arc::clone(&store))
+        .rate_limit_store(std::sync::Arc::clone(&store))
+        .change_feed(store)
 }
 
 /// Creates `dir` and its parents, readable by the user alone: outcomes may hold what tools

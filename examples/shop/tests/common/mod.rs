@@ -278,6 +278,16 @@ impl HttpShop {
     /// `shop http` with `args` (sessions on, unless `--stateless` is among them), one token per
     /// `(token, principal)`, and at most `open_files` descriptors when given (`ulimit -n`).
     pub fn serve(tokens: &[(&str, &str)], args: &[&str], open_files: Option<u32>) -> Self {
+        Self::serve_with_env(tokens, args, open_files, &[])
+    }
+
+    /// [`serve`](Self::serve) with `env` set for the server (configuration by `CARMY_...`).
+    pub fn serve_with_env(
+        tokens: &[(&str, &str)],
+        args: &[&str],
+        open_files: Option<u32>,
+        env: &[(&str, &str)],
+    ) -> Self {
         use std::os::unix::fs::PermissionsExt;
         let dir = std::env::temp_dir().join(format!(
             "shop-attack-{}-{}",
@@ -308,6 +318,7 @@ impl HttpShop {
         };
         let mut child = command
             .env(STORE.0, STORE.1)
+            .envs(env.iter().copied())
             .args(["http", "--addr", "127.0.0.1:0", "--token-file"])
             .arg(&file)
             .args(args)
