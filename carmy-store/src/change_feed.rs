@@ -21,6 +21,8 @@ use crate::sync::lock;
 
 /// Changes waiting to be published; past it, new ones are dropped.
 const QUEUE: usize = 1024;
+/// The most changes published in one round trip.
+const BATCH: usize = 64;
 /// The least time between two warnings of dropped changes.
 const WARN_EVERY: Duration = Duration::from_secs(60);
 
@@ -93,6 +95,21 @@ impl Feed {
     }
 }
 
+/// The changes to publish next: waits for one, then takes those queued behind it (up to
+/// [`BATCH`]), each once, so a burst of changes costs one round trip. `None` once the store
+/// is gone.
+pub(crate) async fn next_batch(queued: &mut mpsc::Receiver<String>) -> Option<Vec<String>> {
+    let mut batch = vec![queued.recv().await?];
+    while batch.len() < BATCH {
+        match queued.try_recv() {
+            Ok(message) if batch.contains(&message) => {}
+            Ok(message) => batch.push(message),
+            Err(_) => break,
+        }
+    }
+    Some(batch)
+}
+
 /// A follower's registration, undone when dropped.
 struct Following {
     feed: std::sync::Weak<Feed>,
@@ -144,6 +161,20 @@ mod tests {
         drop(following);
         feed.deliver(&others);
         assert_eq!(lock(&heard.0).len(), 1, "nobody follows any more");
+    }
+
+    #[tokio::test]
+    async fn a_burst_is_published_in_batches_each_change_once() {
+        let (feed, mut queued) = Feed::new();
+        for n in 0..BATCH + 10 {
+            feed.publish(&ResourceChange::Updated(format!("x{}", n % (BATCH + 5))));
+        }
+        let first = next_batch(&mut queued).await.unwrap();
+        assert_eq!(first.len(), BATCH);
+        let second = next_batch(&mut queued).await.unwrap();
+        assert_eq!(second.len(), 10, "{second:?}");
+        drop(feed);
+        assert_eq!(next_batch(&mut queued).await, None, "the store is gone");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The store as a [`ChangeFeed`]: a replica's resource changes reach the others with `NOTIFY`
 //! on the schema's changes channel, and theirs come back through the listening connection
-//! (`listener.rs`). One task publishes the queued changes, each with
-//! `SELECT pg_notify(channel, message)` on a pooled connection; PostgreSQL delivers a
-//! notification to every listening session once the statement commits.
+//! (`listener.rs`). One task publishes the queued changes, a burst of them with one statement
+//! on a pooled connection (`pg_notify` over an array); PostgreSQL delivers each notification to
+//! every listening session once the statement commits.
 
 use std::sync::Arc;
 
@@ -11,6 +11,7 @@ use deadpool_postgres::Object;
 use tokio::{sync::mpsc, task::JoinHandle};
 
 use super::{PostgresStore, Shared, connection::Database, error::Failure};
+use crate::change_feed::next_batch;
 
 impl ChangeFeed for PostgresStore {
     fn publish(&self, change: &ResourceChange) {
@@ -22,36 +23,36 @@ impl ChangeFeed for PostgresStore {
     }
 }
 
-/// Publishes what `queued` brings on `channel`, until the store is dropped.
+/// Publishes what `queued` brings on `channel`, a batch per round trip, until the store is
+/// dropped.
 pub(super) fn spawn(
     shared: std::sync::Weak<Shared>,
     channel: String,
     mut queued: mpsc::Receiver<String>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
-        while let Some(message) = queued.recv().await {
+        while let Some(batch) = next_batch(&mut queued).await {
             let Some(shared) = shared.upgrade() else {
                 return;
             };
-            if let Err(failure) = notify(&shared, &channel, &message).await {
-                tracing::debug!(%failure, "a resource change could not be published");
+            if let Err(failure) = notify(&shared, &channel, &batch).await {
+                tracing::debug!(%failure, "resource changes could not be published");
             }
         }
     })
 }
 
-async fn notify(shared: &Arc<Shared>, channel: &str, message: &str) -> Result<(), Failure> {
-    on_connection!(&shared.db, "publishing a resource change", |connection| {
-        send(&mut connection, channel, message)
+async fn notify(shared: &Arc<Shared>, channel: &str, batch: &[String]) -> Result<(), Failure> {
+    on_connection!(&shared.db, "publishing resource changes", |connection| {
+        send(&mut connection, channel, batch)
     })
 }
 
-async fn send(connection: &mut Object, channel: &str, message: &str) -> Result<(), Failure> {
+/// One statement for the batch: PostgreSQL delivers each notification when it commits.
+async fn send(connection: &mut Object, channel: &str, batch: &[String]) -> Result<(), Failure> {
     let statement = connection
-        .prepare_cached("SELECT pg_notify($1, $2)")
+        .prepare_cached("SELECT pg_notify($1, message) FROM unnest($2::text[]) AS message")
         .await?;
-    connection
-        .execute(&statement, &[&channel, &message])
-        .await?;
+    connection.execute(&statement, &[&channel, &batch]).await?;
     Ok(())
 }

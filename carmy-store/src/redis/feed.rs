@@ -11,7 +11,7 @@ use redis::Client;
 use tokio::{sync::mpsc, task::JoinHandle};
 
 use super::{RedisStore, link::Link};
-use crate::change_feed::Feed;
+use crate::change_feed::{Feed, next_batch};
 
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
 const LONGEST_PAUSE: Duration = Duration::from_secs(5);
@@ -63,26 +63,24 @@ impl Drop for Feeding {
     }
 }
 
-/// Publishes what `queued` brings, each once at most, until the store is dropped.
+/// Publishes what `queued` brings, a batch per round trip (one pipeline), each sent once at
+/// most, until the store is dropped.
 async fn publish(link: std::sync::Weak<Link>, channel: String, mut queued: mpsc::Receiver<String>) {
-    while let Some(message) = queued.recv().await {
+    while let Some(batch) = next_batch(&mut queued).await {
         let Some(link) = link.upgrade() else {
             return;
         };
         let published = link
-            .run_once("publishing a resource change", |mut connection, _| {
-                let (channel, message) = (channel.clone(), message.clone());
-                async move {
-                    redis::cmd("PUBLISH")
-                        .arg(channel)
-                        .arg(message)
-                        .query_async::<i64>(&mut connection)
-                        .await
+            .run_once("publishing resource changes", |mut connection, _| {
+                let mut pipeline = redis::pipe();
+                for message in &batch {
+                    pipeline.cmd("PUBLISH").arg(&channel).arg(message).ignore();
                 }
+                async move { pipeline.query_async::<()>(&mut connection).await }
             })
             .await;
         if let Err(error) = published {
-            tracing::debug!(%error, "a resource change could not be published");
+            tracing::debug!(%error, "resource changes could not be published");
         }
     }
 }
