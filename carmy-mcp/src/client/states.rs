@@ -20,7 +20,7 @@ use std::{
 };
 
 use carmy_core::{AgentError, Fingerprint, Redemption, RedemptionKey, Redemptions, codes};
-use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
+use rmcp::model::{RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -65,18 +65,23 @@ pub(super) struct Opened {
 /// The server's sealing keys, and the states already redeemed. Shared by every clone of the
 /// server (every connection), so a state is single-use across them.
 pub(super) struct States {
-    codec: RequestStateCodec,
+    keys: StateKeys,
     ttl: Duration,
     redemptions: Redemptions,
 }
 
 impl States {
-    pub(super) fn new(ttl: Duration, keys: &StateKeys, redemptions: Redemptions) -> Self {
+    pub(super) fn new(ttl: Duration, keys: StateKeys, redemptions: Redemptions) -> Self {
         Self {
-            codec: keys.codec().clone(),
+            keys,
             ttl,
             redemptions,
         }
+    }
+
+    /// The keys that seal and open states.
+    pub(super) fn keys(&self) -> &StateKeys {
+        &self.keys
     }
 
     /// Where states are redeemed.
@@ -110,21 +115,22 @@ impl States {
             answers: answers.clone(),
         };
         let options = SealOptions::new().associated_data(binding).ttl(self.ttl);
-        self.codec.seal_json_with(&sealed, &options)
+        self.keys.codec().seal_json_with(&sealed, &options)
     }
 
     /// Opens `state` for the request `binding` describes.
     pub(super) fn open(&self, state: &str, binding: &[u8]) -> Result<Opened, &'static str> {
-        let sealed: Sealed =
-            self.codec
-                .open_json_with(state, binding)
-                .map_err(|error| match error {
-                    RequestStateError::Expired => EXPIRED,
-                    error => {
-                        tracing::debug!(%error, "a request state failed verification");
-                        ALTERED
-                    }
-                })?;
+        let sealed: Sealed = self
+            .keys
+            .codec()
+            .open_json_with(state, binding)
+            .map_err(|error| match error {
+                RequestStateError::Expired => EXPIRED,
+                error => {
+                    tracing::debug!(%error, "a request state failed verification");
+                    ALTERED
+                }
+            })?;
         if sealed.v != 3 {
             return Err(ALTERED);
         }
@@ -215,7 +221,7 @@ mod tests {
     /// States sealed with `keys`, redeemed in the memory store of a fresh runtime.
     fn fresh(ttl: Duration, keys: &StateKeys) -> States {
         let runtime = carmy_core::Carmy::new().build().expect("an empty runtime");
-        States::new(ttl, keys, runtime.redemptions().clone())
+        States::new(ttl, keys.clone(), runtime.redemptions().clone())
     }
 
     fn call<'a>(arguments: &'a Value, principal: Option<&'a str>) -> Vec<u8> {

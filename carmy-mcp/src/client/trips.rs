@@ -27,14 +27,13 @@ pub(crate) struct RoundTrips {
     states: Arc<States>,
     waiting: Arc<Mutex<Waiting>>,
     confirms: bool,
-    keys: StateKeys,
 }
 
 impl std::fmt::Debug for RoundTrips {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RoundTrips")
             .field("confirms", &self.confirms)
-            .field("keys", &self.keys)
+            .field("keys", self.states.keys())
             .finish_non_exhaustive()
     }
 }
@@ -44,10 +43,9 @@ impl RoundTrips {
     /// in `redemptions` (the runtime's); confirmation through the client when `confirms`.
     pub(crate) fn new(confirms: bool, keys: StateKeys, redemptions: Redemptions) -> Self {
         Self {
-            states: Arc::new(States::new(STATE_TTL, &keys, redemptions)),
+            states: Arc::new(States::new(STATE_TTL, keys, redemptions)),
             waiting: Arc::default(),
             confirms,
-            keys,
         }
     }
 
@@ -60,7 +58,7 @@ impl RoundTrips {
     pub(crate) fn confirming(&self, confirms: bool) -> Self {
         Self::new(
             confirms,
-            self.keys.clone(),
+            self.keys().clone(),
             self.states.redemptions().clone(),
         )
     }
@@ -72,7 +70,7 @@ impl RoundTrips {
 
     /// The keys that seal and open states.
     pub(crate) fn keys(&self) -> &StateKeys {
-        &self.keys
+        self.states.keys()
     }
 
     /// The round trip of one request (a call, a prompt get): the client's answers and the

@@ -18,8 +18,14 @@ pub struct HttpShop {
 }
 
 impl HttpShop {
-    /// Serves with one token per `(token, principal)`.
+    /// Serves with one token per `(token, principal)`, stateless.
     pub fn start(tokens: &[(&str, &str)]) -> Self {
+        Self::serve(tokens, &["--stateless"], None)
+    }
+
+    /// A fresh directory holding a token file of one `TOKEN PRINCIPAL` line per `tokens`:
+    /// the directory and the file.
+    fn token_dir(tokens: &[(&str, &str)]) -> (std::path::PathBuf, std::path::PathBuf) {
         use std::os::unix::fs::PermissionsExt;
         let dir = std::env::temp_dir().join(format!(
             "shop-attack-{}-{}",
@@ -37,22 +43,7 @@ impl HttpShop {
             .collect();
         std::fs::write(&file, lines).expect("the token file");
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-        let child = Command::new(shop_bin())
-            .env(STORE.0, STORE.1)
-            .args([
-                "http",
-                "--addr",
-                "127.0.0.1:0",
-                "--stateless",
-                "--token-file",
-            ])
-            .arg(&file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the shop binary starts");
-        Self::listening(child, dir)
+        (dir, file)
     }
 
     /// A shop started with its stderr piped, once it says where it listens; `dir` is removed
@@ -181,23 +172,7 @@ impl HttpShop {
         open_files: Option<u32>,
         env: &[(&str, &str)],
     ) -> Self {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!(
-            "shop-attack-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .expect("a clock")
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        let file = dir.join("tokens");
-        let lines: String = tokens
-            .iter()
-            .map(|(token, principal)| format!("{token} {principal}\n"))
-            .collect();
-        std::fs::write(&file, lines).expect("the token file");
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        let (dir, file) = Self::token_dir(tokens);
         let mut command = match open_files {
             Some(limit) => {
                 let mut shell = Command::new("sh");
@@ -209,7 +184,7 @@ impl HttpShop {
             }
             None => Command::new(shop_bin()),
         };
-        let mut child = command
+        let child = command
             .env(STORE.0, STORE.1)
             .envs(env.iter().copied())
             .args(["http", "--addr", "127.0.0.1:0", "--token-file"])
@@ -220,19 +195,7 @@ impl HttpShop {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the shop binary starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
-        let addr = loop {
-            let mut line = String::new();
-            assert!(
-                stderr.read_line(&mut line).expect("the server's log") > 0,
-                "the server exited before listening"
-            );
-            if let Some(url) = line.trim().strip_prefix("listening on http://") {
-                break url.trim_end_matches("/mcp").to_owned();
-            }
-        };
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        Self { child, addr, dir }
+        Self::listening(child, dir)
     }
 
     /// `host:port`.
