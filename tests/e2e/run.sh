@@ -6,7 +6,8 @@
 #   tests/e2e/run.sh python [ARGS]   # only the Python client; ARGS go to pytest (e.g. -k legacy)
 #   tests/e2e/run.sh ts [FILES]      # only the TypeScript clients; FILES default to *.test.mjs
 #   tests/e2e/run.sh carmy [FILTER]  # only `carmy client` against servers written with the Python
-#                                    # and TypeScript SDKs (cargo test -p carmy-client --test sdk_servers)
+#                                    # and TypeScript SDKs (the sdk_servers tests of carmy-client;
+#                                    # FILTER narrows them, e.g. `python`)
 #
 # Set-up is idempotent: the venv (tests/e2e/.venv) is rebuilt when python/requirements.txt
 # changes, node_modules when ts/package-lock.json changes. SHOP_BIN=/path/to/shop skips the
@@ -138,7 +139,7 @@ if [[ "$WHICH" == all || "$WHICH" == carmy ]]; then
   # The SDKs are installed now: a test that cannot find one fails rather than skips.
   say "carmy: the client CLI against servers written with the Python and TypeScript SDKs"
   set +e
-  (cd "$ROOT" && CARMY_SDK_SERVERS=required timeout 900 cargo test -p carmy-client --test sdk_servers -- "$@") \
+  (cd "$ROOT" && CARMY_SDK_SERVERS=required timeout 900 cargo test -p carmy-client --test integration -- "sdk_servers::${1:-}") \
     | tee "$out/carmy.log"
   code=${PIPESTATUS[0]}
   set -e
