@@ -1,8 +1,9 @@
 //! The store's transactions, run on its thread (see `worker`).
 //!
-//! Every claim, finish and release is one `BEGIN IMMEDIATE` transaction: it takes the file's
-//! write lock before it reads, so two processes claiming one key are serialized and exactly
-//! one inserts the row. Time is the wall clock in milliseconds since the epoch, the one clock
+//! Every claim, finish and release is one atomic step (`Db::atomic`) of a `BEGIN IMMEDIATE`
+//! transaction, its own or its group's (see `worker`): the transaction takes the file's write
+//! lock before it reads, so two processes claiming one key are serialized and exactly one
+//! inserts the row. Time is the wall clock in milliseconds since the epoch, the one clock
 //! that processes sharing the file agree on; a lease is an expiry instant kept in the row, so a
 //! holder that dies (even by `kill -9`, between any two instructions) leaves a claim that
 //! settles by its terms once that instant passes.
@@ -12,7 +13,7 @@ use std::{collections::HashMap, path::Path, sync::Arc};
 use carmy_core::{
     ExecutionStatus, Fingerprint, IdempotencyKey, Lease, LeaseTerms, Recorded, Release, StoreError,
 };
-use rusqlite::{Connection, OpenFlags, OptionalExtension, ToSql, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, ToSql, TransactionBehavior};
 use tokio::sync::watch;
 
 use super::{
@@ -45,10 +46,21 @@ pub(super) struct Db {
     options: SqliteStoreOptions,
     /// Keys this process saw held and someone waits on: dropping the sender wakes them.
     waiters: HashMap<IdempotencyKey, watch::Sender<()>>,
+    /// Keys settled inside the group's transaction, whose waiters wake once it ends.
+    settled_in_group: Vec<IdempotencyKey>,
     /// The tasks held here, shared with the async side (which subscribes to them).
     pub(super) holders: Arc<TaskHolders>,
     /// How far the poll for other processes' task writes got.
     pub(super) poll: TaskPoll,
+}
+
+/// Which writes of an atomic step to keep.
+#[derive(Clone, Copy)]
+pub(super) enum Keep {
+    /// Only a step that succeeded: one that failed undoes everything it wrote.
+    OnSuccess,
+    /// Also a step that failed: what it settled on the way before refusing stays settled.
+    Always,
 }
 
 /// What to settle or forget: one key, one principal's keys, or all of them.
@@ -84,6 +96,7 @@ impl Db {
             connection,
             options,
             waiters: HashMap::new(),
+            settled_in_group: Vec::new(),
             holders,
             poll,
         })
@@ -101,9 +114,53 @@ impl Db {
         &mut self.connection
     }
 
-    /// `key` was settled by this process: its waiters here may claim again.
+    /// `key` was settled by this process: its waiters here may claim again, once that is
+    /// committed (at the end of the group, inside one).
     pub(super) fn settled(&mut self, key: &IdempotencyKey) {
-        self.waiters.remove(key);
+        if self.connection.is_autocommit() {
+            self.waiters.remove(key);
+        } else {
+            self.settled_in_group.push(key.clone());
+        }
+    }
+
+    /// The group's transaction ended: the waiters of the keys it settled may claim again.
+    /// (Also when it was rolled back: they then find their keys as they were, and wait again.)
+    pub(super) fn group_ended(&mut self) {
+        for key in std::mem::take(&mut self.settled_in_group) {
+            self.waiters.remove(&key);
+        }
+    }
+
+    /// Runs `step` atomically: in a `BEGIN IMMEDIATE` transaction of its own or, inside a
+    /// group's transaction (see `worker`), as a savepoint of it. Its writes are kept as `keep`
+    /// says, else undone.
+    pub(super) fn atomic<T>(
+        &mut self,
+        keep: Keep,
+        step: impl FnOnce(&Connection) -> Result<T>,
+    ) -> Result<T, StoreError> {
+        let kept = |result: &Result<T>| matches!(keep, Keep::Always) || result.is_ok();
+        let result = if self.connection.is_autocommit() {
+            let transaction = self
+                .connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(Failure::from)?;
+            let result = step(&transaction);
+            if kept(&result) {
+                transaction.commit().map_err(Failure::from)?;
+            }
+            result
+        } else {
+            // Dropped unreleased, it is rolled back to.
+            let savepoint = self.connection.savepoint().map_err(Failure::from)?;
+            let result = step(&savepoint);
+            if kept(&result) {
+                savepoint.commit().map_err(Failure::from)?;
+            }
+            result
+        };
+        result.map_err(StoreError::from)
     }
 
     pub(super) fn claim(
@@ -113,24 +170,15 @@ impl Db {
         terms: LeaseTerms,
     ) -> Result<Seen, StoreError> {
         let now = now_ms();
-        let transaction = self
-            .connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Failure::from)?;
-        let seen = claim(&transaction, &self.options, key, fingerprint, terms, now);
-        // Committed even when the store is full: what was settled or forgotten on the way
-        // stays settled.
-        transaction.commit().map_err(Failure::from)?;
-        let seen = seen?;
-        match &seen {
-            Seen::Acquired(_) => {
-                // Anyone still waiting on an earlier, expired claim of this key: claim again.
-                self.waiters.remove(key);
-            }
-            Seen::Running { .. } => {}
-            _ => {
-                self.waiters.remove(key);
-            }
+        let options = self.options;
+        // Kept even when the store is full: what was settled or forgotten on the way stays
+        // settled.
+        let seen = self.atomic(Keep::Always, |transaction| {
+            claim(transaction, &options, key, fingerprint, terms, now)
+        })?;
+        if !matches!(seen, Seen::Running { .. }) {
+            // Anyone still waiting on an earlier, expired claim of this key: claim again.
+            self.settled(key);
         }
         Ok(match seen {
             Seen::Running {
@@ -150,57 +198,52 @@ impl Db {
 
     pub(super) fn finish(&mut self, lease: &Lease, recorded: &Recorded) -> Result<(), StoreError> {
         let now = now_ms();
-        let transaction = self
-            .connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Failure::from)?;
-        finish(&transaction, &self.options, lease, recorded, now)?;
-        transaction.commit().map_err(Failure::from)?;
-        self.waiters.remove(lease.key());
+        let options = self.options;
+        self.atomic(Keep::OnSuccess, |transaction| {
+            finish(transaction, &options, lease, recorded, now)
+        })?;
+        self.settled(lease.key());
         Ok(())
     }
 
     pub(super) fn release(&mut self, lease: &Lease, release: Release) -> Result<(), StoreError> {
         let now = now_ms();
-        let transaction = self
-            .connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Failure::from)?;
-        held_by(&transaction, lease)?;
+        let ttl = ms(self.options.ttl);
         let key = lease.key();
-        match release {
-            Release::Retry => {
-                transaction
-                    .prepare_cached(
-                        "DELETE FROM carmy_claims WHERE principal = ?1 AND request_id = ?2",
-                    )
-                    .and_then(|mut statement| {
-                        statement.execute((key.principal(), key.request_id()))
-                    })
-                    .map_err(Failure::from)?;
-            }
-            Release::Uncertain(status) => {
-                let status = outcome::status_text(status).map_err(Failure::from)?;
-                transaction
-                    .prepare_cached(
-                        "UPDATE carmy_claims SET state = ?3, status = ?4, token = NULL, \
+        self.atomic(Keep::OnSuccess, |transaction| {
+            held_by(transaction, lease)?;
+            match release {
+                Release::Retry => {
+                    transaction
+                        .prepare_cached(
+                            "DELETE FROM carmy_claims WHERE principal = ?1 AND request_id = ?2",
+                        )
+                        .and_then(|mut statement| {
+                            statement.execute((key.principal(), key.request_id()))
+                        })?;
+                }
+                Release::Uncertain(status) => {
+                    let status = outcome::status_text(status)?;
+                    transaction
+                        .prepare_cached(
+                            "UPDATE carmy_claims SET state = ?3, status = ?4, token = NULL, \
                          if_lost = NULL, expires_at = ?5 \
                          WHERE principal = ?1 AND request_id = ?2",
-                    )
-                    .and_then(|mut statement| {
-                        statement.execute((
-                            key.principal(),
-                            key.request_id(),
-                            UNCERTAIN,
-                            &status,
-                            now.saturating_add(ms(self.options.ttl)),
-                        ))
-                    })
-                    .map_err(Failure::from)?;
+                        )
+                        .and_then(|mut statement| {
+                            statement.execute((
+                                key.principal(),
+                                key.request_id(),
+                                UNCERTAIN,
+                                &status,
+                                now.saturating_add(ttl),
+                            ))
+                        })?;
+                }
             }
-        }
-        transaction.commit().map_err(Failure::from)?;
-        self.waiters.remove(key);
+            Ok(())
+        })?;
+        self.settled(key);
         Ok(())
     }
 
@@ -235,12 +278,10 @@ impl Db {
     pub(super) fn sweep(&mut self) -> Result<(), StoreError> {
         self.waiters.retain(|_, sender| sender.receiver_count() > 0);
         self.holders.prune(now_ms());
-        let transaction = self
-            .connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Failure::from)?;
-        settle_due(&transaction, Scope::All, now_ms(), ms(self.options.ttl))?;
-        transaction.commit().map_err(Failure::from)?;
+        let ttl = ms(self.options.ttl);
+        self.atomic(Keep::OnSuccess, |transaction| {
+            settle_due(transaction, Scope::All, now_ms(), ttl)
+        })?;
         self.sweep_tasks()?;
         self.sweep_redemptions()?;
         Ok(())
@@ -248,7 +289,7 @@ impl Db {
 }
 
 fn claim(
-    transaction: &Transaction<'_>,
+    transaction: &Connection,
     options: &SqliteStoreOptions,
     key: &IdempotencyKey,
     fingerprint: Fingerprint,
@@ -322,14 +363,14 @@ fn claim(
 /// Whether `key` may be claimed: its principal's share and the totals have room once expired
 /// keys are forgotten. Nobody's live key is forgotten to make room.
 fn make_room(
-    transaction: &Transaction<'_>,
+    transaction: &Connection,
     options: &SqliteStoreOptions,
     key: &IdempotencyKey,
     now: i64,
 ) -> Result<()> {
     let ttl = ms(options.ttl);
     let bytes = count(outcome::key_bytes(key));
-    let share = |transaction: &Transaction<'_>| -> Result<(i64, i64)> {
+    let share = |transaction: &Connection| -> Result<(i64, i64)> {
         Ok(transaction
             .prepare_cached("SELECT entries, bytes FROM carmy_shares WHERE principal = ?1")?
             .query_row([key.principal()], |row| Ok((row.get(0)?, row.get(1)?)))
@@ -356,7 +397,7 @@ fn make_room(
             .into());
         }
     }
-    let totals = |transaction: &Transaction<'_>| -> Result<(i64, i64)> {
+    let totals = |transaction: &Connection| -> Result<(i64, i64)> {
         Ok(transaction
             .prepare_cached("SELECT entries, bytes FROM carmy_totals WHERE id = 0")?
             .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))?)
@@ -375,7 +416,7 @@ fn make_room(
 }
 
 pub(super) fn finish(
-    transaction: &Transaction<'_>,
+    transaction: &Connection,
     options: &SqliteStoreOptions,
     lease: &Lease,
     recorded: &Recorded,
@@ -417,7 +458,7 @@ pub(super) fn finish(
 }
 
 /// Fails with `LeaseLost` unless `lease` is the holder of its key.
-pub(super) fn held_by(transaction: &Transaction<'_>, lease: &Lease) -> Result<()> {
+pub(super) fn held_by(transaction: &Connection, lease: &Lease) -> Result<()> {
     let key = lease.key();
     let held = transaction
         .prepare_cached(
@@ -440,7 +481,7 @@ pub(super) fn held_by(transaction: &Transaction<'_>, lease: &Lease) -> Result<()
 /// Settles the expired leases in `scope` as their terms say, and forgets its keys past their
 /// retention. A lost write's uncertainty is kept for the retention period from its lease's
 /// expiry.
-fn settle_due(transaction: &Transaction<'_>, scope: Scope<'_>, now: i64, ttl: i64) -> Result<()> {
+fn settle_due(transaction: &Connection, scope: Scope<'_>, now: i64, ttl: i64) -> Result<()> {
     // A principal's keys are found through the expiry index, among those due: its share may
     // hold millions, of which the sweep leaves few due, and a claim refused for a full share
     // looks here each time, holding the file's write lock.

@@ -7,11 +7,11 @@ use carmy_core::{
     Lease, Recorded, StoreError,
     records::{Changes, Committed, Listing, MAX_LISTED, RecordKey, Versioned},
 };
-use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 
 use super::{
-    db::{Db, finish, held_by},
+    db::{Db, Keep, finish, held_by},
     failure::Failure,
     integers::now_ms,
 };
@@ -44,7 +44,10 @@ impl Db {
 
     pub(super) fn list_records(&mut self, collection: &str) -> Result<Listing, StoreError> {
         // One read transaction: the version and the rows are of the same moment, whatever
-        // another process commits meanwhile.
+        // another process commits meanwhile. Inside a group's transaction, that one.
+        if !self.connection().is_autocommit() {
+            return Ok(list(self.connection(), collection)?);
+        }
         let transaction = self
             .connection_mut()
             .transaction_with_behavior(TransactionBehavior::Deferred)
@@ -61,22 +64,23 @@ impl Db {
     ) -> Result<Committed, StoreError> {
         let now = now_ms();
         let options = *self.options();
-        let transaction = self
-            .connection_mut()
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Failure::from)?;
-        if let Some((lease, _)) = outcome {
-            held_by(&transaction, lease)?;
+        let committed = self.atomic(Keep::OnSuccess, |transaction| {
+            if let Some((lease, _)) = outcome {
+                held_by(transaction, lease)?;
+            }
+            if !unchanged(transaction, changes)? {
+                // Nothing was written.
+                return Ok(Committed::Conflict);
+            }
+            apply(transaction, changes)?;
+            if let Some((lease, recorded)) = outcome {
+                finish(transaction, &options, lease, recorded, now)?;
+            }
+            Ok(Committed::Done)
+        })?;
+        if committed == Committed::Conflict {
+            return Ok(committed);
         }
-        if !unchanged(&transaction, changes)? {
-            // Dropping the transaction rolls it back: nothing was written anyway.
-            return Ok(Committed::Conflict);
-        }
-        apply(&transaction, changes)?;
-        if let Some((lease, recorded)) = outcome {
-            finish(&transaction, &options, lease, recorded, now)?;
-        }
-        transaction.commit().map_err(Failure::from)?;
         if let Some((lease, _)) = outcome {
             self.settled(lease.key());
         }
@@ -84,7 +88,7 @@ impl Db {
     }
 }
 
-fn list(transaction: &Transaction<'_>, collection: &str) -> Result<Listing> {
+fn list(transaction: &Connection, collection: &str) -> Result<Listing> {
     let version: i64 = transaction
         .prepare_cached("SELECT version FROM carmy_collections WHERE collection = ?1")?
         .query_row([collection], |row| row.get(0))
@@ -115,7 +119,7 @@ fn list(transaction: &Transaction<'_>, collection: &str) -> Result<Listing> {
 }
 
 /// Whether every record and collection `changes` read is still at the version it saw.
-fn unchanged(transaction: &Transaction<'_>, changes: &Changes) -> Result<bool> {
+fn unchanged(transaction: &Connection, changes: &Changes) -> Result<bool> {
     let mut record = transaction
         .prepare_cached("SELECT version FROM carmy_records WHERE collection = ?1 AND key = ?2")?;
     for (key, seen) in &changes.reads {
@@ -138,7 +142,7 @@ fn unchanged(transaction: &Transaction<'_>, changes: &Changes) -> Result<bool> {
 }
 
 /// Stamps and applies the writes, and moves each collection written on to the stamp.
-fn apply(transaction: &Transaction<'_>, changes: &Changes) -> Result<()> {
+fn apply(transaction: &Connection, changes: &Changes) -> Result<()> {
     if changes.writes.is_empty() {
         return Ok(());
     }

@@ -18,12 +18,12 @@ use carmy_core::{
     MAX_REDEEMED_PER_PRINCIPAL, MAX_REDEEMING_PRINCIPALS, Redemption, RedemptionKey,
     RedemptionStore, StoreError,
 };
-use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension};
 
 use super::{
     SqliteStore,
-    db::Db,
-    failure::{Failure, Result},
+    db::{Db, Keep},
+    failure::Result,
     integers::{count, now_ms},
 };
 use crate::ordered::ordered;
@@ -37,7 +37,7 @@ impl RedemptionStore for SqliteStore {
     ) -> Result<Redemption, StoreError> {
         let token = token.clone();
         self.worker
-            .run(move |db| db.redeem(&token, ttl, now_ms))
+            .run_grouped(move |db| db.redeem(&token, ttl, now_ms))
             .await
     }
 }
@@ -54,33 +54,20 @@ impl Db {
         ttl: Duration,
         now: u64,
     ) -> Result<Redemption, StoreError> {
-        let transaction = self
-            .connection_mut()
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Failure::from)?;
-        let redemption = redeem(&transaction, token, ttl, now)?;
-        transaction.commit().map_err(Failure::from)?;
-        Ok(redemption)
+        self.atomic(Keep::OnSuccess, |transaction| {
+            redeem(transaction, token, ttl, now)
+        })
     }
 
     /// Forgets every record, and every principal, whose time is up by this process's clock.
     pub(super) fn sweep_redemptions(&mut self) -> Result<(), StoreError> {
-        let transaction = self
-            .connection_mut()
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Failure::from)?;
-        forget_expired(&transaction, now_ms())?;
-        transaction.commit().map_err(Failure::from)?;
-        Ok(())
+        self.atomic(Keep::OnSuccess, |transaction| {
+            forget_expired(transaction, now_ms())
+        })
     }
 }
 
-fn redeem(
-    tx: &Transaction<'_>,
-    token: &RedemptionKey,
-    ttl: Duration,
-    now: u64,
-) -> Result<Redemption> {
+fn redeem(tx: &Connection, token: &RedemptionKey, ttl: Duration, now: u64) -> Result<Redemption> {
     let principal = token.principal();
     let expires_at = instant(token.expires_at_ms(ttl));
     // Records issued at or before it are expired (none while `now` is under the ttl).
@@ -163,7 +150,7 @@ fn redeem(
 
 /// Whether a new principal must wait: as many hold live records as may, once the expired are
 /// forgotten.
-fn crowded(tx: &Transaction<'_>, now: i64) -> Result<bool> {
+fn crowded(tx: &Connection, now: i64) -> Result<bool> {
     let principals = || -> Result<i64> {
         Ok(tx
             .prepare_cached("SELECT COUNT(*) FROM carmy_redeemers WHERE principal != ''")?
@@ -176,7 +163,7 @@ fn crowded(tx: &Transaction<'_>, now: i64) -> Result<bool> {
     Ok(principals()? >= count(MAX_REDEEMING_PRINCIPALS))
 }
 
-fn forget_expired(tx: &Transaction<'_>, now: i64) -> Result<()> {
+fn forget_expired(tx: &Connection, now: i64) -> Result<()> {
     tx.prepare_cached("DELETE FROM carmy_redeemed WHERE expires_at <= ?1")?
         .execute([now])?;
     tx.prepare_cached("DELETE FROM carmy_redeemers WHERE expires_at <= ?1")?

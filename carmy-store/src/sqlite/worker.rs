@@ -7,6 +7,15 @@
 //! the in-process wake-ups race-free (a claim that sees a key held subscribes before any later
 //! `finish` of it can run). Between jobs it sweeps what has expired and, while the store
 //! holds tasks, looks at the file for what other processes wrote for them.
+//!
+//! Group commit. A durable commit costs a sync of the log to the disk, which is most of a
+//! claim's or a finish's time; while it runs, more calls queue up. The jobs found waiting
+//! together (up to [`GROUP`]) share one `BEGIN IMMEDIATE` transaction, each as a savepoint of
+//! it (a job that fails undoes only its own writes), and one commit: every job of the group
+//! is answered only once that commit is durable, and all of them fail if it does not happen.
+//! Nothing waits to fill a group: a job that finds the queue empty runs alone, as before. A
+//! crash at any point leaves whole jobs committed or none of the group, and nobody was told
+//! of a write that is not on disk.
 
 use std::{
     path::PathBuf,
@@ -22,7 +31,18 @@ use super::{
     FIRST_POLL, LONGEST_POLL, db::Db, options::SqliteStoreOptions, task_holders::TaskHolders,
 };
 
-type Job = Box<dyn FnOnce(&mut Db) + Send>;
+/// The most jobs one commit takes.
+const GROUP: usize = 128;
+
+/// A job's answer, sent once it is known whether the transaction it ran in committed: called
+/// with why not, if it did not.
+type Answer = Box<dyn FnOnce(Option<&str>) + Send>;
+
+struct Job {
+    work: Box<dyn FnOnce(&mut Db) -> Answer + Send>,
+    /// May share its commit with others: it runs as one atomic step (`Db::atomic`).
+    grouped: bool,
+}
 
 /// A handle on the thread: cheap to clone; the thread ends when the last handle is dropped.
 #[derive(Clone, Debug)]
@@ -61,16 +81,47 @@ impl Worker {
         Ok(Self { jobs })
     }
 
-    /// Runs `job` on the thread and waits for its answer without blocking the executor.
+    /// Runs `job` on the thread, in a transaction of its own, and waits for its answer
+    /// without blocking the executor.
     pub(super) async fn run<T: Send + 'static>(
         &self,
         job: impl FnOnce(&mut Db) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
+        self.send(job, false).await
+    }
+
+    /// Runs `job`, one atomic step (`Db::atomic`), in the next group's transaction, and waits
+    /// until that transaction has committed.
+    pub(super) async fn run_grouped<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut Db) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.send(job, true).await
+    }
+
+    async fn send<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut Db) -> Result<T, StoreError> + Send + 'static,
+        grouped: bool,
+    ) -> Result<T, StoreError> {
         let (answer, answered) = oneshot::channel();
+        let work = move |db: &mut Db| -> Answer {
+            let result = job(db);
+            Box::new(move |lost: Option<&str>| {
+                let result = match (result, lost) {
+                    (Ok(_), Some(why)) => Err(StoreError::unavailable(format!(
+                        "the commit this call shared with others failed: {why}"
+                    ))),
+                    (result, _) => result,
+                };
+                let _ = answer.send(result);
+            })
+        };
         self.jobs
-            .send(Box::new(move |db| {
-                let _ = answer.send(job(db));
-            }))
+            .send(Job {
+                work: Box::new(work),
+                grouped,
+            })
             .map_err(|_| StoreError::unavailable("the store's thread has stopped"))?;
         answered
             .await
@@ -85,6 +136,8 @@ fn serve(mut db: Db, queue: &mpsc::Receiver<Job>) {
     // often while none is, up to LONGEST_POLL (see `tasks`).
     let mut pause = FIRST_POLL;
     let mut next_poll = Instant::now();
+    // A job that ended a group by not being groupable: it runs next.
+    let mut held_back = None;
     loop {
         let polling = !db.holders.is_empty();
         let wake = if polling {
@@ -92,10 +145,31 @@ fn serve(mut db: Db, queue: &mpsc::Receiver<Job>) {
         } else {
             next_sweep
         };
-        match queue.recv_timeout(wake.saturating_duration_since(Instant::now())) {
-            Ok(job) => job(&mut db),
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        let job = match held_back.take() {
+            Some(job) => Some(job),
+            None => match queue.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+                Ok(job) => Some(job),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            },
+        };
+        match job {
+            Some(job) if job.grouped => {
+                let mut group = vec![job];
+                while group.len() < GROUP {
+                    match queue.try_recv() {
+                        Ok(job) if job.grouped => group.push(job),
+                        Ok(job) => {
+                            held_back = Some(job);
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                run_group(&mut db, group);
+            }
+            Some(job) => (job.work)(&mut db)(None),
+            None => {}
         }
         if !polling {
             // The first task held here is looked at from the start.
@@ -117,5 +191,37 @@ fn serve(mut db: Db, queue: &mpsc::Receiver<Job>) {
             }
             next_sweep = Instant::now() + interval;
         }
+    }
+}
+
+/// Runs `group` in one transaction and answers its jobs once it has committed (a job alone
+/// runs in a transaction of its own).
+fn run_group(db: &mut Db, group: Vec<Job>) {
+    if let [_] = group[..] {
+        for job in group {
+            (job.work)(db)(None);
+        }
+        return;
+    }
+    // If the file's write lock cannot be had, each job runs alone, and waits for it alone.
+    let began = db.connection().execute_batch("BEGIN IMMEDIATE").is_ok();
+    let mut answers = Vec::with_capacity(group.len());
+    for job in group {
+        // SQLite ends a transaction itself on some failures (a full disk, an I/O error): the
+        // jobs after that run alone, each committed by its own transaction.
+        let shared = !db.connection().is_autocommit();
+        answers.push((shared, (job.work)(db)));
+    }
+    let lost = if db.connection().is_autocommit() {
+        began.then(|| "the transaction was rolled back".to_owned())
+    } else {
+        db.connection().execute_batch("COMMIT").err().map(|error| {
+            let _ = db.connection().execute_batch("ROLLBACK");
+            error.to_string()
+        })
+    };
+    db.group_ended();
+    for (shared, answer) in answers {
+        answer(if shared { lost.as_deref() } else { None });
     }
 }

@@ -191,6 +191,42 @@ fn child() {
                         say(&format!("committed {n}"));
                     }
                 }
+                "group-churn" => {
+                    // Many writers at once, so the store's thread finds their claims and
+                    // commits waiting together and commits them in groups.
+                    use carmy_core::records::{Changes, Committed, RecordKey, RecordStore};
+                    let shared = std::sync::Arc::new(SqliteStore::open(&file).unwrap());
+                    let writer = |w: u64| {
+                        let store = std::sync::Arc::clone(&shared);
+                        async move {
+                            for n in 0.. {
+                                let id = format!("group-{w}-{n}");
+                                let lease = match store.claim(&key(&id), fp(), commit_terms()).await
+                                {
+                                    Ok(Claim::Acquired(lease)) => lease,
+                                    other => panic!("the child could not claim {id}: {other:?}"),
+                                };
+                                let order = Changes {
+                                    writes: vec![(
+                                        RecordKey::new("orders", &id),
+                                        Some(json!({ "w": w, "n": n })),
+                                    )],
+                                    ..Changes::default()
+                                };
+                                let recorded = recorded(&format!("exec_{w}_{n}"));
+                                let committed =
+                                    store.commit(&order, Some((&lease, &recorded))).await;
+                                assert_eq!(committed.unwrap(), Committed::Done);
+                                say(&format!("committed {id}"));
+                            }
+                        }
+                    };
+                    let mut writers = tokio::task::JoinSet::new();
+                    for w in 0..GROUP_WRITERS {
+                        writers.spawn(writer(w));
+                    }
+                    writers.join_next().await.unwrap().unwrap();
+                }
                 "task-finish" => {
                     // In this arm only: its `finish` is not the claims'.
                     use carmy_core::TaskStore;
@@ -279,7 +315,12 @@ struct Played {
 /// A child playing `mode` on `file`.
 fn spawn(mode: &str, file: &Path) -> Played {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["restart::child", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            "restart::child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(MODE, mode)
         .env(FILE, file)
         .stdin(Stdio::piped())
@@ -590,6 +631,58 @@ async fn kill_9_mid_commit_leaves_records_and_outcomes_together_or_neither() {
         if expected > 0 {
             assert_eq!(stock.value, Some(json!(expected - 1)), "round {round}");
         }
+        total += committed.len();
+    }
+    assert!(total > 0, "the child never committed before it was killed");
+}
+
+/// How many writers the `group-churn` child runs at once.
+const GROUP_WRITERS: u64 = 32;
+
+#[tokio::test]
+async fn kill_9_mid_group_commit_loses_no_answered_call_and_splits_no_call() {
+    use carmy_core::records::RecordStore;
+    let mut total = 0;
+    for (round, after) in [20u64, 150, 400].into_iter().enumerate() {
+        let scratch = Scratch::new(&format!("group-{round}"));
+        let child = spawn("group-churn", &scratch.file());
+        tokio::time::sleep(Duration::from_millis(after)).await;
+        let committed: Vec<String> = child
+            .kill_9()
+            .iter()
+            .filter_map(|line| Some(line.strip_prefix("committed ")?.to_owned()))
+            .collect();
+        eprintln!(
+            "round {round}: killed after {after} ms, {} calls answered",
+            committed.len()
+        );
+        let store = reopen(&scratch.file()).await;
+        let orders = store.list("orders").await.unwrap().records;
+        let written: std::collections::HashSet<&str> =
+            orders.iter().map(|(id, _)| id.as_str()).collect();
+        // Every call answered before the kill is on disk, its record and its outcome.
+        for id in &committed {
+            assert!(
+                written.contains(id.as_str()),
+                "round {round}: {id}'s order lost"
+            );
+        }
+        // And every order on disk has its outcome: calls committed whole or not at all, the
+        // group's commit having been cut or not (answered or not yet).
+        for id in &written {
+            let w_n = id.strip_prefix("group-").unwrap().replace('-', "_");
+            match store.claim(&key(id), fp(), commit_terms()).await.unwrap() {
+                Claim::Finished(outcome) => {
+                    assert_eq!(outcome, recorded(&format!("exec_{w_n}")), "round {round}");
+                }
+                other => panic!("round {round}: {id} was written without its outcome: {other:?}"),
+            }
+        }
+        // At most one call per writer was in flight at the kill.
+        assert!(
+            written.len() <= committed.len() + usize::try_from(GROUP_WRITERS).unwrap(),
+            "round {round}"
+        );
         total += committed.len();
     }
     assert!(total > 0, "the child never committed before it was killed");
