@@ -1,6 +1,12 @@
 //! The transactions of a claim, a finish and a release (see `sql` for the statements and the
 //! order their locks are taken in).
 //!
+//! Most claims and every finish are one statement each, a function of the schema (layout 6)
+//! that runs the steps below where the rows are: one round trip and one transaction instead of
+//! five or six. A claim the function cannot decide alone (a key to settle first, a share or
+//! the totals to make room in) is answered "slow", with nothing changed, and takes the long
+//! way in Rust, step by step.
+//!
 //! A claim runs in one READ COMMITTED transaction:
 //! 1. it locks the key's row (`SELECT ... FOR UPDATE`), so every claim of an existing key waits
 //!    its turn and sees what the one before it committed; a lease that has run out, or a key
@@ -33,7 +39,7 @@ use std::time::Duration;
 use carmy_core::{
     ExecutionStatus, Fingerprint, IdempotencyKey, Lease, LeaseTerms, Recorded, Release, StoreError,
 };
-use deadpool_postgres::{Object, Transaction};
+use deadpool_postgres::{GenericClient, Object, Transaction};
 use tokio_postgres::{Row, types::ToSql};
 
 use super::{
@@ -64,6 +70,11 @@ pub(super) enum Seen {
 }
 
 /// Claims `key`; `room_made`: the caller already swept once for room in the totals.
+///
+/// The common case is one statement, the schema's `claim` function: a key that is new, or
+/// whose row needs nothing settled, with room in the share and the totals. It answers "slow",
+/// having changed nothing, when the key must be settled or room made first, and the steps
+/// below take the long way, in one transaction of several statements.
 pub(super) async fn claim(
     connection: &mut Object,
     sql: &Sql,
@@ -81,6 +92,33 @@ pub(super) async fn claim(
         Release::Retry => None,
         Release::Uncertain(status) => Some(outcome::status_text(status)?),
     };
+    if !room_made {
+        let at_once = connection.prepare_cached(&sql.claim).await?;
+        let bounds = &options.request_ids;
+        let row = connection
+            .query_one(
+                &at_once,
+                &[
+                    &principal,
+                    &request_id,
+                    &&fingerprint.as_bytes()[..],
+                    &&token.to_be_bytes()[..],
+                    &if_lost,
+                    &millis(terms.duration),
+                    &bytes,
+                    &count(bounds.max),
+                    &count(bounds.max_bytes),
+                    &count(bounds.max_per_principal),
+                    &count(bounds.max_bytes_per_principal),
+                ],
+            )
+            .await?;
+        match row.try_get::<_, &str>("kind")? {
+            "acquired" => return Ok(Seen::Acquired(Lease::new(key.clone(), token))),
+            "seen" => return seen(&row, fingerprint),
+            _ => {}
+        }
+    }
     let transaction = connection.transaction().await?;
     let lookup = transaction.prepare_cached(&sql.lookup).await?;
     let totals = transaction.prepare_cached(&sql.totals).await?;
@@ -240,13 +278,9 @@ pub(super) async fn finish(
     lease: &Lease,
     recorded: &Recorded,
 ) -> Result<(), Failure> {
-    // Encoded before the transaction: no lock is held while a large outcome is written out.
+    // Encoded before the statement: no lock is held while a large outcome is written out.
     let text = outcome::encode(recorded)?;
-    let transaction = connection.transaction().await?;
-    hold(&transaction, sql, lease).await?;
-    keep_outcome(&transaction, sql, options, lease, recorded, text).await?;
-    transaction.commit().await?;
-    Ok(())
+    keep_outcome(&*connection, sql, options, lease, recorded, text).await
 }
 
 /// Locks the claim row of `lease`'s key, the first lock of a transaction that settles it;
@@ -274,50 +308,44 @@ pub(super) async fn hold(
     Ok(())
 }
 
-/// Finishes the key of `lease`, whose row [`hold`] locked: `text` (`recorded`, encoded) is
-/// kept for replay if it fits its principal's share and the totals, else a note that the call
-/// ran.
+/// Finishes the key of `lease` in one statement (the schema's `finish` function), in the
+/// transaction `client` is in or in one of its own; fails with `LeaseLost` unless `lease` still
+/// holds it. `text` (`recorded`, encoded) is kept for replay if it fits the bound of one
+/// outcome, its principal's share and the totals; else a note that the call ran.
 pub(super) async fn keep_outcome(
-    transaction: &Transaction<'_>,
+    client: &impl GenericClient,
     sql: &Sql,
     options: &PostgresStoreOptions,
     lease: &Lease,
     recorded: &Recorded,
-    mut text: String,
+    text: String,
 ) -> Result<(), Failure> {
     let key = lease.key();
-    let (principal, request_id) = (key.principal().as_bytes(), key.request_id().as_bytes());
-    let size = text.len();
-    let share = transaction.prepare_cached(&sql.share).await?;
-    let totals = transaction.prepare_cached(&sql.totals).await?;
-    let update = transaction.prepare_cached(&sql.finish).await?;
-    // After the row: the order every transaction locks them in.
-    let params: [&(dyn ToSql + Sync); 1] = [&principal];
-    let (share, totals) = tokio::try_join!(
-        transaction.query_opt(&share, &params),
-        transaction.query_one(&totals, &[]),
-    )?;
-    let kept = share.map_or(0, |row| row.get::<_, i64>(1));
-    let total: i64 = totals.get(1);
-    let fits = size <= options.request_ids.max_outcome_bytes
-        && kept.saturating_add(count(size)) <= count(options.request_ids.max_bytes_per_principal)
-        && total.saturating_add(count(size)) <= count(options.request_ids.max_bytes);
-    if !fits {
-        // The call ran: its retries must not run it again, even if its outcome cannot be kept.
-        text = outcome::encode(&outcome::not_kept(recorded, size))?;
-    }
-    transaction
-        .execute(
-            &update,
+    let size = count(text.len());
+    // The call ran: its retries must not run it again, even if its outcome cannot be kept.
+    let note = outcome::encode(&outcome::not_kept(recorded, text.len()))?;
+    let bounds = &options.request_ids;
+    let finish = client.prepare_cached(&sql.finish).await?;
+    let held = client
+        .query_one(
+            &finish,
             &[
-                &principal,
-                &request_id,
+                &key.principal().as_bytes(),
+                &key.request_id().as_bytes(),
+                &&lease.token().to_be_bytes()[..],
                 &text,
-                &count(text.len()),
+                &note,
+                &size,
                 &millis(options.ttl),
+                &count(bounds.max_outcome_bytes),
+                &count(bounds.max_bytes_per_principal),
+                &count(bounds.max_bytes),
             ],
         )
         .await?;
+    if !held.try_get::<_, bool>(0)? {
+        return Err(StoreError::LeaseLost.into());
+    }
     Ok(())
 }
 

@@ -33,12 +33,15 @@
 //! the `take_rate` function that decides a call in one statement (see `rate_limits`). A row
 //! past its instant is a full bucket, the same as none: the sweep deletes it.
 //!
+//! Layout 6 adds the `claim` and `finish` functions: the common case of a claim, and a finish,
+//! each in one statement (see `claims`); no table changes.
+//!
 //! `meta` holds the layout's version. Connecting takes a transaction-scoped advisory lock
 //! named for the schema, then creates or migrates the layout in that same transaction: replicas
 //! starting at once take turns, the first does the work, and the others find it done. A schema
 //! of layout 1 gains the records tables in place, one of layout 2 the tasks tables and one of
 //! layout 3 the redemption tables, one of layout
-//! 4 the rate-limit buckets, its claims and records untouched: replicas of the previous release that are connected keep
+//! 4 the rate-limit buckets, one of layout 5 the functions of layout 6, its claims and records untouched: replicas of the previous release that are connected keep
 //! working through it (a migration only adds tables, functions and triggers, and locks nothing
 //! they use), and one that connects afterwards refuses the newer layout. A layout newer than
 //! this code is refused rather than written to.
@@ -48,7 +51,7 @@ use deadpool_postgres::Object;
 use super::error::Failure;
 
 /// The layout this code writes.
-pub(super) const VERSION: i32 = 5;
+pub(super) const VERSION: i32 = 6;
 
 // The states of a claim row. The statements in `sql` and the triggers below write them as
 // the literals 0, 1 and 2: a table's meaning is fixed by its layout's version, not by the code.
@@ -391,6 +394,104 @@ BEGIN
     END IF;
     SELECT full_at INTO tat FROM {s}.rate_buckets WHERE tool = t AND principal = p;
     RETURN greatest(1, ceil(extract(epoch FROM tat - tolerance_at - now_at) * 1000000))::int8;
+END
+$$;
+"#,
+    r#"
+-- Layout 6: a claim and a finish in one statement each, one round trip and one transaction
+-- (see `claims`). They take the locks the statements they replace took, in the same order.
+
+-- Claims the key `p`/`r` when nothing has to be settled or made room for first: 'acquired'
+-- (held under the lease token `t` for `lease_ms`); 'seen', with the key's row, when it is
+-- held (then marked watched, as `claims::claim` does), finished, uncertain or another call's;
+-- 'slow' when the caller must take the long way (`claims::claim`), having changed nothing: the
+-- row is due, the totals look full, another claim inserted the key since the lookup, or the
+-- insert took the share over its bounds (the row is deleted again, and its trigger takes the
+-- counts back).
+CREATE FUNCTION {s}.claim(
+    p bytea, r bytea, f bytea, t bytea, lost text, lease_ms int8, weight int8,
+    most_entries int8, most_bytes int8, most_held int8, most_weight int8,
+    OUT kind text, OUT kept_fingerprint bytea, OUT kept_state smallint, OUT kept_token bytea,
+    OUT kept_status text, OUT kept_outcome text, OUT kept_left_ms int8
+) LANGUAGE plpgsql AS $$
+DECLARE
+    kept record;
+    share record;
+BEGIN
+    SELECT c.fingerprint, c.state, c.token, c.status, c.outcome, c.watched,
+           c.expires_at <= statement_timestamp() AS due,
+           greatest(0, ceil(extract(epoch FROM c.expires_at - statement_timestamp()) * 1000))::int8
+               AS left_ms
+        INTO kept FROM {s}.claims AS c WHERE c.principal = p AND c.request_id = r FOR UPDATE;
+    IF FOUND THEN
+        IF kept.due THEN
+            kind := 'slow';
+            RETURN;
+        END IF;
+        IF kept.state = 0 AND kept.fingerprint = f AND NOT kept.watched THEN
+            UPDATE {s}.claims SET watched = true WHERE principal = p AND request_id = r;
+        END IF;
+        kind := 'seen';
+        kept_fingerprint := kept.fingerprint;
+        kept_state := kept.state;
+        kept_token := kept.token;
+        kept_status := kept.status;
+        kept_outcome := kept.outcome;
+        kept_left_ms := kept.left_ms;
+        RETURN;
+    END IF;
+    IF (SELECT coalesce(sum(entries), 0) >= most_entries
+               OR coalesce(sum(bytes), 0) + weight > most_bytes
+        FROM {s}.totals) THEN
+        kind := 'slow';
+        RETURN;
+    END IF;
+    INSERT INTO {s}.claims (principal, request_id, fingerprint, state, token, if_lost,
+                            expires_at, bytes)
+        VALUES (p, r, f, 0, t, lost, statement_timestamp() + lease_ms * interval '1 millisecond',
+                weight)
+        ON CONFLICT (principal, request_id) DO NOTHING;
+    IF NOT FOUND THEN
+        kind := 'slow';
+        RETURN;
+    END IF;
+    SELECT entries, bytes INTO share FROM {s}.shares WHERE principal = p FOR UPDATE;
+    IF share.entries > most_held OR share.bytes > most_weight THEN
+        DELETE FROM {s}.claims WHERE principal = p AND request_id = r;
+        kind := 'slow';
+        RETURN;
+    END IF;
+    kind := 'acquired';
+END
+$$;
+
+-- Finishes the key `p`/`r` held under the lease token `t`: false, changing nothing, when the
+-- lease no longer holds it. `outcome` is kept when its `size` bytes fit the bound of one
+-- outcome, the principal's share and the totals; else `note`, which says the call ran.
+CREATE FUNCTION {s}.finish(
+    p bytea, r bytea, t bytea, outcome text, note text, size int8, ttl_ms int8,
+    most_outcome int8, most_weight int8, most_bytes int8
+) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    held int8;
+    total int8;
+    kept text;
+BEGIN
+    PERFORM FROM {s}.claims
+        WHERE principal = p AND request_id = r AND state = 0 AND token = t FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    SELECT bytes INTO held FROM {s}.shares WHERE principal = p FOR UPDATE;
+    SELECT coalesce(sum(bytes), 0) INTO total FROM {s}.totals;
+    kept := CASE WHEN size <= most_outcome AND coalesce(held, 0) + size <= most_weight
+                      AND total + size <= most_bytes
+                 THEN outcome ELSE note END;
+    UPDATE {s}.claims
+        SET state = 1, outcome = kept, bytes = bytes + octet_length(kept), token = NULL,
+            if_lost = NULL, expires_at = statement_timestamp() + ttl_ms * interval '1 millisecond'
+        WHERE principal = p AND request_id = r;
+    RETURN true;
 END
 $$;
 "#,

@@ -74,10 +74,15 @@ const HELD_BY: &str = "
 SELECT 1 FROM {s}.claims WHERE principal = $1 AND request_id = $2 AND state = 0 AND token = $3
 FOR UPDATE";
 
-const FINISH: &str = "
-UPDATE {s}.claims SET state = 1, outcome = $3, bytes = bytes + $4, token = NULL, if_lost = NULL,
-    expires_at = statement_timestamp() + $5::int8 * interval '1 millisecond'
-WHERE principal = $1 AND request_id = $2";
+/// A claim in one statement, when nothing has to be settled first (see `claims`); its columns
+/// named as `LOOKUP`'s, which a seen key is read from.
+const CLAIM: &str = "
+SELECT kind, kept_fingerprint AS fingerprint, kept_state AS state, kept_token AS token,
+       kept_status AS status, kept_outcome AS outcome, kept_left_ms AS left_ms
+FROM {s}.claim($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+
+/// A finish in one statement: whether the lease still held the key (see `claims`).
+const FINISH: &str = "SELECT {s}.finish($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 
 /// Forgets the claim of `lease`, if it is still the key's holder.
 const FORGET: &str = "
@@ -283,6 +288,7 @@ WHERE principal = $1 AND id = $2 AND token = $3 AND expires_at > statement_times
 
 /// The statements, for one schema.
 pub(super) struct Sql {
+    pub(super) claim: String,
     pub(super) lookup: String,
     pub(super) totals: String,
     pub(super) share: String,
@@ -334,6 +340,7 @@ impl Sql {
         let s = quoted(schema);
         let sql = |template: &str| template.trim().replace("{s}", &s);
         Self {
+            claim: sql(CLAIM),
             lookup: sql(LOOKUP),
             totals: sql(TOTALS),
             share: sql(SHARE),

@@ -629,7 +629,7 @@ async fn concurrent_connects_create_the_layout_once_and_reconnecting_keeps_it() 
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "5"
+        "6"
     );
     let lease = acquire(&stores[0], &key("kept"), WRITE).await;
     stores[1]
@@ -1229,6 +1229,14 @@ async fn a_commit_racing_a_lease_expiry_and_takeover_applies_nothing_unless_it_h
 /// tables and functions later layouts add, dropped, and the version set back.
 fn back_to_layout(schema: &str, layout: u8) -> String {
     let mut sql = String::new();
+    if layout < 6 {
+        sql.push_str(
+            "DROP FUNCTION {s}.claim(bytea, bytea, bytea, bytea, text, int8, int8, int8, int8, \
+             int8, int8); \
+             DROP FUNCTION {s}.finish(bytea, bytea, bytea, text, text, int8, int8, int8, int8, \
+             int8); ",
+        );
+    }
     if layout < 5 {
         sql.push_str(
             "DROP TABLE {s}.rate_buckets; \
@@ -1284,7 +1292,7 @@ async fn a_layout_1_schema_migrates_in_place_keeping_its_claims() {
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "5"
+        "6"
     );
     match replicas[0].claim(&key("finished"), fp(), WRITE).await {
         Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded("exec_finished")),
@@ -2029,7 +2037,7 @@ mod tasks {
         }
         assert_eq!(
             server.sql(&format!("SELECT version FROM {schema}.meta")),
-            "5"
+            "6"
         );
         match carmy_core::IdempotencyStore::claim(&replicas[0], &key("finished"), fp(), WRITE).await
         {

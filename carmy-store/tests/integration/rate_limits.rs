@@ -194,7 +194,7 @@ mod postgres {
     }
 
     /// A schema of layout 4, as the previous release left it, reached by two replicas of this
-    /// one: migrated to layout 5 in place, its redemptions kept, and one limit shared.
+    /// one: migrated to this layout in place, its redemptions kept, and one limit shared.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_postgres_schema_of_layout_4_gains_rate_limits_in_place() {
         use carmy_core::{Redemption, RedemptionKey, RedemptionStore};
@@ -214,12 +214,16 @@ mod postgres {
         server.sql(&format!(
             "DROP TABLE {schema}.rate_buckets; \
              DROP FUNCTION {schema}.take_rate(bytea, bytea, int8, int8); \
+             DROP FUNCTION {schema}.claim(bytea, bytea, bytea, bytea, text, int8, int8, int8, \
+             int8, int8, int8); \
+             DROP FUNCTION {schema}.finish(bytea, bytea, bytea, text, text, int8, int8, int8, \
+             int8, int8); \
              UPDATE {schema}.meta SET version = 4"
         ));
         let replicas = [open(server, &schema).await, open(server, &schema).await];
         assert_eq!(
             server.sql(&format!("SELECT version FROM {schema}.meta")),
-            "5"
+            "6"
         );
         assert_eq!(
             replicas[1].redeem(&token, ttl, 3_000).await.unwrap(),

@@ -183,6 +183,10 @@ async fn a_postgres_schema_of_layout_3_gains_redemptions_in_place() {
         "DROP TABLE {schema}.redeemed, {schema}.redeemers, {schema}.rate_buckets; \
          DROP FUNCTION {schema}.take_rate(bytea, bytea, int8, int8); \
          DROP FUNCTION {schema}.redeem(bytea, int8, int8, int8, int8, int8, int8, int8); \
+         DROP FUNCTION {schema}.claim(bytea, bytea, bytea, bytea, text, int8, int8, int8, int8, \
+         int8, int8); \
+         DROP FUNCTION {schema}.finish(bytea, bytea, bytea, text, text, int8, int8, int8, int8, \
+         int8); \
          UPDATE {schema}.meta SET version = 3"
     ));
 
@@ -198,7 +202,7 @@ async fn a_postgres_schema_of_layout_3_gains_redemptions_in_place() {
     }
     assert_eq!(
         server.sql(&format!("SELECT version FROM {schema}.meta")),
-        "5"
+        "6"
     );
     match replicas[0].claim(&key, fingerprint, terms).await {
         Ok(Claim::Finished(outcome)) => assert_eq!(outcome, recorded),
