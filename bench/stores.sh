@@ -8,6 +8,11 @@
 #   touch, request ids       + a claim and a finish in the store (exactly-once)
 #   note,  request ids       + a record written in the step that records the outcome
 #
+# Both tools are parallel-safe, so the 32 clients' calls reach the store together; each ratio
+# is against the same tool on the memory store in the same run. `note_serial` is `note`
+# without `parallel_safe`: the runtime runs it one call at a time, so it measures a commit's
+# latency, not what the store can do.
+#
 #   bench/stores.sh                 # ~2 min, 5 s per case
 #   bench/stores.sh --seconds 3     # shorter
 #   bench/stores.sh --clients 16
@@ -102,6 +107,8 @@ db_pids() {
 
 results="bench/results/$(date +%F)-stores.md"
 rows=()
+# calls/s of each tool (with request ids) on the memory store: what the other stores are to.
+declare -A on_memory=()
 failed=()
 # One case: $1 store kind, $2 --store value, $3 replicas, $4 tool, $5 "ids" or "none".
 run_case() {
@@ -151,28 +158,36 @@ run_case() {
   else
     per_call_db="–"
   fi
-  local id_text="no"
+  local id_text="no" ratio="–"
   [[ "$ids" == ids ]] && id_text="yes"
+  if [[ "$ids" == ids && "$kind" == memory ]]; then
+    on_memory[$tool]="$throughput"
+  elif [[ "$ids" == ids && -n "${on_memory[$tool]:-}" ]]; then
+    ratio="$(python3 -c "print(f'{$throughput/${on_memory[$tool]}:.2f}×')")"
+  fi
   say "$kind x$count $tool ids=$id_text: $line"
   if [[ "$errors" != 0 ]]; then
     failed+=("$kind x$count \`$tool\` (request ids: $id_text): $errors of $calls calls failed, and its calls/s counts them; the first error: ${output#*$'\n'}")
   fi
-  rows+=("| $kind | $count | \`$tool\` | $id_text | $throughput | $p50 | $p99 | $per_call_server | $per_call_db | $errors |")
+  rows+=("| $kind | $count | \`$tool\` | $id_text | $throughput | $ratio | $p50 | $p99 | $per_call_server | $per_call_db | $errors |")
 }
 
 run_case memory memory 1 touch none
 run_case memory memory 1 touch ids
 run_case memory memory 1 note ids
-file="$scratch/store.sqlite"
-run_case sqlite "$file" 1 touch ids
+run_case memory memory 1 note_serial ids
+run_case sqlite "$scratch/touch.sqlite" 1 touch ids
 run_case sqlite "$scratch/note.sqlite" 1 note ids
+run_case sqlite "$scratch/serial.sqlite" 1 note_serial ids
 run_case sqlite "$scratch/shared.sqlite" 3 note ids
 run_case postgres "$(new_database touch)" 1 touch ids
 run_case postgres "$(new_database note)" 1 note ids
+run_case postgres "$(new_database serial)" 1 note_serial ids
 run_case postgres "$(new_database note3)" 3 note ids
 run_case redis "redis://127.0.0.1:$redis_port/0" 1 touch ids
 run_case redis "redis://127.0.0.1:$redis_port/1" 1 note ids
-run_case redis "redis://127.0.0.1:$redis_port/2" 3 note ids
+run_case redis "redis://127.0.0.1:$redis_port/2" 1 note_serial ids
+run_case redis "redis://127.0.0.1:$redis_port/3" 3 note ids
 
 {
   echo "# Stores: $(date +%F)"
@@ -183,8 +198,8 @@ run_case redis "redis://127.0.0.1:$redis_port/2" 3 note ids
   echo
   echo "Command: \`bench/stores.sh --seconds $seconds --clients $clients\` ($clients clients on keep-alive HTTP/1.1, spread over the replicas; $seconds s per case after a 1 s warm-up)."
   echo
-  echo "| store | replicas | tool | request id | calls/s | p50 ms | p99 ms | server CPU µs/call | database CPU µs/call | errors |"
-  echo "|---|--:|---|---|--:|--:|--:|--:|--:|--:|"
+  echo "| store | replicas | tool | request id | calls/s | × memory | p50 ms | p99 ms | server CPU µs/call | database CPU µs/call | errors |"
+  echo "|---|--:|---|---|--:|--:|--:|--:|--:|--:|--:|"
   printf '%s\n' "${rows[@]}"
   echo
   if [[ ${#failed[@]} -gt 0 ]]; then
@@ -193,7 +208,7 @@ run_case redis "redis://127.0.0.1:$redis_port/2" 3 note ids
     printf -- '- %s\n' "${failed[@]}"
     echo
   fi
-  echo "\`touch\` does nothing: without a request id it measures serving alone; with one, a claim and a finish in the store. \`note\` is transactional: it writes one record, committed with its outcome. Server CPU is summed over the replicas; database CPU over PostgreSQL's processes or Redis's."
+  echo "\`touch\` does nothing: without a request id it measures serving alone; with one, a claim and a finish in the store. \`note\` is transactional: it writes one record, committed with its outcome. Both are parallel-safe; \`note_serial\` is \`note\` run one call at a time. × memory: calls/s against the same tool on the memory store in this run. Server CPU is summed over the replicas; database CPU over PostgreSQL's processes or Redis's."
 } >"$results"
 say "wrote $results"
 cat "$results"

@@ -15,7 +15,7 @@
 //! `--token` may be given several times too: client `n` sends the `n`-th token, in turn.
 //! `--url` may be given several times (replicas behind no load balancer): the clients are
 //! spread over them in turn. `--request-ids` sends a fresh `_meta["carmy/request_id"]` with
-//! every call, so each is claimed and recorded by the idempotency store. `--sessions` makes each
+//! every call (fresh across runs too), so each is claimed and recorded by the idempotency store. `--sessions` makes each
 //! client open a session first (`initialize` on 2025-11-25, then `notifications/initialized`)
 //! and call in it (and closes it at the end, `DELETE`); answers may then come as JSON or on an
 //! event stream, either way with a length or in chunks. `--expect-total N` counts a call only when its `structuredContent.total`
@@ -42,6 +42,9 @@ struct Options {
     tool: String,
     arguments: Value,
     request_ids: bool,
+    /// What this run's request ids start with: the clock when it started, so that no run sends
+    /// an id an earlier one sent (a warm-up's among them), which would be a replay.
+    run: u128,
     /// Open a session per client, and call in it.
     sessions: bool,
     /// A call counts only if its `structuredContent.total` is this.
@@ -58,6 +61,9 @@ fn options() -> Options {
         tool: "get_product".into(),
         arguments: json!({ "id": "sku-001" }),
         request_ids: false,
+        run: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos()),
         sessions: false,
         expect_total: None,
     };
@@ -222,7 +228,7 @@ async fn client(options: &Options, number: usize, until: Instant) -> Tally {
             let with_id;
             let bytes = if options.request_ids {
                 sent += 1;
-                let request_id = format!("load-{number}-{sent}");
+                let request_id = format!("load-{}-{number}-{sent}", options.run);
                 with_id = request(
                     options,
                     target,

@@ -33,7 +33,8 @@
 //! # Versions: one sequence
 //!
 //! A writing commit draws its stamp from the sequence `record_stamp` once it holds every
-//! collection it writes into. A sequence never hands out a number twice (a committed
+//! collection it writes into, in the one statement that writes its records and moves its
+//! collections on to the stamp. A sequence never hands out a number twice (a committed
 //! transaction's numbers are flushed with it, so a crash does not hand them out again), and
 //! its callers never wait for one another; a counter row would make every writing commit of
 //! every collection take turns on it, and hold it until it commits. A sequence's numbers are
@@ -58,7 +59,7 @@ use carmy_core::{
     records::{Changes, Committed, Listing, MAX_LISTED, RecordKey, Versioned},
 };
 use deadpool_postgres::{Object, Transaction};
-use tokio_postgres::{error::SqlState, types::ToSql};
+use tokio_postgres::error::SqlState;
 
 use super::{PostgresStoreOptions, claims, error::Failure, sql::Sql};
 use crate::outcome;
@@ -301,22 +302,22 @@ async fn apply(
     sql: &Sql,
     writes: &Writes<'_>,
 ) -> Result<(), Failure> {
-    let next = transaction.prepare_cached(&sql.next_stamp).await?;
-    let put_records = transaction.prepare_cached(&sql.put_records).await?;
-    let delete_records = transaction.prepare_cached(&sql.delete_records).await?;
-    let stamp_collections = transaction.prepare_cached(&sql.stamp_collections).await?;
-    let stamp: i64 = transaction.query_one(&next, &[]).await?.try_get(0)?;
-    // Sent together: every row they change is in a collection this commit holds, so none of
-    // them waits.
+    // Every row it changes is in a collection this commit holds, so it waits for none.
+    let apply = transaction.prepare_cached(&sql.apply_writes).await?;
     let (put, delete) = (&writes.put, &writes.delete);
-    let put_params: [&(dyn ToSql + Sync); 4] = [&put.0, &put.1, &put.2, &stamp];
-    let delete_params: [&(dyn ToSql + Sync); 2] = [&delete.0, &delete.1];
-    let stamp_params: [&(dyn ToSql + Sync); 2] = [&writes.collections, &stamp];
-    tokio::try_join!(
-        transaction.execute(&put_records, &put_params),
-        transaction.execute(&delete_records, &delete_params),
-        transaction.execute(&stamp_collections, &stamp_params),
-    )?;
+    transaction
+        .execute(
+            &apply,
+            &[
+                &put.0,
+                &put.1,
+                &put.2,
+                &delete.0,
+                &delete.1,
+                &writes.collections,
+            ],
+        )
+        .await?;
     Ok(())
 }
 

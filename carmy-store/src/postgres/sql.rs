@@ -177,23 +177,23 @@ SELECT count(*) FROM unnest($1::bytea[], $2::bytea[], $3::int8[]) AS seen(collec
 LEFT JOIN {s}.records AS record USING (collection, key)
 WHERE coalesce(record.version, 0) <> seen.version";
 
-/// The stamp of a commit that writes.
-const NEXT_STAMP: &str = "SELECT nextval('{s}.record_stamp')";
-
-/// The records given, written with the stamp `$4`.
-const PUT_RECORDS: &str = "
-INSERT INTO {s}.records (collection, key, value, version)
-SELECT collection, key, value, $4 FROM unnest($1::bytea[], $2::bytea[], $3::text[])
-    AS put(collection, key, value)
-ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value, version = excluded.version";
-
-const DELETE_RECORDS: &str = "
-DELETE FROM {s}.records
-WHERE (collection, key) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))";
-
-/// The collections given, moved on to the stamp `$2`.
-const STAMP_COLLECTIONS: &str = "
-UPDATE {s}.collections SET version = $2 WHERE collection = ANY($1::bytea[])";
+/// A commit's writes, in one statement: one stamp drawn from the sequence, the records given
+/// put (`$1`-`$3`) and deleted (`$4`, `$5`) with it, and the collections given (`$6`) moved on
+/// to it. The sub-statements see one snapshot; a key is never both put and deleted.
+const APPLY_WRITES: &str = "
+WITH stamp AS (SELECT nextval('{s}.record_stamp') AS version),
+put AS (
+    INSERT INTO {s}.records (collection, key, value, version)
+    SELECT collection, key, value, (SELECT version FROM stamp)
+    FROM unnest($1::bytea[], $2::bytea[], $3::text[]) AS put(collection, key, value)
+    ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value, version = excluded.version
+),
+deleted AS (
+    DELETE FROM {s}.records
+    WHERE (collection, key) IN (SELECT * FROM unnest($4::bytea[], $5::bytea[]))
+)
+UPDATE {s}.collections SET version = (SELECT version FROM stamp)
+WHERE collection = ANY($6::bytea[])";
 
 /// The server's clock now, in milliseconds since the epoch, and the task totals across
 /// principals, read without a lock (as the claims' totals are).
@@ -311,10 +311,7 @@ pub(super) struct Sql {
     pub(super) share_collection: String,
     pub(super) add_collection: String,
     pub(super) stale_reads: String,
-    pub(super) next_stamp: String,
-    pub(super) put_records: String,
-    pub(super) delete_records: String,
-    pub(super) stamp_collections: String,
+    pub(super) apply_writes: String,
     pub(super) task_now_and_totals: String,
     pub(super) task_insert: String,
     pub(super) task_read: String,
@@ -363,10 +360,7 @@ impl Sql {
             share_collection: sql(SHARE_COLLECTION),
             add_collection: sql(ADD_COLLECTION),
             stale_reads: sql(STALE_READS),
-            next_stamp: sql(NEXT_STAMP),
-            put_records: sql(PUT_RECORDS),
-            delete_records: sql(DELETE_RECORDS),
-            stamp_collections: sql(STAMP_COLLECTIONS),
+            apply_writes: sql(APPLY_WRITES),
             task_now_and_totals: sql(TASK_NOW_AND_TOTALS),
             task_insert: sql(TASK_INSERT),
             task_read: sql(TASK_READ),
