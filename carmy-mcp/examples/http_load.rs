@@ -15,11 +15,12 @@
 //! `--token` may be given several times too: client `n` sends the `n`-th token, in turn.
 //! `--url` may be given several times (replicas behind no load balancer): the clients are
 //! spread over them in turn. `--request-ids` sends a fresh `_meta["carmy/request_id"]` with
-//! every call (fresh across runs too), so each is claimed and recorded by the idempotency store. `--sessions` makes each
-//! client open a session first (`initialize` on 2025-11-25, then `notifications/initialized`)
-//! and call in it (and closes it at the end, `DELETE`); answers may then come as JSON or on an
-//! event stream, either way with a length or in chunks. `--expect-total N` counts a call only when its `structuredContent.total`
-//! is N. The first line printed is the summary, `key=value` pairs.
+//! every call (fresh across runs too), so each is claimed and recorded by the idempotency
+//! store. `--sessions` makes each client open a session first (`initialize` on 2025-11-25,
+//! then `notifications/initialized`) and call in it (and closes it at the end, `DELETE`);
+//! answers may then come as JSON or on an event stream, either way with a length or in
+//! chunks. `--expect-total N` counts a call only when its `structuredContent.total` is N. The
+//! first line printed is the summary, `key=value` pairs.
 
 use std::{
     net::SocketAddr,
