@@ -42,6 +42,8 @@ bash scripts/services.sh >&2
 say "building the server and the load driver (release)"
 # One invocation: the packages' features resolve once, so the driver adds no dependency build.
 cargo build --release --quiet -p carmy-bench -p carmy-mcp --bin bench-store-server --example http_load
+# The tree the binaries are built from (a change outside bench/ while it runs is not measured).
+commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)')"
 bin="${CARGO_TARGET_DIR:-target}/release"
 server="$bin/bench-store-server"
 load="$bin/examples/http_load"
@@ -195,6 +197,7 @@ run_case redis "redis://127.0.0.1:$redis_port/3" 3 note ids
   echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/Mem:/ {print $2}') GiB;"
   echo "$(uname -sr); $(rustc --version); PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}'), Redis $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')."
   echo "Load average before the run: $(cut -d' ' -f1-3 /proc/loadavg). The driver, the servers and the database share the machine."
+  echo "Commit: $commit."
   echo
   echo "Command: \`bench/stores.sh --seconds $seconds --clients $clients\` ($clients clients on keep-alive HTTP/1.1, spread over the replicas; $seconds s per case after a 1 s warm-up)."
   echo
