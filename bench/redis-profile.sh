@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Where Redis spends its CPU under the store benchmark's server: the commands the store's
+# scripts run per call, and what each costs.
+#
+#   bench/redis-profile.sh                      # `touch`, 1 and 32 clients, 5 s each (~1 min)
+#   bench/redis-profile.sh --tool note --clients 32
+#
+# Per case: calls/s, Redis's CPU per call (from /proc), and `INFO commandstats` over the case:
+# how many times each command ran per call (inside the scripts too: Redis counts every
+# `redis.call`) and its microseconds per call, beside `EVALSHA`'s, which include the commands it
+# runs and the Lua around them. Redis runs as in bench/stores.sh: `appendonly yes`,
+# `appendfsync always`.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+tool=touch
+client_counts=(1 32)
+seconds=5
+command_line="bench/redis-profile.sh${*:+ $*}"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --tool) tool="$2"; shift 2 ;;
+    --clients) client_counts=("$2"); shift 2 ;;
+    --seconds) seconds="$2"; shift 2 ;;
+    *) echo "usage: $0 [--tool touch|note|note_serial] [--clients N] [--seconds N]" >&2; exit 2 ;;
+  esac
+done
+
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+say() { echo "redis-profile.sh: $*" >&2; }
+bash scripts/services.sh >&2
+say "building the server and the load driver (release)"
+cargo build --release --quiet -p carmy-bench -p carmy-mcp --bin bench-store-server --example http_load
+bin="${CARGO_TARGET_DIR:-target}/release"
+
+scratch="$(mktemp -d /tmp/carmy-redis-profile-XXXXXX)"
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+server_pid=""
+cleanup() {
+  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null || true
+  redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+redis-server --port "$port" --bind 127.0.0.1 --dir "$scratch" --appendonly yes \
+  --appendfsync always --save '' --daemonize yes --pidfile "$scratch/redis.pid" \
+  --logfile "$scratch/redis.log"
+for _ in $(seq 100); do
+  redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
+  sleep 0.1
+done
+redis_pid="$(cat "$scratch/redis.pid")"
+redis_ticks() { awk '{print $14 + $15}' "/proc/$redis_pid/stat"; }
+hz="$(getconf CLK_TCK)"
+
+echo "# Redis profile: $(date +%F)"
+echo
+echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1); $(uname -r);"
+echo "Redis $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), appendonly yes, appendfsync always."
+echo "Load average before: $(cut -d' ' -f1-3 /proc/loadavg). Command: \`$command_line\`."
+echo "Commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)')."
+echo
+
+max_clients=0
+for clients in "${client_counts[@]}"; do (( clients > max_clients )) && max_clients=$clients; done
+(umask 077 && echo "bench $(head -c 32 /dev/urandom | base64)" >"$scratch/keys")
+for i in $(seq "$max_clients"); do
+  echo "bench-profile-token-$i client-$i" >>"$scratch/tokens"
+done
+chmod 600 "$scratch/tokens"
+"$bin/bench-store-server" http --stateless --addr 127.0.0.1:0 \
+  --store "redis://127.0.0.1:$port/0" --token-file "$scratch/tokens" \
+  --state-keys-file "$scratch/keys" 2>"$scratch/server.log" &
+server_pid=$!
+url="$(wait_for_url "$scratch/server.log" "$server_pid")"
+
+for clients in "${client_counts[@]}"; do
+  token_flags=()
+  for i in $(seq "$clients"); do token_flags+=(--token "bench-profile-token-$i"); done
+  load=("$bin/examples/http_load" --url "$url" "${token_flags[@]}" --clients "$clients"
+    --tool "$tool" --arguments '{"text":"profile"}' --request-ids)
+  "${load[@]}" --seconds 1 >/dev/null
+  redis-cli -p "$port" CONFIG RESETSTAT >/dev/null
+  before="$(redis_ticks)"
+  out="$("${load[@]}" --seconds "$seconds")"
+  after="$(redis_ticks)"
+  calls="$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$out" | head -1)"
+  echo "## \`$tool\`, $clients client$([[ $clients == 1 ]] || echo s), $seconds s"
+  echo
+  echo "$(head -1 <<<"$out")"
+  echo
+  echo "Redis CPU per call: $(python3 -c "print(round(($after - $before) * 1e6 / $hz / max($calls, 1)))") µs."
+  echo
+  echo "| command | per call | µs each | µs per call |"
+  echo "|---|--:|--:|--:|"
+  redis-cli -p "$port" INFO commandstats | tr -d '\r' | python3 -c "
+import sys
+calls = $calls
+rows = []
+for line in sys.stdin:
+    if not line.startswith('cmdstat_') or 'config' in line:
+        continue
+    name, stats = line[len('cmdstat_'):].strip().split(':', 1)
+    fields = dict(field.split('=') for field in stats.split(','))
+    rows.append((int(fields['usec']), name, int(fields['calls']), float(fields['usec_per_call'])))
+for usec, name, count, each in sorted(rows, reverse=True):
+    print(f'| {name.upper()} | {count / calls:.2f} | {each:.2f} | {usec / calls:.1f} |')
+"
+  echo
+done
+echo "EVALSHA's microseconds include the commands its script runs; the others are counted each"
+echo "time a script runs them."
