@@ -13,7 +13,7 @@
 # without `parallel_safe`: the runtime runs it one call at a time, so it measures a commit's
 # latency, not what the store can do.
 #
-#   bench/stores.sh                 # ~2 min, 5 s per case
+#   bench/stores.sh                 # ~3 min: 16 cases of 5 s, after the build
 #   bench/stores.sh --seconds 3     # shorter
 #   bench/stores.sh --clients 16
 #
