@@ -12,16 +12,32 @@ use common::{LIFECYCLES, PATIENCE, call, connect, text_json};
 use serde_json::json;
 use tokio::{net::UnixStream, sync::oneshot};
 
-fn socket_path(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("carmy-unix-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a test directory");
-    dir.join("mcp.sock")
+/// A test's directory for its socket, removed when the test ends.
+struct SocketDir(PathBuf);
+
+impl SocketDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("carmy-unix-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a test directory");
+        Self(dir)
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.0.join("mcp.sock")
+    }
+}
+
+impl Drop for SocketDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 #[tokio::test]
 async fn several_clients_at_once_over_a_private_socket_removed_on_shutdown() {
-    let path = socket_path("clients");
+    let dir = SocketDir::new("clients");
+    let path = dir.socket();
     let testbed = common::tools::testbed(tokio::sync::mpsc::unbounded_channel().0);
     let socket = UnixSocket::bind(&path).expect("bind");
     let mode = std::fs::metadata(&path)
@@ -73,7 +89,8 @@ async fn futures_join_all<F: std::future::Future<Output = ()>>(futures: impl Ite
 
 #[test]
 fn a_stale_socket_is_replaced_and_a_live_one_refused() {
-    let path = socket_path("stale");
+    let dir = SocketDir::new("stale");
+    let path = dir.socket();
     // A socket file nobody listens on, as a crashed server leaves it.
     drop(std::os::unix::net::UnixListener::bind(&path).expect("bind"));
     assert!(path.exists());
@@ -99,7 +116,8 @@ fn a_stale_socket_is_replaced_and_a_live_one_refused() {
 
 #[tokio::test]
 async fn shutdown_cancels_calls_past_the_grace_period() {
-    let path = socket_path("grace");
+    let dir = SocketDir::new("grace");
+    let path = dir.socket();
     let (probe_tx, mut probe) = tokio::sync::mpsc::unbounded_channel();
     let testbed = common::tools::testbed(probe_tx);
     let runtime = testbed.runtime.clone();

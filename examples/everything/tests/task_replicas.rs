@@ -28,7 +28,9 @@ fn state_keys() -> &'static std::path::Path {
     static FILE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     FILE.get_or_init(|| {
         use std::os::unix::fs::PermissionsExt;
-        let file = std::env::temp_dir().join(format!("everything-keys-{}", std::process::id()));
+        // In the build's own scratch directory, under one name: a static is never dropped, so a
+        // file per run in the system's temporary directory would outlive every run.
+        let file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("everything-state-keys");
         std::fs::write(
             &file,
             "test dGFzay1yZXBsaWNhcy1zaGFyZS10aGlzLWtleS0zMmJ5dGVz\n",

@@ -114,7 +114,7 @@ fn a_key_written_twice_is_refused_where_it_is_repeated_in_every_format() {
         let path = file(name, text);
         let message = error(&["serve", "--config", &path], &[]);
         assert!(
-            message.starts_with(&path)
+            message.starts_with(path.as_str())
                 && message
                     .ends_with("security.token_file: written twice; each key may appear once"),
             "{message}"
@@ -151,7 +151,8 @@ fn a_file_past_its_size_bound_is_refused_without_reading_it_all() {
     // An endless file, by a name that says YAML: refused at the default bound.
     #[cfg(unix)]
     {
-        let zero = std::path::Path::new(&file("zero.txt", "")).with_file_name("zero.yaml");
+        let beside = file("zero.txt", "");
+        let zero = std::path::Path::new(&*beside).with_file_name("zero.yaml");
         std::os::unix::fs::symlink("/dev/zero", &zero).expect("a link");
         let zero = zero.to_string_lossy().into_owned();
         assert_eq!(

@@ -28,7 +28,7 @@ fn flags_beat_the_environment_which_beats_the_file_which_beats_the_defaults() {
     assert_eq!(all.origin("server.port"), "--port");
     // A key only the file sets keeps the file's value.
     assert_eq!(all.settings.server.host, "0.0.0.0");
-    assert_eq!(all.origin("server.host"), path);
+    assert_eq!(all.origin("server.host"), path.as_str());
 
     let no_flag = loaded(&["serve", "--config", &path], &env);
     assert_eq!(no_flag.settings.server.port, 2000);
@@ -36,7 +36,7 @@ fn flags_beat_the_environment_which_beats_the_file_which_beats_the_defaults() {
 
     let file_only = loaded(&["serve", "--config", &path], &[]);
     assert_eq!(file_only.settings.server.port, 1000);
-    assert_eq!(file_only.origin("server.port"), path);
+    assert_eq!(file_only.origin("server.port"), path.as_str());
 
     // The file can be named by the environment too; the flag names another.
     let other = file("other.toml", "[server]\nport = 4000\n");

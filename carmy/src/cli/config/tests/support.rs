@@ -1,7 +1,12 @@
 //! What every configuration test starts from: the real command line's flags, an environment
 //! and files of its own.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::{
+    fmt,
+    ops::Deref,
+    path::{Path, PathBuf},
+    sync::atomic::{AtomicUsize, Ordering},
+};
 
 use clap::ArgMatches;
 
@@ -43,8 +48,9 @@ pub(super) fn error(args: &[&str], env: &[(&str, &str)]) -> String {
         .0
 }
 
-/// A file named `name` holding `text`, in a directory of its own.
-pub(super) fn file(name: &str, text: &str) -> String {
+/// A file named `name` holding `text`, in a directory of its own, removed with the directory
+/// when the value is dropped.
+pub(super) fn file(name: &str, text: &str) -> TestFile {
     static COUNT: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "carmy-config-{}-{}",
@@ -54,5 +60,46 @@ pub(super) fn file(name: &str, text: &str) -> String {
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let path = dir.join(name);
     std::fs::write(&path, text).expect("the file");
-    path.to_string_lossy().into_owned()
+    TestFile {
+        path: path.to_string_lossy().into_owned(),
+        dir,
+    }
+}
+
+/// A test's file, as its path; its directory goes when it does.
+pub(super) struct TestFile {
+    path: String,
+    dir: PathBuf,
+}
+
+impl TestFile {
+    pub(super) fn as_str(&self) -> &str {
+        &self.path
+    }
+}
+
+impl Deref for TestFile {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TestFile {
+    fn as_ref(&self) -> &Path {
+        Path::new(&self.path)
+    }
+}
+
+impl fmt::Display for TestFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.path)
+    }
+}
+
+impl Drop for TestFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
