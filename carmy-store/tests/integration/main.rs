@@ -9,5 +9,6 @@ mod rate_limits;
 mod redemption_conformance;
 mod redis;
 mod restart;
+mod scratch;
 mod sqlite;
 mod task_conformance;

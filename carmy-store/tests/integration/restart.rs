@@ -19,6 +19,8 @@ use carmy_core::{
     ToolSpec, codes,
 };
 use carmy_store::SqliteStore;
+
+use crate::scratch::Scratch;
 use serde_json::json;
 use tokio::time::{Instant, timeout};
 
@@ -279,30 +281,6 @@ fn child() {
             // Wait to be killed: nothing after this point may matter.
             std::future::pending::<()>().await;
         });
-}
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "carmy-restart-{name}-{}-{}",
-            std::process::id(),
-            uuid::Uuid::new_v4().simple()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn file(&self) -> PathBuf {
-        self.0.join("store.sqlite")
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// A child process playing a part; killed with SIGKILL when dropped, if the test fails first.

@@ -3,7 +3,7 @@
 //! executor.
 
 use std::{
-    path::{Path, PathBuf},
+    path::Path,
     sync::{
         Arc,
         atomic::{AtomicUsize, Ordering},
@@ -16,33 +16,10 @@ use carmy_core::{
     LeaseTerms, Recorded, Release, StoreError,
 };
 use carmy_store::{SqliteStore, SqliteStoreOptions};
+
+use crate::scratch::Scratch;
 use serde_json::json;
 use tokio::time::{sleep, timeout};
-
-/// A directory of the test's own, removed when it ends.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "carmy-store-{name}-{}-{}",
-            std::process::id(),
-            uuid::Uuid::new_v4().simple()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn file(&self) -> PathBuf {
-        self.0.join("store.sqlite")
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 const WRITE: LeaseTerms = LeaseTerms {
     duration: Duration::from_secs(60),
@@ -375,7 +352,7 @@ fn a_file_that_is_not_a_store_is_refused() {
         Err(StoreError::Unavailable(_))
     ));
 
-    let newer = scratch.0.join("newer.sqlite");
+    let newer = scratch.dir().join("newer.sqlite");
     drop(SqliteStore::open(&newer).unwrap());
     rusqlite::Connection::open(&newer)
         .unwrap()
@@ -411,7 +388,7 @@ async fn the_file_and_its_companions_are_the_owner_s_alone() {
     let store = SqliteStore::open(scratch.file()).unwrap();
     acquire(&store, &key("order-1")).await;
     for suffix in ["", "-wal", "-shm"] {
-        let companion = scratch.0.join(format!("store.sqlite{suffix}"));
+        let companion = scratch.dir().join(format!("store.sqlite{suffix}"));
         let mode = std::fs::metadata(&companion)
             .unwrap_or_else(|error| panic!("{}: {error}", companion.display()))
             .permissions()
