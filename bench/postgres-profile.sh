@@ -42,10 +42,8 @@ bin="${CARGO_TARGET_DIR:-target}/release"
 
 scratch="$(mktemp -d /tmp/carmy-pg-profile-XXXXXX)"
 chmod 755 "$scratch"
-pg_bin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
-as_postgres=()
-if [[ $(id -u) -eq 0 ]]; then as_postgres=(runuser -u postgres --); fi
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+find_postgres
+port="$(free_port)"
 server_pid=""
 cleanup() {
   [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null || true
@@ -71,15 +69,13 @@ postgres_ticks() {
   done
   echo "$total"
 }
-hz="$(getconf CLK_TCK)"
-per_call() { python3 -c "print(round(($2 - $1) * 1e6 / $hz / max($3, 1)))"; }
 
 echo "# PostgreSQL profile: $(date +%F)"
 echo
 echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1); $(uname -r);"
 echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}'), its defaults (fsync, synchronous_commit on)."
 echo "Load average before: $(cut -d' ' -f1-3 /proc/loadavg). Command: \`$command_line\`."
-echo "Commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)')."
+echo "Commit: $(tree_commit)."
 echo
 
 echo "## The floor: pgbench, prepared, 4 s each"
@@ -99,7 +95,7 @@ for script in select insert; do
     done_count="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")"
     name="\`SELECT 1\`"
     [[ $script == insert ]] && name="one-row INSERT, its own commit"
-    echo "| $name | $clients | $((done_count / 4)) | $(per_call "$before" "$after" "$done_count") |"
+    echo "| $name | $clients | $((done_count / 4)) | $(per_call_us "$before" "$after" "$done_count") |"
   done
 done
 echo
@@ -109,20 +105,10 @@ psql -c "CREATE DATABASE profile"
 psql -d profile -c "CREATE EXTENSION pg_stat_statements"
 max_clients=0
 for clients in "${client_counts[@]}"; do (( clients > max_clients )) && max_clients=$clients; done
-(umask 077 && echo "bench $(head -c 32 /dev/urandom | base64)" >"$scratch/keys")
-for i in $(seq "$max_clients"); do
-  echo "bench-profile-token-$i client-$i" >>"$scratch/tokens"
-done
-chmod 600 "$scratch/tokens"
-"$bin/bench-store-server" http --stateless --addr 127.0.0.1:0 \
-  --store "postgres://postgres@127.0.0.1:$port/profile" --token-file "$scratch/tokens" \
-  --state-keys-file "$scratch/keys" 2>"$scratch/server.log" &
-server_pid=$!
-url="$(wait_for_url "$scratch/server.log" "$server_pid")"
+start_store_server "postgres://postgres@127.0.0.1:$port/profile" "$max_clients"
 
 for clients in "${client_counts[@]}"; do
-  token_flags=()
-  for i in $(seq "$clients"); do token_flags+=(--token "bench-profile-token-$i"); done
+  store_tokens "$clients"
   load=("$bin/examples/http_load" --url "$url" "${token_flags[@]}" --clients "$clients"
     --tool "$tool" --arguments '{"text":"profile"}' --request-ids)
   "${load[@]}" --seconds 1 >/dev/null
@@ -130,12 +116,12 @@ for clients in "${client_counts[@]}"; do
   before="$(postgres_ticks)"
   out="$("${load[@]}" --seconds "$seconds")"
   after="$(postgres_ticks)"
-  calls="$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$out" | head -1)"
-  echo "## \`$tool\`, $clients clients, $seconds s"
+  calls="$(load_field "$out" calls)"
+  echo "## \`$tool\`, $clients client$([[ $clients == 1 ]] || echo s), $seconds s"
   echo
   echo "$(head -1 <<<"$out")"
   echo
-  echo "PostgreSQL CPU per call: $(per_call "$before" "$after" "$calls") µs."
+  echo "PostgreSQL CPU per call: $(per_call_us "$before" "$after" "$calls") µs."
   echo
   echo "| per call | µs of execution per call | mean µs | top level | statement |"
   echo "|--:|--:|--:|---|---|"

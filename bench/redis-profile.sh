@@ -35,7 +35,7 @@ cargo build --release --quiet -p carmy-bench -p carmy-mcp --bin bench-store-serv
 bin="${CARGO_TARGET_DIR:-target}/release"
 
 scratch="$(mktemp -d /tmp/carmy-redis-profile-XXXXXX)"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 server_pid=""
 cleanup() {
   [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null || true
@@ -52,46 +52,34 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 redis_pid="$(cat "$scratch/redis.pid")"
-redis_ticks() { awk '{print $14 + $15}' "/proc/$redis_pid/stat"; }
-hz="$(getconf CLK_TCK)"
 
 echo "# Redis profile: $(date +%F)"
 echo
 echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1); $(uname -r);"
 echo "Redis $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), appendonly yes, appendfsync always."
 echo "Load average before: $(cut -d' ' -f1-3 /proc/loadavg). Command: \`$command_line\`."
-echo "Commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)')."
+echo "Commit: $(tree_commit)."
 echo
 
 max_clients=0
 for clients in "${client_counts[@]}"; do (( clients > max_clients )) && max_clients=$clients; done
-(umask 077 && echo "bench $(head -c 32 /dev/urandom | base64)" >"$scratch/keys")
-for i in $(seq "$max_clients"); do
-  echo "bench-profile-token-$i client-$i" >>"$scratch/tokens"
-done
-chmod 600 "$scratch/tokens"
-"$bin/bench-store-server" http --stateless --addr 127.0.0.1:0 \
-  --store "redis://127.0.0.1:$port/0" --token-file "$scratch/tokens" \
-  --state-keys-file "$scratch/keys" 2>"$scratch/server.log" &
-server_pid=$!
-url="$(wait_for_url "$scratch/server.log" "$server_pid")"
+start_store_server "redis://127.0.0.1:$port/0" "$max_clients"
 
 for clients in "${client_counts[@]}"; do
-  token_flags=()
-  for i in $(seq "$clients"); do token_flags+=(--token "bench-profile-token-$i"); done
+  store_tokens "$clients"
   load=("$bin/examples/http_load" --url "$url" "${token_flags[@]}" --clients "$clients"
     --tool "$tool" --arguments '{"text":"profile"}' --request-ids)
   "${load[@]}" --seconds 1 >/dev/null
   redis-cli -p "$port" CONFIG RESETSTAT >/dev/null
-  before="$(redis_ticks)"
+  before="$(cpu_ticks "$redis_pid")"
   out="$("${load[@]}" --seconds "$seconds")"
-  after="$(redis_ticks)"
-  calls="$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$out" | head -1)"
+  after="$(cpu_ticks "$redis_pid")"
+  calls="$(load_field "$out" calls)"
   echo "## \`$tool\`, $clients client$([[ $clients == 1 ]] || echo s), $seconds s"
   echo
   echo "$(head -1 <<<"$out")"
   echo
-  echo "Redis CPU per call: $(python3 -c "print(round(($after - $before) * 1e6 / $hz / max($calls, 1)))") µs."
+  echo "Redis CPU per call: $(per_call_us "$before" "$after" "$calls") µs."
   echo
   echo "| command | per call | µs each | µs per call |"
   echo "|---|--:|--:|--:|"

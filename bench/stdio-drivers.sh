@@ -16,6 +16,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 say() { echo "stdio-drivers.sh: $*" >&2; }
 if [[ "$(nproc)" -lt 2 ]]; then
   echo "stdio-drivers.sh: needs two cores (one for the driver, one for the server)" >&2
@@ -67,7 +69,7 @@ results="bench/results/$(date +%F)-stdio-drivers.md"
   echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(uname -r);"
   echo "$(rustc --version); Python $(python3 -c 'import platform; print(platform.python_version())')."
   echo "Load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
-  echo "Commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)'). Command: \`bench/stdio-drivers.sh\`."
+  echo "Commit: $(tree_commit). Command: \`bench/stdio-drivers.sh\`."
   echo
   echo "## 1. mcp-load, both cores free (as bench/run.sh)"
   echo

@@ -43,17 +43,14 @@ say "building the server and the load driver (release)"
 # One invocation: the packages' features resolve once, so the driver adds no dependency build.
 cargo build --release --quiet -p carmy-bench -p carmy-mcp --bin bench-store-server --example http_load
 # The tree the binaries are built from (a change outside bench/ while it runs is not measured).
-commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)')"
+commit="$(tree_commit)"
 bin="${CARGO_TARGET_DIR:-target}/release"
 server="$bin/bench-store-server"
 load="$bin/examples/http_load"
 
 scratch="$(mktemp -d /tmp/carmy-stores-XXXXXX)"
 chmod 755 "$scratch"
-pg_bin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
-as_postgres=()
-if [[ $(id -u) -eq 0 ]]; then as_postgres=(runuser -u postgres --); fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+find_postgres
 pg_port="$(free_port)"
 redis_port="$(free_port)"
 replicas=()
@@ -98,7 +95,6 @@ for i in $(seq "$clients"); do
 done
 chmod 600 "$tokens"
 
-ticks="$(getconf CLK_TCK)"
 db_pids() {
   case "$1" in
     postgres) pgrep -u postgres -f "$pg_bin/postgres" || true; pgrep -u postgres -x postgres || true ;;
@@ -154,9 +150,9 @@ run_case() {
   p50="$(load_field "$line" p50)"
   p99="$(load_field "$line" p99)"
   local per_call_server per_call_db
-  per_call_server="$(python3 -c "print(f'{($server_after-$server_before)/$ticks/max($calls,1)*1e6:.0f}')")"
+  per_call_server="$(per_call_us "$server_before" "$server_after" "$calls")"
   if [[ "$kind" == postgres || "$kind" == redis ]]; then
-    per_call_db="$(python3 -c "print(f'{($db_after-$db_before)/$ticks/max($calls,1)*1e6:.0f}')")"
+    per_call_db="$(per_call_us "$db_before" "$db_after" "$calls")"
   else
     per_call_db="–"
   fi
