@@ -4,7 +4,7 @@
 use std::{
     fmt,
     ops::Deref,
-    path::{Path, PathBuf},
+    path::PathBuf,
     sync::atomic::{AtomicUsize, Ordering},
 };
 
@@ -83,12 +83,6 @@ impl Deref for TestFile {
 
     fn deref(&self) -> &str {
         &self.path
-    }
-}
-
-impl AsRef<Path> for TestFile {
-    fn as_ref(&self) -> &Path {
-        Path::new(&self.path)
     }
 }
 
