@@ -43,23 +43,14 @@ if found then
   return redis.error_reply('a kept request is in no known state: ' .. tostring(found.state))
 end
 
--- Room for one more: nobody's kept key is forgotten to make it, so a full share or full
--- totals refuse (after a whole trim, so what is refused is what is really kept).
-local function full(share, weights, max_entries, max_bytes)
-  trim(share, weights, now, false)
-  local function over()
-    return entries(share, now) >= max_entries or weight(weights) + heft > max_bytes
-  end
-  if over() then
-    trim(share, weights, now, true)
-  end
-  return over()
+-- Room for one more, in the principal's share and in the totals.
+local mine_full, mine = full(SHARE, WEIGHTS, share_entries, share_bytes, heft, now)
+if mine_full then
+  return { 'full', 'share', int(entries(SHARE, now)), int(mine.sum) }
 end
-if full(SHARE, WEIGHTS, share_entries, share_bytes) then
-  return { 'full', 'share', int(entries(SHARE, now)), int(weight(WEIGHTS)) }
-end
-if full(TOTAL, TOTAL_WEIGHTS, total_entries, total_bytes) then
-  return { 'full', 'total', int(entries(TOTAL, now)), int(weight(TOTAL_WEIGHTS)) }
+local total_full, total = full(TOTAL, TOTAL_WEIGHTS, total_entries, total_bytes, heft, now)
+if total_full then
+  return { 'full', 'total', int(entries(TOTAL, now)), int(total.sum) }
 end
 
 local lease = now + lease_ms
@@ -72,5 +63,5 @@ end
 redis.call('DEL', KEY)
 redis.call('HSET', KEY, 'state', 'held', 'fingerprint', fingerprint, 'token', token,
   'lease', int(lease), 'if_lost', if_lost, 'forget_at', int(forget_at), 'weight', int(heft))
-keep_until(forget_at, heft)
+keep_until(forget_at, heft, nil, { mine = mine, total = total })
 return { 'acquired' }

@@ -33,19 +33,13 @@ local function int(n)
   return string.format('%.0f', n)
 end
 
--- A share is a sorted set of keys (requests, or tasks) scored by the instant each is forgotten, which is
--- also when its hash's Redis TTL ends; its weights hash holds each member's weight and their
--- sum. What a share holds at `now` is what scores after `now`: keys Redis expired on its own
--- are counted out at that very instant, without anybody having looked at them.
+-- A share is a sorted set of keys (requests, or tasks) scored by the instant each is
+-- forgotten, which is also when its hash's Redis TTL ends; its weights hash holds each
+-- member's weight and their sum. What a share holds at `now` is what
+-- scores after `now`: keys Redis expired on its own are counted out at that very instant,
+-- without anybody having looked at them.
 local function entries(share, now)
   return redis.call('ZCOUNT', share, '(' .. int(now), '+inf')
-end
-
--- The sum of the weights, including members whose time is up but that no trim removed yet:
--- never less than the truth, so a bound checked on it fails closed; `trim(..., true)` makes
--- it exact.
-local function weight(weights)
-  return tonumber(redis.call('HGET', weights, SUM)) or 0
 end
 
 -- Removes the members of `share` whose time is up, with their weights: one batch, or all of
@@ -74,16 +68,66 @@ local function trim(share, weights, now, all)
   return removed
 end
 
--- Counts `member` in `share` until `score`, weighing `heft` (replacing what it counted for).
-local function count_in(share, weights, member, score, heft)
-  local before = tonumber(redis.call('HGET', weights, member)) or 0
-  redis.call('ZADD', share, int(score), member)
-  redis.call('HSET', weights, member, int(heft))
-  redis.call('HINCRBY', weights, SUM, int(heft - before))
-  -- The share lasts as long as its last member: nothing is kept forever, nothing ends early.
-  local last = redis.call('ZRANGE', share, -1, -1, 'WITHSCORES')[2]
-  redis.call('PEXPIREAT', share, last)
-  redis.call('PEXPIREAT', weights, last)
+-- A share as a script reads it before it writes there, in one read: its keys, the weights'
+-- sum, what `member` weighs in it, and whether the weights are new; `grace` is how long both
+-- keys outlive the share's last member. The sum includes members whose time is up but that no
+-- trim removed yet: never less than the truth, so a bound checked on it fails closed, and
+-- `trim(..., true)` followed by a new tally makes it exact. Read it after any trim of the
+-- share, which changes the sum.
+local function tally(share, weights, member, grace)
+  local f = redis.call('HMGET', weights, member, SUM)
+  return {
+    share = share, weights = weights, member = member, grace = grace or 0,
+    heft = tonumber(f[1]) or 0, sum = tonumber(f[2]) or 0, new = f[2] == nil,
+  }
+end
+
+-- The tallies of the key in its principal's share (`mine`) and in the totals (`total`), which
+-- outlive their last member by `total_grace`.
+local function tallies(total_grace)
+  return {
+    mine = tally(SHARE, WEIGHTS, KEY),
+    total = tally(TOTAL, TOTAL_WEIGHTS, KEY, total_grace),
+  }
+end
+
+-- Counts the tallied member in its share until `score`, weighing `heft` (replacing what it
+-- weighed); `was` is its score before, nil if it is new. Both keys last as long as the share's
+-- last member, plus the grace: nothing is kept forever, nothing ends early. Their TTLs move
+-- when the member outlives them, or when it was the last and moves earlier; otherwise they
+-- are left alone.
+local function count_in(t, score, heft, was)
+  redis.call('ZADD', t.share, int(score), t.member)
+  redis.call('HSET', t.weights, t.member, int(heft), SUM, int(t.sum - t.heft + heft))
+  local ends = redis.call('PEXPIRETIME', t.share)
+  local last
+  if t.new or ends < 0 or (was ~= nil and was + t.grace >= ends and score < was) then
+    -- New keys, or the last member moved earlier: the set says which member is last now.
+    last = tonumber(redis.call('ZRANGE', t.share, -1, -1, 'WITHSCORES')[2])
+  elseif score + t.grace > ends then
+    last = score
+  else
+    return
+  end
+  redis.call('PEXPIREAT', t.share, int(last + t.grace))
+  redis.call('PEXPIREAT', t.weights, int(last + t.grace))
+end
+
+-- Whether `share` is full for one more key weighing `heft` (`max_entries`, `max_bytes`), and
+-- its tally of the key. Nobody's kept key is forgotten to make room, so a full share refuses,
+-- after a whole trim: what is refused is what is really kept.
+local function full(share, weights, max_entries, max_bytes, heft, now, grace)
+  trim(share, weights, now, false)
+  local t = tally(share, weights, KEY, grace)
+  local function over()
+    return entries(share, now) >= max_entries or t.sum + heft > max_bytes
+  end
+  if not over() then
+    return false, t
+  end
+  trim(share, weights, now, true)
+  t = tally(share, weights, KEY, grace)
+  return over(), t
 end
 
 -- Counts `member` out of `share`, if it is still counted.
@@ -100,12 +144,13 @@ local function count_out(share, weights, member)
   end
 end
 
--- Keeps the key (a request, or a task) until `forget_at`: its hash's TTL and its score in
--- both shares.
-local function keep_until(forget_at, heft)
+-- Keeps the key (a request, or a task) until `forget_at`, weighing `heft`: its hash's TTL
+-- and its score in both shares, whose tallies are `counted`; `was` is its score before, nil if
+-- it is new.
+local function keep_until(forget_at, heft, was, counted)
   redis.call('PEXPIREAT', KEY, int(forget_at))
-  count_in(SHARE, WEIGHTS, KEY, forget_at, heft)
-  count_in(TOTAL, TOTAL_WEIGHTS, KEY, forget_at, heft)
+  count_in(counted.mine, forget_at, heft, was)
+  count_in(counted.total, forget_at, heft, was)
 end
 
 -- Forgets the key: its hash and its place in both shares.

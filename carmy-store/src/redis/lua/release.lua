@@ -20,5 +20,5 @@ if status == '' then
 end
 local forget_at = now + ttl
 settle('uncertain', token, { 'status', status, 'forget_at', int(forget_at) })
-keep_until(forget_at, found.weight)
+keep_until(forget_at, found.weight, found.forget_at, tallies())
 return { 'released' }

@@ -49,13 +49,15 @@ end
 -- ms); or with `note` if the outcome does not fit in its principal's bytes (`share_bytes`) or
 -- the totals' (`total_bytes`), even after a whole trim. What finish and commit both do.
 local function finish_held(found, token, outcome, note, ttl, share_bytes, total_bytes, now)
+  local counted = tallies()
   local function fits()
-    return weight(WEIGHTS) + #outcome <= share_bytes
-      and weight(TOTAL_WEIGHTS) + #outcome <= total_bytes
+    return counted.mine.sum + #outcome <= share_bytes
+      and counted.total.sum + #outcome <= total_bytes
   end
   if not fits() then
     trim(SHARE, WEIGHTS, now, true)
     trim(TOTAL, TOTAL_WEIGHTS, now, true)
+    counted = tallies()
     if not fits() then
       -- The call ran: its retries must not run it again, even if its outcome cannot be kept.
       outcome = note
@@ -64,5 +66,5 @@ local function finish_held(found, token, outcome, note, ttl, share_bytes, total_
   local heft = found.weight + #outcome
   local forget_at = now + ttl
   settle('finished', token, { 'outcome', outcome, 'forget_at', int(forget_at), 'weight', int(heft) })
-  keep_until(forget_at, heft)
+  keep_until(forget_at, heft, found.forget_at, counted)
 end

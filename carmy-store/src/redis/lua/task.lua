@@ -39,12 +39,9 @@ end
 -- What they hold past a member's time counts for nothing (see `entries`).
 local SWEEP_GRACE = 60 * 60 * 1000
 
--- Keeps the task until `forget_at`, as `keep_until` does, the totals for SWEEP_GRACE more.
-local function keep_task_until(forget_at, heft)
-  keep_until(forget_at, heft)
-  local last = tonumber(redis.call('ZRANGE', TOTAL, -1, -1, 'WITHSCORES')[2])
-  redis.call('PEXPIREAT', TOTAL, int(last + SWEEP_GRACE))
-  redis.call('PEXPIREAT', TOTAL_WEIGHTS, int(last + SWEEP_GRACE))
+-- The task's tallies, the totals' with their grace.
+local function task_tallies()
+  return tallies(SWEEP_GRACE)
 end
 
 -- Indexes the running task under its lease's end, for a sweep to find once the lease runs
@@ -59,16 +56,18 @@ end
 
 -- Whether `grow` more bytes fit in the task's principal's share (`share_bytes`) and in the
 -- totals (`total_bytes`), trimming both whole before saying no: what is refused is what is
--- really kept.
-local function room_for(grow, share_bytes, total_bytes, now)
+-- really kept. `counted` (the task's tallies) is read again after a trim.
+local function room_for(counted, grow, share_bytes, total_bytes, now)
   local function fits()
-    return grow <= 0 or (weight(WEIGHTS) + grow <= share_bytes
-      and weight(TOTAL_WEIGHTS) + grow <= total_bytes)
+    return grow <= 0 or (counted.mine.sum + grow <= share_bytes
+      and counted.total.sum + grow <= total_bytes)
   end
   if fits() then
     return true
   end
   trim(SHARE, WEIGHTS, now, true)
   trim(TOTAL, TOTAL_WEIGHTS, now, true)
+  local again = task_tallies()
+  counted.mine, counted.total = again.mine, again.total
   return fits()
 end

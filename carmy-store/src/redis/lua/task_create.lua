@@ -27,29 +27,21 @@ if f[1] then
 end
 
 local heft = overhead + #record
--- Room for one more: nobody's kept task is forgotten to make it, so a full share or full
--- totals refuse (after a whole trim, so what is refused is what is really kept).
-local function full(share, weights, max_tasks, max_bytes)
-  trim(share, weights, now, false)
-  local function over()
-    return entries(share, now) >= max_tasks or weight(weights) + heft > max_bytes
-  end
-  if over() then
-    trim(share, weights, now, true)
-  end
-  return over()
+-- Room for one more, in the principal's share and in the totals.
+local mine_full, mine = full(SHARE, WEIGHTS, share_tasks, share_bytes, heft, now)
+if mine_full then
+  return { 'full', 'share', int(entries(SHARE, now)), int(mine.sum) }
 end
-if full(SHARE, WEIGHTS, share_tasks, share_bytes) then
-  return { 'full', 'share', int(entries(SHARE, now)), int(weight(WEIGHTS)) }
-end
-if full(TOTAL, TOTAL_WEIGHTS, total_tasks, total_bytes) then
-  return { 'full', 'total', int(entries(TOTAL, now)), int(weight(TOTAL_WEIGHTS)) }
+local total_full, total = full(TOTAL, TOTAL_WEIGHTS, total_tasks, total_bytes, heft, now,
+  SWEEP_GRACE)
+if total_full then
+  return { 'full', 'total', int(entries(TOTAL, now)), int(total.sum) }
 end
 
 local lease = now + lease_ms
 local forget_at = lease + ttl
 redis.call('HSET', KEY, 'record', record, 'version', 1, 'signals', 0, 'token', token,
   'lease', int(lease), 'forget_at', int(forget_at), 'weight', int(heft), 'ops', op)
-keep_task_until(forget_at, heft)
+keep_until(forget_at, heft, nil, { mine = mine, total = total })
 index_lease(lease, forget_at, now)
 return { 'created' }

@@ -57,7 +57,9 @@ if record == '' then
   record = redis.call('HGET', KEY, 'record')
 end
 local heft = overhead + #record
-if bound ~= '' and not room_for(heft - (tonumber(f[6]) or 0), share_bytes, total_bytes, now) then
+local counted = task_tallies()
+if bound ~= '' and not room_for(counted, heft - (tonumber(f[6]) or 0), share_bytes, total_bytes,
+    now) then
   if bound == 'refuse' then
     return { 'full' }
   end
@@ -86,5 +88,5 @@ else
 end
 redis.call('HSET', KEY, 'record', record, 'version', int(version), 'signals', int(signals),
   'forget_at', int(forget_at), 'weight', int(heft), 'ops', remember(f[7], op))
-keep_task_until(forget_at, heft)
+keep_until(forget_at, heft, tonumber(f[5]), counted)
 return { 'done' }
