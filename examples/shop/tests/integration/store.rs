@@ -218,6 +218,12 @@ fn a_store_whose_directory_is_not_there_is_a_usage_error() {
         .output()
         .expect("the shop binary starts");
     assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--store") && stderr.contains("notes.txt"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty(), "{:?}", output.stdout);
 }
 
 #[cfg(unix)]
