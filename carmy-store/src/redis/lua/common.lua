@@ -35,9 +35,9 @@ end
 
 -- A share is a sorted set of keys (requests, or tasks) scored by the instant each is
 -- forgotten, which is also when its hash's Redis TTL ends; its weights hash holds each
--- member's weight and their sum. What a share holds at `now` is what
--- scores after `now`: keys Redis expired on its own are counted out at that very instant,
--- without anybody having looked at them.
+-- member's weight and their sum. What a share holds at `now` is what scores after `now`: keys
+-- Redis expired on its own are counted out at that very instant, without anybody having
+-- looked at them.
 local function entries(share, now)
   return redis.call('ZCOUNT', share, '(' .. int(now), '+inf')
 end
