@@ -1,5 +1,5 @@
 # Shell helpers shared by the benchmarks (bench/http.sh, stores.sh, postgres-profile.sh,
-# redis-profile.sh, stdio-drivers.sh): sourced, not run.
+# redis-profile.sh, redis-ab.sh, stdio-drivers.sh): sourced, not run.
 
 # The URL a server started in the background announces in LOG ("listening on http://.../mcp"),
 # printed once it is there; the log is shown and the script exits when PID dies first or 10 s
@@ -54,6 +54,21 @@ find_postgres() {
   pg_bin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
   as_postgres=()
   if [[ $(id -u) -eq 0 ]]; then as_postgres=(runuser -u postgres --); fi
+}
+
+# Starts Redis on loopback PORT with its files in DIR, durable as the benchmarks measure it
+# (`appendonly yes`, `appendfsync always`), and waits until it answers; sets `redis_pid`. Stop
+# it with `redis-cli -p PORT shutdown nosave`.
+start_redis() {
+  local port="$1" dir="$2"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes \
+    --appendfsync always --save '' --daemonize yes --pidfile "$dir/redis.pid" \
+    --logfile "$dir/redis.log"
+  for _ in $(seq 100); do
+    redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
+    sleep 0.1
+  done
+  redis_pid="$(cat "$dir/redis.pid")"
 }
 
 # Starts the store benchmark's server (`$bin/bench-store-server`, stateless HTTP) on the store

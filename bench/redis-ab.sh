@@ -53,14 +53,7 @@ cleanup() {
   rm -rf "$scratch"
 }
 trap cleanup EXIT
-redis-server --port "$port" --bind 127.0.0.1 --dir "$scratch" --appendonly yes \
-  --appendfsync always --save '' --daemonize yes --pidfile "$scratch/redis.pid" \
-  --logfile "$scratch/redis.log"
-for _ in $(seq 100); do
-  redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
-  sleep 0.1
-done
-redis_pid="$(cat "$scratch/redis.pid")"
+start_redis "$port" "$scratch"
 store_tokens "$clients"
 # start_store_server runs "$bin/bench-store-server": each build gets a directory of its own.
 for build in old new; do

@@ -57,7 +57,7 @@ replicas=()
 cleanup() {
   for pid in "${replicas[@]}"; do kill "$pid" 2>/dev/null || true; done
   "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$scratch/pg" -m immediate stop >/dev/null 2>&1 || true
-  [[ -f "$scratch/redis.pid" ]] && kill "$(cat "$scratch/redis.pid")" 2>/dev/null || true
+  [[ -f "$scratch/redis/redis.pid" ]] && kill "$(cat "$scratch/redis/redis.pid")" 2>/dev/null || true
   rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -68,13 +68,7 @@ if [[ ${#as_postgres[@]} -gt 0 ]]; then chown postgres "$scratch/pg-run"; chown 
 "${as_postgres[@]}" "$pg_bin/initdb" -D "$scratch/pg" -A trust -U postgres -E UTF8 >/dev/null
 "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$scratch/pg" -l "$scratch/pg.log" -w start \
   -o "-p $pg_port -k $scratch/pg-run -c listen_addresses=127.0.0.1 -c max_connections=200" >/dev/null
-redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$scratch/redis" --appendonly yes \
-  --appendfsync always --save '' --daemonize yes --pidfile "$scratch/redis.pid" \
-  --logfile "$scratch/redis.log"
-for _ in $(seq 100); do
-  redis-cli -p "$redis_port" ping 2>/dev/null | grep -q PONG && break
-  sleep 0.1
-done
+start_redis "$redis_port" "$scratch/redis"
 # A fresh database named $1 for one case (request ids repeat from case to case).
 new_database() {
   "${as_postgres[@]}" "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres \
@@ -98,7 +92,7 @@ chmod 600 "$tokens"
 db_pids() {
   case "$1" in
     postgres) pgrep -u postgres -f "$pg_bin/postgres" || true; pgrep -u postgres -x postgres || true ;;
-    redis) cat "$scratch/redis.pid" ;;
+    redis) echo "$redis_pid" ;;
     *) ;;
   esac | sort -u
 }
