@@ -129,6 +129,14 @@ impl Running<'_> {
         self.id = None;
         self.history.finished(record);
     }
+
+    /// Forgets the execution unrecorded: its run was set aside, nothing of it was applied, and
+    /// another execution answers the call.
+    pub(crate) fn discard(mut self) {
+        if let Some(id) = self.id.take() {
+            lock(&self.history.inner).running.remove(&id);
+        }
+    }
 }
 
 impl Drop for Running<'_> {

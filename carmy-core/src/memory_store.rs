@@ -3,7 +3,7 @@
 //! [`IdempotencyStore`] and a [`RecordStore`]: the two tables below it know nothing of each
 //! other, and this is where a commit's writes and its outcome become one step.
 
-use std::{fmt, sync::Mutex};
+use std::{fmt, sync::Mutex, time::Duration};
 
 use tokio::time::Instant;
 
@@ -12,7 +12,10 @@ use crate::{
         Claim, Claims, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms,
         MemoryStoreLimits, Recorded, Release, StoreError,
     },
-    records::{Changes, Committed, Listing, MemoryRecords, RecordKey, RecordStore, Versioned},
+    records::{
+        Changes, Committed, Listing, MemoryRecords, RecordKey, RecordStore, UnclaimedCommit,
+        Versioned,
+    },
     sync::lock,
 };
 
@@ -113,6 +116,43 @@ impl RecordStore for MemoryStore {
             claims.finish(lease, recorded.clone())?;
         }
         Ok(committed)
+    }
+
+    async fn unclaimed(&self, key: &IdempotencyKey) -> Result<bool, StoreError> {
+        Ok(lock(&self.claims).unclaimed(key, Instant::now()))
+    }
+
+    async fn commit_unclaimed(
+        &self,
+        changes: &Changes,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        recorded: &Recorded,
+    ) -> Result<UnclaimedCommit, StoreError> {
+        // Claimed, committed and finished under the claims' lock: nobody sees the claim held.
+        let mut claims = lock(&self.claims);
+        let now = Instant::now();
+        if !claims.unclaimed(key, now) {
+            return Ok(UnclaimedCommit::Taken);
+        }
+        let terms = LeaseTerms {
+            duration: Duration::from_secs(60),
+            if_lost: Release::Retry,
+        };
+        // Checks the bounds: a full share refuses here, before anything is applied.
+        let Claim::Acquired(lease) = claims.claim(key, fingerprint, terms, now)? else {
+            return Ok(UnclaimedCommit::Taken);
+        };
+        match lock(&self.records).commit(changes) {
+            Committed::Done => {
+                claims.finish(&lease, recorded.clone())?;
+                Ok(UnclaimedCommit::Done)
+            }
+            Committed::Conflict => {
+                claims.release(&lease, Release::Retry)?;
+                Ok(UnclaimedCommit::Conflict)
+            }
+        }
     }
 }
 

@@ -71,6 +71,8 @@ pub mod redemption_conformance;
 mod scenario;
 #[cfg(feature = "conformance")]
 pub mod task_conformance;
+#[cfg(feature = "conformance")]
+pub mod unclaimed_conformance;
 
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, PostgresStoreOptions};

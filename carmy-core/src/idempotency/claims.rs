@@ -198,6 +198,14 @@ impl Claims {
         Ok(Claim::Acquired(Lease::new(key.clone(), token)))
     }
 
+    /// Whether `key` is unknown at `now`: never claimed, or no longer kept.
+    pub(crate) fn unclaimed(&mut self, key: &IdempotencyKey, now: Instant) -> bool {
+        let ttl = self.limits.ttl;
+        self.by_key
+            .get_mut(key)
+            .is_none_or(|entry| !entry.is_live(now, ttl))
+    }
+
     /// Whether `lease` still holds its key; [`StoreError::LeaseLost`] if not.
     pub(crate) fn check(&mut self, lease: &Lease) -> Result<(), StoreError> {
         self.held_by(lease).map(|_| ())

@@ -37,7 +37,9 @@ use std::{future::Future, pin::Pin, sync::Arc};
 
 use serde_json::Value;
 
-use crate::idempotency::{IdempotencyStore, Lease, Recorded, StoreError};
+use crate::idempotency::{
+    Fingerprint, IdempotencyKey, IdempotencyStore, Lease, Recorded, StoreError,
+};
 
 pub(crate) use memory::MemoryRecords;
 pub use transaction::Records;
@@ -135,8 +137,29 @@ pub enum Committed {
     Conflict,
 }
 
+/// The answer to [`RecordStore::commit_unclaimed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum UnclaimedCommit {
+    /// The writes are committed, and the request id recorded as finished with the outcome.
+    Done,
+    /// A record or collection read has changed since: nothing was applied, and the request id
+    /// is still unclaimed.
+    Conflict,
+    /// The request id was claimed (or finished) by another call meanwhile: nothing was
+    /// applied. The caller claims it as usual, to wait for that call or replay its outcome.
+    Taken,
+}
+
 /// An [`IdempotencyStore`] that also keeps the application's records, and commits a tool's
 /// writes together with its outcome.
+///
+/// A call under a request id is usually claimed first and committed under its lease: two
+/// commits. A store that implements [`unclaimed`](Self::unclaimed) and
+/// [`commit_unclaimed`](Self::commit_unclaimed) saves the first: when a look finds the request
+/// id unknown, the tool runs without a claim (its effects are only buffered writes, so a run
+/// that does not commit did nothing), and one commit records the request id, finished, with the
+/// writes and the outcome. The defaults keep every call on the claim path.
 ///
 /// What an implementation promises:
 /// - `read` and `list` return committed data only;
@@ -166,6 +189,38 @@ pub trait RecordStore: IdempotencyStore {
         changes: &Changes,
         outcome: Option<(&Lease, &Recorded)>,
     ) -> impl Future<Output = Result<Committed, StoreError>> + Send;
+
+    /// Whether `key` is unknown to the store: never claimed, or forgotten after its retention.
+    /// A look, not a claim: it takes nothing and may be stale by the time it is answered.
+    ///
+    /// The default answers `false`, so a store that does not implement
+    /// [`commit_unclaimed`](Self::commit_unclaimed) always has its calls claimed first.
+    fn unclaimed(
+        &self,
+        key: &IdempotencyKey,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        let _ = key;
+        async { Ok(false) }
+    }
+
+    /// [`commit`](Self::commit) of a call whose request id was not claimed: in one atomic step,
+    /// checks `changes`' reads, claims `key` for `fingerprint` against the same bounds as
+    /// [`IdempotencyStore::claim`] (failing with [`StoreError::Full`], applying nothing),
+    /// applies the writes, and finishes the key with `recorded` as
+    /// [`IdempotencyStore::finish`] would. If `key` is known by then, applies nothing and
+    /// answers [`UnclaimedCommit::Taken`].
+    ///
+    /// The default answers `Taken`: the call is then claimed as usual.
+    fn commit_unclaimed(
+        &self,
+        changes: &Changes,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        recorded: &Recorded,
+    ) -> impl Future<Output = Result<UnclaimedCommit, StoreError>> + Send {
+        let _ = (changes, key, fingerprint, recorded);
+        async { Ok(UnclaimedCommit::Taken) }
+    }
 }
 
 impl<S: RecordStore> RecordStore for Arc<S> {
@@ -184,6 +239,23 @@ impl<S: RecordStore> RecordStore for Arc<S> {
     ) -> impl Future<Output = Result<Committed, StoreError>> + Send {
         (**self).commit(changes, outcome)
     }
+
+    fn unclaimed(
+        &self,
+        key: &IdempotencyKey,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        (**self).unclaimed(key)
+    }
+
+    fn commit_unclaimed(
+        &self,
+        changes: &Changes,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        recorded: &Recorded,
+    ) -> impl Future<Output = Result<UnclaimedCommit, StoreError>> + Send {
+        (**self).commit_unclaimed(changes, key, fingerprint, recorded)
+    }
 }
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -200,6 +272,19 @@ pub(crate) trait DynRecordStore: Send + Sync + 'static {
         changes: &'a Changes,
         outcome: Option<(&'a Lease, &'a Recorded)>,
     ) -> BoxFuture<'a, Result<Committed, StoreError>>;
+
+    fn unclaimed_boxed<'a>(
+        &'a self,
+        key: &'a IdempotencyKey,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    fn commit_unclaimed_boxed<'a>(
+        &'a self,
+        changes: &'a Changes,
+        key: &'a IdempotencyKey,
+        fingerprint: Fingerprint,
+        recorded: &'a Recorded,
+    ) -> BoxFuture<'a, Result<UnclaimedCommit, StoreError>>;
 }
 
 impl<S: RecordStore> DynRecordStore for S {
@@ -220,5 +305,21 @@ impl<S: RecordStore> DynRecordStore for S {
         outcome: Option<(&'a Lease, &'a Recorded)>,
     ) -> BoxFuture<'a, Result<Committed, StoreError>> {
         Box::pin(self.commit(changes, outcome))
+    }
+    fn unclaimed_boxed<'a>(
+        &'a self,
+        key: &'a IdempotencyKey,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.unclaimed(key))
+    }
+
+    fn commit_unclaimed_boxed<'a>(
+        &'a self,
+        changes: &'a Changes,
+        key: &'a IdempotencyKey,
+        fingerprint: Fingerprint,
+        recorded: &'a Recorded,
+    ) -> BoxFuture<'a, Result<UnclaimedCommit, StoreError>> {
+        Box::pin(self.commit_unclaimed(changes, key, fingerprint, recorded))
     }
 }

@@ -14,6 +14,7 @@ use super::{
     result_size,
     suspension::until_asked,
     task::slot::TaskSlot,
+    transaction::{Settles, Taken, Unclaimed},
 };
 use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},
@@ -171,6 +172,14 @@ impl Inner {
                 return Err(rejected(entry, error));
             }
             Some(request_id) if takes_claim(entry) => {
+                if let Some(unclaimed) = self.unclaimed(entry, &arguments, request_id, call).await
+                    && let Ok(run) =
+                        Box::pin(self.run_unclaimed(entry, &arguments, call, &unclaimed)).await
+                {
+                    return Ok(ending(entry, call, run));
+                }
+                // Taken meanwhile, if it ran unclaimed: claimed now, to wait for its holder or
+                // replay its outcome.
                 Some(Box::pin(self.claim(entry, &arguments, request_id, call)).await?)
             }
             // No request id, or a tool that runs again on every retry: nothing to claim.
@@ -182,17 +191,7 @@ impl Inner {
         if let Some(claimed) = claimed {
             Box::pin(claimed.settle(&call.begun.id, status, &result)).await;
         }
-        let asked = call
-            .asking
-            .as_ref()
-            .and_then(|asking| asking.suspension.take());
-        Ok(Ending {
-            target: Some(entry.name()),
-            status,
-            result,
-            kind: asked.map_or(OutcomeKind::Result, OutcomeKind::InputRequired),
-            running,
-        })
+        Ok(ending(entry, call, (status, result, running)))
     }
 
     /// The tool named exactly as sent.
@@ -331,6 +330,45 @@ impl Inner {
         }
     }
 
+    /// The request id of a transactional call that may run unclaimed: one the store has not
+    /// seen, of a call that will not become a task (a task's driver works under a lease).
+    /// `None` sends the call to be claimed first, as a store that cannot answer also does.
+    async fn unclaimed(
+        &self,
+        entry: &ToolEntry,
+        arguments: &Value,
+        request_id: &str,
+        call: &Call,
+    ) -> Option<Unclaimed> {
+        if !entry.transactional() || call.task.is_some() {
+            return None;
+        }
+        let store = self.records.as_ref()?;
+        let key = IdempotencyKey::new(call.context.principal(), request_id);
+        if !store.unclaimed_boxed(&key).await.unwrap_or(false) {
+            return None;
+        }
+        let fingerprint = Fingerprint::of(entry.name(), arguments);
+        Some(Unclaimed { key, fingerprint })
+    }
+
+    /// Admission, then the runs of a transactional call whose commit records its request id;
+    /// [`Taken`] if another call claimed it first.
+    async fn run_unclaimed(
+        &self,
+        entry: &ToolEntry,
+        arguments: &Value,
+        call: &Call,
+        unclaimed: &Unclaimed,
+    ) -> Result<Run<'_>, Taken> {
+        let _permits = match self.admit(entry, call).await {
+            Ok(permits) => permits,
+            Err((status, error)) => return Ok((status, Err(error), None)),
+        };
+        let settles = Settles::Unclaimed(unclaimed);
+        self.run_transaction(entry, arguments, call, settles).await
+    }
+
     /// Admission, then the run. A call that never started leaves its claim to be released.
     async fn admit_and_run(
         &self,
@@ -400,7 +438,15 @@ impl Inner {
         claimed: &mut Option<Claimed>,
     ) -> Run<'_> {
         if entry.transactional() {
-            return Box::pin(self.run_transaction(entry, arguments, call, claimed)).await;
+            let settles = Settles::Claim(claimed);
+            return match Box::pin(self.run_transaction(entry, &arguments, call, settles)).await {
+                Ok(run) => run,
+                // Only a commit of an unclaimed request id finds it taken.
+                Err(Taken) => {
+                    let error = AgentError::internal("a claimed request id was taken");
+                    (ExecutionStatus::Failed, Err(error), None)
+                }
+            };
         }
         let prepared = match Arc::clone(&entry.tool).prepare(arguments) {
             Ok(prepared) => prepared,
@@ -489,6 +535,25 @@ impl Inner {
         // The tool's future is dropped by now; wake anything it handed the token to.
         tool_token.cancel();
         (status, result)
+    }
+}
+
+/// How a call that reached its tool ended, with the questions it stopped at, if any.
+fn ending<'h>(
+    entry: &ToolEntry,
+    call: &Call,
+    (status, result, running): Run<'h>,
+) -> Ending<'h, Value> {
+    let asked = call
+        .asking
+        .as_ref()
+        .and_then(|asking| asking.suspension.take());
+    Ending {
+        target: Some(entry.name()),
+        status,
+        result,
+        kind: asked.map_or(OutcomeKind::Result, OutcomeKind::InputRequired),
+        running,
     }
 }
 

@@ -1,5 +1,12 @@
 //! Transactional tools: each run's record writes are committed together with its outcome, or
 //! the tool runs again on fresh reads (see [`crate::records`]).
+//!
+//! A call whose request id the store has not seen runs unclaimed, and its one commit records
+//! the request id with the writes and the outcome ([`RecordStore::commit_unclaimed`]). Should
+//! the request id be claimed meanwhile (a duplicate in flight), nothing is applied and the call
+//! is claimed as usual: it waits for the other and replays its outcome.
+//!
+//! [`RecordStore::commit_unclaimed`]: crate::records::RecordStore::commit_unclaimed
 
 use std::{
     hash::{BuildHasher, RandomState},
@@ -18,8 +25,8 @@ use crate::{
     catalog::ToolEntry,
     error::AgentError,
     execution::{ExecutionKind, ExecutionStatus},
-    idempotency::{Recorded, StoreError},
-    records::{Committed, DynRecordStore, Records, transaction::Pending},
+    idempotency::{Fingerprint, IdempotencyKey, Recorded, StoreError},
+    records::{Committed, DynRecordStore, Records, UnclaimedCommit, transaction::Pending},
 };
 
 /// Runs of one call, at most: past this many conflicts the call fails (retryable) rather than
@@ -35,7 +42,27 @@ enum Attempt {
     Ended(ExecutionStatus, Result<Value, AgentError>),
     /// What it read changed before it could commit: nothing was applied.
     Conflict,
+    /// The unclaimed request id was claimed meanwhile: nothing was applied.
+    Taken,
 }
+
+/// The request id a transactional call's commit settles.
+pub(super) enum Settles<'c> {
+    /// The claim the call holds, if any (none: no request id, or a tool that claims none).
+    Claim(&'c mut Option<Claimed>),
+    /// A request id the store had not seen: recorded by the commit, if still unseen then.
+    Unclaimed(&'c Unclaimed),
+}
+
+/// A request id to record with the commit instead of claiming it first.
+pub(super) struct Unclaimed {
+    pub(super) key: IdempotencyKey,
+    pub(super) fingerprint: Fingerprint,
+}
+
+/// The unclaimed request id was claimed by another call before this one could commit:
+/// nothing of this call was applied or recorded.
+pub(super) struct Taken;
 
 impl Inner {
     /// The transactional tool, run until one run commits (or fails, or time runs out), each
@@ -43,26 +70,26 @@ impl Inner {
     pub(super) async fn run_transaction(
         &self,
         entry: &ToolEntry,
-        arguments: Value,
+        arguments: &Value,
         call: &Call,
-        claimed: &mut Option<Claimed>,
-    ) -> Run<'_> {
+        mut settles: Settles<'_>,
+    ) -> Result<Run<'_>, Taken> {
         let mut prepared = match Arc::clone(&entry.tool).prepare(arguments.clone()) {
             Ok(prepared) => prepared,
-            Err(error) => return (ExecutionStatus::Rejected, Err(error), None),
+            Err(error) => return Ok((ExecutionStatus::Rejected, Err(error), None)),
         };
         let Some(store) = self.records.clone() else {
             // `build()` refuses a transactional tool on a store without records.
-            return (
+            return Ok((
                 ExecutionStatus::Rejected,
                 Err(AgentError::internal(
                     "this runtime's store keeps no records",
                 )),
                 None,
-            );
+            ));
         };
         if let Err(error) = self.become_task_now(entry, call).await {
-            return (ExecutionStatus::Rejected, Err(error), None);
+            return Ok((ExecutionStatus::Rejected, Err(error), None));
         }
         let running = self.history.start(
             call.begun.id.clone(),
@@ -70,7 +97,7 @@ impl Inner {
             entry.name(),
             call.begun.started_at,
         );
-        if let Some(claimed) = claimed {
+        if let Settles::Claim(Some(claimed)) = &mut settles {
             claimed.ran = true;
         }
         let deadline = Instant::now() + entry.timeout();
@@ -82,29 +109,42 @@ impl Inner {
                 .run_prepared(entry, prepared, call, records.clone(), left)
                 .await;
             let pending = records.take();
-            match commit(&*store, call, claimed, status, result, pending).await {
-                Attempt::Ended(status, result) => return (status, result, Some(running)),
+            let committed = match &mut settles {
+                Settles::Claim(claimed) => {
+                    commit(&*store, call, claimed, status, result, pending).await
+                }
+                Settles::Unclaimed(unclaimed) => {
+                    commit_unclaimed(&*store, call, unclaimed, status, result, pending).await
+                }
+            };
+            match committed {
+                Attempt::Ended(status, result) => return Ok((status, result, Some(running))),
                 Attempt::Conflict => {}
+                Attempt::Taken => {
+                    running.discard();
+                    return Err(Taken);
+                }
             }
             let pause = pause_after(attempt);
             if attempt >= MAX_ATTEMPTS || Instant::now() + pause >= deadline {
                 tracing::warn!(attempts = attempt, "a transactional tool kept conflicting");
-                if let Some(claimed) = claimed {
+                if let Settles::Claim(Some(claimed)) = &mut settles {
                     claimed.release_only = true;
                 }
                 let error = AgentError::transaction_conflict(entry.name(), attempt);
-                return (ExecutionStatus::Failed, Err(error), Some(running));
+                return Ok((ExecutionStatus::Failed, Err(error), Some(running)));
             }
             tokio::select! {
                 () = tokio::time::sleep(pause) => {}
                 () = call.cancellation.cancelled() => {
-                    return (ExecutionStatus::Cancelled, Err(AgentError::cancelled()), Some(running));
+                    let error = AgentError::cancelled();
+                    return Ok((ExecutionStatus::Cancelled, Err(error), Some(running)));
                 }
             }
             attempt += 1;
             prepared = match Arc::clone(&entry.tool).prepare(arguments.clone()) {
                 Ok(prepared) => prepared,
-                Err(error) => return (ExecutionStatus::Failed, Err(error), Some(running)),
+                Err(error) => return Ok((ExecutionStatus::Failed, Err(error), Some(running))),
             };
         }
     }
@@ -173,6 +213,48 @@ async fn commit(
             not_kept(claimed);
             Attempt::Ended(ExecutionStatus::Failed, Err(error.into_agent_error()))
         }
+    }
+}
+
+/// Commits one run of a call whose request id was not claimed: its reads checked, its writes
+/// applied (a failed run's dropped) and the request id recorded, finished with its outcome,
+/// all at once; or nothing, if the request id was claimed meanwhile.
+async fn commit_unclaimed(
+    store: &dyn DynRecordStore,
+    call: &Call,
+    unclaimed: &Unclaimed,
+    status: ExecutionStatus,
+    result: Result<Value, AgentError>,
+    pending: Pending,
+) -> Attempt {
+    // Stopped (interrupted, or at its questions): nothing is recorded, and a retry runs anew.
+    if status.is_interrupted() || status == ExecutionStatus::InputRequired {
+        return Attempt::Ended(status, result);
+    }
+    if pending.store_failed {
+        let error = StoreError::unavailable("a record could not be read").into_agent_error();
+        return Attempt::Ended(ExecutionStatus::Failed, Err(error));
+    }
+    let mut changes = pending.into_changes();
+    if result.is_err() {
+        changes.writes.clear();
+    }
+    let recorded = Recorded::new(call.begun.id.clone(), status, result.clone());
+    let committed = store
+        .commit_unclaimed_boxed(&changes, &unclaimed.key, unclaimed.fingerprint, &recorded)
+        .await;
+    match committed {
+        Ok(UnclaimedCommit::Done) => Attempt::Ended(status, result),
+        Ok(UnclaimedCommit::Conflict) => Attempt::Conflict,
+        Ok(UnclaimedCommit::Taken) => Attempt::Taken,
+        // The principal's share (or the store) is full: refused as a claim would have been,
+        // with nothing applied.
+        Err(error @ StoreError::Full(_)) => {
+            Attempt::Ended(ExecutionStatus::Rejected, Err(error.into_agent_error()))
+        }
+        // Nothing was applied, or (a reply lost after the commit) everything was: a retry then
+        // finds the request id finished, with this execution's outcome.
+        Err(error) => Attempt::Ended(ExecutionStatus::Failed, Err(error.into_agent_error())),
     }
 }
 

@@ -288,7 +288,7 @@ impl Db {
     }
 }
 
-fn claim(
+pub(super) fn claim(
     transaction: &Connection,
     options: &SqliteStoreOptions,
     key: &IdempotencyKey,

@@ -25,7 +25,7 @@ use std::{
 use carmy_core::{
     Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, Recorded, Release,
     StoreError,
-    records::{Changes, Committed, Listing, RecordKey, RecordStore, Versioned},
+    records::{Changes, Committed, Listing, RecordKey, RecordStore, UnclaimedCommit, Versioned},
 };
 use tokio::{sync::watch, time::Instant};
 
@@ -239,6 +239,24 @@ impl RecordStore for SqliteStore {
                 let outcome = outcome.as_ref().map(|(lease, recorded)| (lease, recorded));
                 db.commit_records(&changes, outcome)
             })
+            .await
+    }
+
+    async fn unclaimed(&self, key: &IdempotencyKey) -> Result<bool, StoreError> {
+        let key = key.clone();
+        self.worker.run_grouped(move |db| db.unclaimed(&key)).await
+    }
+
+    async fn commit_unclaimed(
+        &self,
+        changes: &Changes,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        recorded: &Recorded,
+    ) -> Result<UnclaimedCommit, StoreError> {
+        let (changes, key, recorded) = (changes.clone(), key.clone(), recorded.clone());
+        self.worker
+            .run_grouped(move |db| db.commit_unclaimed(&changes, &key, fingerprint, &recorded))
             .await
     }
 }

@@ -1,19 +1,23 @@
 //! The application's records in the file: reads, listings and commits, run on the store's
-//! thread like its claims. A commit is one `BEGIN IMMEDIATE` transaction: the lease checked,
-//! every read's version checked, the writes stamped and applied, the outcome recorded, and all
-//! of it on disk together, or none of it.
+//! thread like its claims. A commit is one `BEGIN IMMEDIATE` transaction: the lease checked
+//! (or, for a request id never claimed, claimed there), every read's version checked, the
+//! writes stamped and applied, the outcome recorded, and all of it on disk together, or none
+//! of it.
+
+use std::time::Duration;
 
 use carmy_core::{
-    Lease, Recorded, StoreError,
-    records::{Changes, Committed, Listing, MAX_LISTED, RecordKey, Versioned},
+    Fingerprint, IdempotencyKey, Lease, LeaseTerms, Recorded, Release, StoreError,
+    records::{Changes, Committed, Listing, MAX_LISTED, RecordKey, UnclaimedCommit, Versioned},
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 
 use super::{
-    db::{Db, Keep, finish, held_by},
+    db::{Db, Keep, Seen, claim, finish, held_by},
     failure::Failure,
     integers::now_ms,
+    schema::HELD,
 };
 
 type Result<T, E = Failure> = std::result::Result<T, E>;
@@ -85,6 +89,59 @@ impl Db {
             self.settled(lease.key());
         }
         Ok(Committed::Done)
+    }
+}
+
+impl Db {
+    /// Whether `key` is unknown: no row, or a settled one past its retention. (A lapsed claim
+    /// counts as known: the claim that settles it says what it became.)
+    pub(super) fn unclaimed(&mut self, key: &IdempotencyKey) -> Result<bool, StoreError> {
+        let known = self
+            .connection()
+            .prepare_cached(
+                "SELECT 1 FROM carmy_claims WHERE principal = ?1 AND request_id = ?2 \
+                 AND (state = ?3 OR expires_at > ?4)",
+            )
+            .and_then(|mut statement| {
+                statement.exists((key.principal(), key.request_id(), HELD, now_ms()))
+            })
+            .map_err(Failure::from)?;
+        Ok(!known)
+    }
+
+    /// `commit_records` of a call whose request id was never claimed: claimed, applied and
+    /// finished in one atomic step, or nothing.
+    pub(super) fn commit_unclaimed(
+        &mut self,
+        changes: &Changes,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        recorded: &Recorded,
+    ) -> Result<UnclaimedCommit, StoreError> {
+        let now = now_ms();
+        let options = *self.options();
+        // Held only inside this transaction: nobody sees the claim before it is finished.
+        let terms = LeaseTerms {
+            duration: Duration::from_secs(60),
+            if_lost: Release::Retry,
+        };
+        let committed = self.atomic(Keep::OnSuccess, |transaction| {
+            if !unchanged(transaction, changes)? {
+                return Ok(UnclaimedCommit::Conflict);
+            }
+            // Checks the bounds: a full share fails the step, and nothing is kept.
+            let Seen::Acquired(lease) = claim(transaction, &options, key, fingerprint, terms, now)?
+            else {
+                return Ok(UnclaimedCommit::Taken);
+            };
+            apply(transaction, changes)?;
+            finish(transaction, &options, &lease, recorded, now)?;
+            Ok(UnclaimedCommit::Done)
+        })?;
+        if committed == UnclaimedCommit::Done {
+            self.settled(key);
+        }
+        Ok(committed)
     }
 }
 

@@ -19,6 +19,16 @@ mod memory {
 
         carmy_store::record_conformance_tests!(|_: Setup| MemoryStore::default());
     }
+
+    mod unclaimed {
+        use super::*;
+
+        carmy_store::unclaimed_conformance_tests!(|setup: Setup| {
+            MemoryStore::new(MemoryStoreLimits::default().with_request_ids(|ids| {
+                ids.with_max_per_principal(setup.max_entries_per_principal)
+            }))
+        });
+    }
 }
 
 mod sqlite {
@@ -40,6 +50,20 @@ mod sqlite {
 
         carmy_store::record_conformance_tests!(|setup: Setup| {
             SqliteStore::open(setup.dir.join("store.sqlite")).expect("a fresh store")
+        });
+    }
+
+    mod unclaimed {
+        use super::*;
+
+        carmy_store::unclaimed_conformance_tests!(|setup: Setup| {
+            SqliteStore::open_with(
+                setup.dir.join("store.sqlite"),
+                SqliteStoreOptions::default().with_request_ids(|ids| {
+                    ids.with_max_per_principal(setup.max_entries_per_principal)
+                }),
+            )
+            .expect("a fresh store")
         });
     }
 

@@ -6,3 +6,4 @@ mod prompt_macro;
 mod resource_macro;
 mod transactions;
 mod ui;
+mod unclaimed;
