@@ -203,8 +203,9 @@ pub async fn a_stale_read_conflicts_and_leaves_the_request_id_unclaimed<S: Recor
     assert_eq!(read(&*store, &stock).await.value, Some(json!(3)));
 }
 
-/// A principal whose share is full is refused (`Full`, as a claim would be) and nothing is
-/// applied; another principal's commit goes through.
+/// A principal whose share is full is refused (`Full`, as a claim would be, or "taken", for
+/// the claim that follows to refuse) and nothing is applied; another principal's commit goes
+/// through.
 pub async fn a_full_share_refuses_and_applies_nothing<S: RecordStore>(opener: Opener<S>) {
     let store = opener.open_with(1).await;
     let first = IdempotencyKey::new(Some("alice"), "r4");
@@ -217,7 +218,10 @@ pub async fn a_full_share_refuses_and_applies_nothing<S: RecordStore>(opener: Op
     let changes = put(at("orders", "ord-2"), json!(2));
     let refused = commit(&*store, &changes, &second, &recorded("exec_2")).await;
     assert!(
-        matches!(refused, Err(StoreError::Full(_))),
+        matches!(
+            refused,
+            Err(StoreError::Full(_)) | Ok(UnclaimedCommit::Taken)
+        ),
         "a full share must refuse, got {refused:?}"
     );
     assert_eq!(
@@ -225,6 +229,11 @@ pub async fn a_full_share_refuses_and_applies_nothing<S: RecordStore>(opener: Op
         Versioned::ABSENT
     );
     assert!(unclaimed(&*store, &second).await);
+    let claimed = store.claim(&second, fingerprint(), terms()).await;
+    assert!(
+        matches!(claimed, Err(StoreError::Full(_))),
+        "the claim that follows refuses, got {claimed:?}"
+    );
     let bobs = IdempotencyKey::new(Some("bob"), "r5");
     let committed = commit(&*store, &changes, &bobs, &recorded("exec_3"))
         .await

@@ -208,7 +208,9 @@ pub trait RecordStore: IdempotencyStore {
     /// [`IdempotencyStore::claim`] (failing with [`StoreError::Full`], applying nothing),
     /// applies the writes, and finishes the key with `recorded` as
     /// [`IdempotencyStore::finish`] would. If `key` is known by then, applies nothing and
-    /// answers [`UnclaimedCommit::Taken`].
+    /// answers [`UnclaimedCommit::Taken`]. A store may answer `Taken` too when the bounds ask
+    /// for more than the commit does (expired keys to settle, room to make): the claim that
+    /// follows then decides, as it does for every call.
     ///
     /// The default answers `Taken`: the call is then claimed as usual.
     fn commit_unclaimed(

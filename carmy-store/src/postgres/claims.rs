@@ -410,6 +410,6 @@ pub(super) async fn still_held(
     Ok(row.is_some())
 }
 
-fn count(n: usize) -> i64 {
+pub(super) fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }

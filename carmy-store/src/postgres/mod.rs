@@ -36,7 +36,7 @@ use std::{fmt, sync::Arc, time::Duration};
 use carmy_core::{
     Claim, Fingerprint, IdempotencyKey, IdempotencyStore, Lease, LeaseTerms, Recorded, Release,
     StoreError,
-    records::{Changes, Committed, Listing, RecordKey, RecordStore, Versioned},
+    records::{Changes, Committed, Listing, RecordKey, RecordStore, UnclaimedCommit, Versioned},
 };
 use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
@@ -465,6 +465,37 @@ impl RecordStore for PostgresStore {
             self.shared.waiters.wake(&tag(lease.key()));
         }
         Ok(committed)
+    }
+
+    async fn unclaimed(&self, key: &IdempotencyKey) -> Result<bool, StoreError> {
+        let db = &self.shared.db;
+        let work = |connection| records::unclaimed(connection, &db.sql, key);
+        Ok(on_connection!(
+            db,
+            "looking up a request id",
+            |connection| work(&mut connection)
+        )?)
+    }
+
+    async fn commit_unclaimed(
+        &self,
+        changes: &Changes,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        recorded: &Recorded,
+    ) -> Result<UnclaimedCommit, StoreError> {
+        let db = &self.shared.db;
+        Ok(on_connection!(db, "committing records", |connection| {
+            records::commit_unclaimed(
+                &mut connection,
+                &db.sql,
+                &db.options,
+                changes,
+                key,
+                fingerprint,
+                recorded,
+            )
+        })?)
     }
 }
 

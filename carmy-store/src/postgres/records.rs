@@ -51,18 +51,41 @@
 //! the writes. A conflict rolls everything back: the lease is still held, nothing is written.
 //! A deadlock the server broke (which the lock order should prevent) rolled back everything
 //! too, and is answered as a conflict: the run goes again.
+//!
+//! # Request ids never claimed
+//!
+//! `commit_unclaimed` records a request id the store had not seen with the writes: one
+//! transaction, one flush, where a claim and a commit under its lease take two. After its
+//! collections are held and its reads checked and its writes applied, it inserts the key's claim
+//! row (`ON CONFLICT DO NOTHING`, and only if the totals have room, as a claim checks them),
+//! checks the principal's share, which the insert's trigger counted and locked, and finishes
+//! the key as `finish` does. A key that exists, in any state, or bounds that leave no room,
+//! roll everything back and answer "taken": the runtime then claims the request id, and the
+//! claim waits, replays, settles what is due, makes room or refuses, as it always does.
+//!
+//! The claim row comes after the collections here, against the lock order, and cannot close a
+//! cycle: the insert of a new row waits only for a transaction inserting, updating or deleting
+//! that same key, and none of those waits for a collection afterwards (claims and sweeps take
+//! none; a commit under a lease holds its collections before it updates its key; another
+//! commit of an unclaimed key holds its collections before it inserts). A row merely locked by
+//! a commit under a lease does not make the insert wait: it finds the key and does nothing.
 
 use std::collections::BTreeMap;
 
 use carmy_core::{
-    Lease, Recorded,
-    records::{Changes, Committed, Listing, MAX_LISTED, RecordKey, Versioned},
+    Fingerprint, IdempotencyKey, Lease, Recorded,
+    records::{Changes, Committed, Listing, MAX_LISTED, RecordKey, UnclaimedCommit, Versioned},
 };
 use deadpool_postgres::{Object, Transaction};
 use tokio_postgres::error::SqlState;
 
-use super::{PostgresStoreOptions, claims, error::Failure, sql::Sql};
-use crate::outcome;
+use super::{
+    PostgresStoreOptions,
+    claims::{self, count},
+    error::Failure,
+    sql::Sql,
+};
+use crate::outcome::{self, key_bytes};
 
 pub(super) async fn read(
     connection: &mut Object,
@@ -143,7 +166,54 @@ pub(super) async fn commit(
     changes: &Changes,
     outcome: Option<(&Lease, &Recorded)>,
 ) -> Result<Committed, Failure> {
-    match try_commit(connection, sql, options, changes, outcome).await {
+    let committed = try_commit(connection, sql, options, changes, outcome).await;
+    rolled_back_as(committed, Committed::Conflict)
+}
+
+/// Whether `key` is unknown: no row, or a settled one past its retention.
+pub(super) async fn unclaimed(
+    connection: &mut Object,
+    sql: &Sql,
+    key: &IdempotencyKey,
+) -> Result<bool, Failure> {
+    let known = connection.prepare_cached(&sql.known).await?;
+    let row = connection
+        .query_opt(
+            &known,
+            &[&key.principal().as_bytes(), &key.request_id().as_bytes()],
+        )
+        .await?;
+    Ok(row.is_none())
+}
+
+/// Checks `changes`, applies them and records `key`, never claimed, as finished with `recorded`,
+/// in one transaction (see the module docs).
+pub(super) async fn commit_unclaimed(
+    connection: &mut Object,
+    sql: &Sql,
+    options: &PostgresStoreOptions,
+    changes: &Changes,
+    key: &IdempotencyKey,
+    fingerprint: Fingerprint,
+    recorded: &Recorded,
+) -> Result<UnclaimedCommit, Failure> {
+    let committed = try_commit_unclaimed(
+        connection,
+        sql,
+        options,
+        changes,
+        key,
+        fingerprint,
+        recorded,
+    )
+    .await;
+    rolled_back_as(committed, UnclaimedCommit::Conflict)
+}
+
+/// A commit the server rolled back for a deadlock or a serialization failure, answered as
+/// `conflict`: nothing was applied, and the run goes again.
+fn rolled_back_as<T>(committed: Result<T, Failure>, conflict: T) -> Result<T, Failure> {
+    match committed {
         Err(Failure::Sql(error))
             if error.code().is_some_and(|code| {
                 *code == SqlState::T_R_DEADLOCK_DETECTED
@@ -151,7 +221,7 @@ pub(super) async fn commit(
             }) =>
         {
             tracing::warn!(%error, "a record commit was rolled back by the server; it runs again");
-            Ok(Committed::Conflict)
+            Ok(conflict)
         }
         answer => answer,
     }
@@ -170,6 +240,83 @@ async fn try_commit(
         Some((lease, recorded)) => Some((lease, recorded, outcome::encode(recorded)?)),
         None => None,
     };
+    let transaction = connection.transaction().await?;
+    if let Some((lease, _, _)) = &finished {
+        claims::hold(&transaction, sql, lease).await?;
+    }
+    if !check_and_apply(&transaction, sql, changes, &writes).await? {
+        transaction.rollback().await?;
+        return Ok(Committed::Conflict);
+    }
+    if let Some((lease, recorded, text)) = finished {
+        claims::keep_outcome(&transaction, sql, options, lease, recorded, text).await?;
+    }
+    transaction.commit().await?;
+    Ok(Committed::Done)
+}
+
+async fn try_commit_unclaimed(
+    connection: &mut Object,
+    sql: &Sql,
+    options: &PostgresStoreOptions,
+    changes: &Changes,
+    key: &IdempotencyKey,
+    fingerprint: Fingerprint,
+    recorded: &Recorded,
+) -> Result<UnclaimedCommit, Failure> {
+    let writes = encode(changes)?;
+    let text = outcome::encode(recorded)?;
+    let (principal, request_id) = (key.principal().as_bytes(), key.request_id().as_bytes());
+    let bounds = &options.request_ids;
+    let weight = count(key_bytes(key));
+    let token = uuid::Uuid::new_v4().as_u128();
+    let transaction = connection.transaction().await?;
+    if !check_and_apply(&transaction, sql, changes, &writes).await? {
+        transaction.rollback().await?;
+        return Ok(UnclaimedCommit::Conflict);
+    }
+    let insert = transaction.prepare_cached(&sql.insert_unclaimed).await?;
+    let inserted = transaction
+        .execute(
+            &insert,
+            &[
+                &principal,
+                &request_id,
+                &&fingerprint.as_bytes()[..],
+                &&token.to_be_bytes()[..],
+                &weight,
+                &count(bounds.max),
+                &count(bounds.max_bytes),
+            ],
+        )
+        .await?;
+    if inserted == 0 {
+        // Known, or no room in the totals: the claim that follows decides.
+        transaction.rollback().await?;
+        return Ok(UnclaimedCommit::Taken);
+    }
+    // Counted and locked by the insert's trigger, as for a claim.
+    let share = transaction.prepare_cached(&sql.share).await?;
+    let row = transaction.query_one(&share, &[&principal]).await?;
+    let (held, weight): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+    if held > count(bounds.max_per_principal) || weight > count(bounds.max_bytes_per_principal) {
+        transaction.rollback().await?;
+        return Ok(UnclaimedCommit::Taken);
+    }
+    let lease = Lease::new(key.clone(), token);
+    claims::keep_outcome(&transaction, sql, options, &lease, recorded, text).await?;
+    transaction.commit().await?;
+    Ok(UnclaimedCommit::Done)
+}
+
+/// Locks the collections `changes` touches and checks what it read; if that holds, applies its
+/// writes and answers `true`. `false`: something read has changed, and nothing was written.
+async fn check_and_apply(
+    transaction: &Transaction<'_>,
+    sql: &Sql,
+    changes: &Changes,
+    writes: &Writes<'_>,
+) -> Result<bool, Failure> {
     // Each collection once, in the one mode it needs, locked in name order (the map's): the
     // order every commit takes them in.
     let mut modes: BTreeMap<&str, Mode> = BTreeMap::new();
@@ -182,34 +329,23 @@ async fn try_commit(
     for (key, _) in &changes.writes {
         modes.insert(key.collection(), Mode::Write);
     }
-
-    let transaction = connection.transaction().await?;
-    if let Some((lease, _, _)) = &finished {
-        claims::hold(&transaction, sql, lease).await?;
-    }
     for (collection, mode) in modes {
-        let version = stamp_from(lock_collection(&transaction, sql, collection, mode).await?);
+        let version = stamp_from(lock_collection(transaction, sql, collection, mode).await?);
         let stale = changes
             .listed
             .iter()
             .any(|(listed, seen)| listed == collection && *seen != version);
         if stale {
-            transaction.rollback().await?;
-            return Ok(Committed::Conflict);
+            return Ok(false);
         }
     }
-    if !changes.reads.is_empty() && !reads_hold(&transaction, sql, changes).await? {
-        transaction.rollback().await?;
-        return Ok(Committed::Conflict);
+    if !changes.reads.is_empty() && !reads_hold(transaction, sql, changes).await? {
+        return Ok(false);
     }
     if !writes.collections.is_empty() {
-        apply(&transaction, sql, &writes).await?;
+        apply(transaction, sql, writes).await?;
     }
-    if let Some((lease, recorded, text)) = finished {
-        claims::keep_outcome(&transaction, sql, options, lease, recorded, text).await?;
-    }
-    transaction.commit().await?;
-    Ok(Committed::Done)
+    Ok(true)
 }
 
 /// The writes of `changes`, each record's last one kept (the runtime sends each key once; a

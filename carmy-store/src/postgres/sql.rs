@@ -7,7 +7,9 @@
 //!
 //! Locks, in the one order every transaction takes them (so none can wait in a cycle): a key's
 //! claim row, then the `collections` rows a record commit checks or writes (in name order),
-//! then its principal's `shares` row, then that principal's `totals` slot. A transaction that
+//! then its principal's `shares` row, then that principal's `totals` slot. (A commit that
+//! records a request id never claimed inserts its row after the collections: see `records`
+//! for why that insert cannot close a cycle.) A transaction that
 //! settles several keys takes their rows with `SKIP LOCKED` (it never waits for a row, so it
 //! may take them after a share), then the shares in principal order, then the slots in slot
 //! order. A record commit's writes to `records` rows never wait: every writer of a record
@@ -62,6 +64,22 @@ const INSERT: &str = "
 INSERT INTO {s}.claims (principal, request_id, fingerprint, state, token, if_lost, expires_at,
                         bytes)
 VALUES ($1, $2, $3, 0, $4, $5, statement_timestamp() + $6::int8 * interval '1 millisecond', $7)
+ON CONFLICT (principal, request_id) DO NOTHING";
+
+/// Whether a key is known: held, or settled and within its retention (`RecordStore::unclaimed`).
+const KNOWN: &str = "
+SELECT 1 FROM {s}.claims WHERE principal = $1 AND request_id = $2
+  AND (state = 0 OR expires_at > statement_timestamp())";
+
+/// The claim of a request id never claimed, inserted by the record commit that finishes it
+/// (see `records`): nothing when the key is known (whatever its state), or when the totals have
+/// no room for it.
+const INSERT_UNCLAIMED: &str = "
+INSERT INTO {s}.claims (principal, request_id, fingerprint, state, token, expires_at, bytes)
+SELECT $1, $2, $3, 0, $4, statement_timestamp() + interval '1 minute', $5::int8
+WHERE (SELECT coalesce(sum(entries), 0) < $6::int8
+              AND coalesce(sum(bytes), 0) + $5::int8 <= $7::int8
+       FROM {s}.totals)
 ON CONFLICT (principal, request_id) DO NOTHING";
 
 /// Marks a held claim as waited for, so that its end is announced (see the schema's
@@ -293,6 +311,8 @@ pub(super) struct Sql {
     pub(super) totals: String,
     pub(super) share: String,
     pub(super) insert: String,
+    pub(super) known: String,
+    pub(super) insert_unclaimed: String,
     pub(super) watch: String,
     pub(super) held_by: String,
     pub(super) finish: String,
@@ -342,6 +362,8 @@ impl Sql {
             totals: sql(TOTALS),
             share: sql(SHARE),
             insert: sql(INSERT),
+            known: sql(KNOWN),
+            insert_unclaimed: sql(INSERT_UNCLAIMED),
             watch: sql(WATCH),
             held_by: sql(HELD_BY),
             finish: sql(FINISH),

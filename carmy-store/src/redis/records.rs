@@ -1,6 +1,6 @@
 //! The application's records on the server (see `carmy_core::records`): a read is one `HGET`,
 //! a listing one small script, a commit one script that checks, applies and finishes the lease
-//! together (`lua/commit.lua`). The layout is in `keys`.
+//! (or records a request never claimed) together (`lua/commit.lua`). The layout is in `keys`.
 //!
 //! A record's field holds its version and its value together, `<version>:<JSON text>`, so
 //! that whatever reads it gets a value and the version of the commit that wrote it.
@@ -8,14 +8,16 @@
 use std::collections::HashMap;
 
 use carmy_core::{
-    Lease, Recorded, StoreError,
-    records::{Changes, Committed, Listing, MAX_LISTED, RecordKey, RecordStore, Versioned},
+    Fingerprint, IdempotencyKey, Lease, Recorded, StoreError,
+    records::{
+        Changes, Committed, Listing, MAX_LISTED, RecordKey, RecordStore, UnclaimedCommit, Versioned,
+    },
 };
 use serde_json::Value;
 
 use super::{
-    Outcome, RedisStore,
-    scripts::{Applied, Commit, Listed, Settled},
+    Outcome, RedisStore, key_bytes,
+    scripts::{Applied, ClaimArgs, Commit, Listed, Settled, Settling},
 };
 
 /// The application's records live on the same server as the claims, and a transactional
@@ -84,12 +86,17 @@ impl RecordStore for RedisStore {
         let stamp = self.keys.stamp();
         let commit = self.commit_of(changes, &stamp)?;
         let Some((lease, recorded)) = outcome else {
-            return match self.scripts.commit(&self.link, &commit, None).await? {
+            return match self
+                .scripts
+                .commit(&self.link, &commit, Settling::Nothing)
+                .await?
+            {
                 Applied::Done => Ok(Committed::Done),
                 Applied::Conflict => Ok(Committed::Conflict),
-                // Nothing to lose without a lease: a script that says so is not this one.
-                Applied::Lost => Err(StoreError::unavailable(
-                    "the commit script found a lease lost where none was sent",
+                // Nothing to lose or record without a lease: a script that says so is not
+                // this one.
+                _ => Err(StoreError::unavailable(
+                    "the commit script answered for a request where none was sent",
                 )),
             };
         };
@@ -98,7 +105,7 @@ impl RecordStore for RedisStore {
         let finish = outcome.finish(&self.options);
         match self
             .scripts
-            .commit(&self.link, &commit, Some((&names, &finish)))
+            .commit(&self.link, &commit, Settling::Lease(&names, &finish))
             .await?
         {
             Applied::Done => {
@@ -107,6 +114,76 @@ impl RecordStore for RedisStore {
             }
             Applied::Conflict => Ok(Committed::Conflict),
             Applied::Lost => Err(StoreError::LeaseLost),
+            Applied::Taken | Applied::Full { .. } => Err(StoreError::unavailable(
+                "the commit script answered as if recording a request under a lease",
+            )),
+        }
+    }
+
+    async fn unclaimed(&self, key: &IdempotencyKey) -> Result<bool, StoreError> {
+        // The request's hash lives exactly as long as the store keeps the request.
+        let request = self.keys.of(key).request;
+        let exists: bool = self
+            .link
+            .run("request lookup", |mut connection, _| {
+                let request = &request;
+                async move {
+                    redis::cmd("EXISTS")
+                        .arg(request)
+                        .query_async(&mut connection)
+                        .await
+                }
+            })
+            .await
+            .map_err(StoreError::unavailable)?;
+        Ok(!exists)
+    }
+
+    async fn commit_unclaimed(
+        &self,
+        changes: &Changes,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        recorded: &Recorded,
+    ) -> Result<UnclaimedCommit, StoreError> {
+        let stamp = self.keys.stamp();
+        let commit = self.commit_of(changes, &stamp)?;
+        let names = self.keys.of(key);
+        // The token the request is recorded as settled by, so that the commit sent again after
+        // its answer was lost knows it for its own.
+        let lease = Lease::new(key.clone(), uuid::Uuid::new_v4().as_u128());
+        let outcome = Outcome::of(&lease, recorded)?;
+        let finish = outcome.finish(&self.options);
+        let bounds = &self.options.request_ids;
+        let claim = ClaimArgs {
+            fingerprint: fingerprint.as_bytes(),
+            token: &outcome.token,
+            lease: std::time::Duration::ZERO,
+            if_lost: "",
+            ttl: self.options.ttl,
+            weight: key_bytes(&names),
+            max_entries_per_principal: bounds.max_per_principal,
+            max_bytes_per_principal: bounds.max_bytes_per_principal,
+            max_entries: bounds.max,
+            max_bytes: bounds.max_bytes,
+        };
+        let settling = Settling::Unclaimed(&names, &finish, &claim);
+        match self.scripts.commit(&self.link, &commit, settling).await? {
+            Applied::Done => {
+                self.waiters.wake(key);
+                Ok(UnclaimedCommit::Done)
+            }
+            Applied::Conflict => Ok(UnclaimedCommit::Conflict),
+            Applied::Taken => Ok(UnclaimedCommit::Taken),
+            Applied::Full {
+                total: false,
+                entries,
+                bytes,
+            } => Err(StoreError::share_full(entries, bytes, self.options.ttl)),
+            Applied::Full { total: true, .. } => Err(StoreError::totals_full()),
+            Applied::Lost => Err(StoreError::unavailable(
+                "the commit script found a lease lost where none was sent",
+            )),
         }
     }
 }

@@ -117,12 +117,31 @@ pub(super) struct Commit<'a> {
     pub(super) writes: Vec<(usize, &'a str, Option<String>)>,
 }
 
+/// What a commit settles besides its writes.
+pub(super) enum Settling<'a> {
+    /// Nothing: a commit of a call without a request id.
+    Nothing,
+    /// The lease of `Finish::token`, finished with the outcome.
+    Lease(&'a Names, &'a Finish<'a>),
+    /// A request never claimed, recorded as finished with the outcome if there is room for it
+    /// (the claim's fingerprint, weight and bounds of entries; its token is the finish's).
+    Unclaimed(&'a Names, &'a Finish<'a>, &'a ClaimArgs<'a>),
+}
+
 /// What a commit found.
 pub(super) enum Applied {
     Done,
     Conflict,
     /// The lease it was to finish is no longer its key's holder.
     Lost,
+    /// The request it was to record is known already.
+    Taken,
+    /// No room to record the request: in the principal's share (`total` false) or the totals.
+    Full {
+        total: bool,
+        entries: u64,
+        bytes: u64,
+    },
 }
 
 /// What a listing found: the collection's version and its fields as kept, in no order; or
@@ -234,26 +253,31 @@ impl Scripts {
         settled("finish", &reply)
     }
 
-    /// Checks and applies `commit` and, with `finishing`, finishes the lease: all or nothing.
+    /// Checks and applies `commit` and settles what `settling` says: all or nothing.
     pub(super) async fn commit(
         &self,
         link: &Link,
         commit: &Commit<'_>,
-        finishing: Option<(&Names, &Finish<'_>)>,
+        settling: Settling<'_>,
     ) -> Result<Applied, StoreError> {
+        let (mode, names, finish, claim) = match settling {
+            Settling::Nothing => ("", None, None, None),
+            Settling::Lease(names, finish) => ("outcome", Some(names), Some(finish), None),
+            Settling::Unclaimed(names, finish, claim) => {
+                ("unclaimed", Some(names), Some(finish), Some(claim))
+            }
+        };
         let build = |again: bool| {
             let mut invocation = self.commit.prepare_invoke();
-            if let Some((names, _)) = finishing {
-                for key in names.all() {
-                    invocation.key(key);
-                }
+            for key in names.iter().flat_map(|names| names.all()) {
+                invocation.key(key);
             }
             invocation.key(commit.stamp);
             for collection in &commit.collections {
                 invocation.key(&collection.records).key(&collection.version);
             }
             invocation
-                .arg(if finishing.is_some() { "outcome" } else { "" })
+                .arg(mode)
                 .arg(again_flag(again))
                 .arg(commit.reads.len())
                 .arg(commit.listings.len())
@@ -270,24 +294,38 @@ impl Scripts {
                     .arg(key)
                     .arg(value.as_deref().unwrap_or(""));
             }
-            if let Some((_, finish)) = finishing {
+            if let Some(finish) = finish {
                 finish_args(&mut invocation, finish);
+            }
+            if let Some(claim) = claim {
+                invocation
+                    .arg(claim.fingerprint)
+                    .arg(claim.weight)
+                    .arg(claim.max_entries_per_principal)
+                    .arg(claim.max_entries);
             }
             invocation
         };
-        // Sent again, a commit that finishes a lease is recognised by its token (it settled the
-        // key). One without has nothing to be recognised by: applied, its writes would move
+        // Sent again, a commit that settles a request is recognised by its token (it settled
+        // the key). One without has nothing to be recognised by: applied, its writes would move
         // what it read on, and the same commit sent again would fail as a conflict, so that its
         // tool would run again. It is sent once (see `link`).
-        let reply = if finishing.is_some() {
+        let reply = if finish.is_some() {
             invoke(link, "commit", build).await?
         } else {
             invoke_once(link, "commit", build).await?
         };
+        let count = |n: usize| number("commit", &reply, n);
         match reply.first().map(String::as_str) {
             Some("done") => Ok(Applied::Done),
             Some("conflict") => Ok(Applied::Conflict),
             Some("lost") => Ok(Applied::Lost),
+            Some("taken") => Ok(Applied::Taken),
+            Some("full") => Ok(Applied::Full {
+                total: field("commit", &reply, 1)? == "total",
+                entries: count(2)?,
+                bytes: count(3)?,
+            }),
             _ => Err(unexpected("commit", &reply)),
         }
     }

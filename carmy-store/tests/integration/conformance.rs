@@ -110,6 +110,12 @@ mod redis {
         carmy_store::record_conformance_tests!(open, when = Redis::shared().is_some());
     }
 
+    mod unclaimed {
+        use super::*;
+
+        carmy_store::unclaimed_conformance_tests!(open, when = Redis::shared().is_some());
+    }
+
     mod tasks {
         use super::*;
         use carmy_store::task_conformance::TaskSetup;
@@ -157,6 +163,12 @@ mod postgres {
         use super::*;
 
         carmy_store::record_conformance_tests!(open, when = Postgres::shared().is_some());
+    }
+
+    mod unclaimed {
+        use super::*;
+
+        carmy_store::unclaimed_conformance_tests!(open, when = Postgres::shared().is_some());
     }
 
     mod tasks {

@@ -1,23 +1,28 @@
-
--- commit: one transaction of a transactional tool's run, as `RecordStore::commit` says.
+-- commit: one transaction of a transactional tool's run, as `RecordStore::commit` and
+-- `RecordStore::commit_unclaimed` say.
 --
--- ARGV = 'outcome' if it finishes a lease, 'again' if it was sent before, the numbers of
--- reads, listings and writes; then each read (its collection's number, its key, the version
--- seen), each listing (its collection's number, the version seen) and each write (its
--- collection's number, its key, its value as JSON text, or '' to delete it: JSON text is never
--- empty); then, to finish a lease, finish's arguments: token, outcome, note, retention (ms),
--- bytes per principal, bytes in total.
+-- ARGV = 'outcome' if it finishes a lease, 'unclaimed' if it records a request never claimed
+-- (or '' for neither), 'again' if it was sent before, the numbers of reads, listings and
+-- writes; then each read (its collection's number, its key, the version seen), each listing
+-- (its collection's number, the version seen) and each write (its collection's number, its
+-- key, its value as JSON text, or '' to delete it: JSON text is never empty); then, to finish
+-- a lease or record a request, finish's arguments: token, outcome, note, retention (ms), bytes
+-- per principal, bytes in total; and to record a request, claim's too: fingerprint, the key's
+-- weight, entries per principal, entries in total.
 --
--- KEYS = to finish a lease, the five keys of its request (as for finish); then the stamp
--- counter; then each collection's records hash and version key, collection 1 first.
+-- KEYS = to finish a lease or record a request, the five keys of the request (as for finish);
+-- then the stamp counter; then each collection's records hash and version key, collection 1
+-- first.
 --
 -- Replies {'done'}; {'conflict'} when a record or a collection read has changed since, and
--- nothing was applied; or {'lost'} when the token no longer holds the key, and nothing was
--- applied either.
-local finishing, again = ARGV[1] == 'outcome', ARGV[2] == 'again'
+-- nothing was applied; {'lost'} when the token no longer holds the key; {'taken'} when the
+-- request to record is known already (in any state); or {'full', 'share' | 'total', entries,
+-- bytes} when there is no room to record it. Nothing is applied but with {'done'}.
+local mode, again = ARGV[1], ARGV[2] == 'again'
+local finishing, recording = mode == 'outcome', mode == 'unclaimed'
 local reads, listings, writes = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local first = 1
-if finishing then
+if finishing or recording then
   first = 6
 else
   -- No request to touch: any use of these keys fails instead of touching another key.
@@ -43,11 +48,18 @@ end
 
 local now = now_ms()
 local found, token, outcome, note, ttl, share_bytes, total_bytes
-if finishing then
+local fingerprint, heft, share_entries, total_entries
+if finishing or recording then
   local at = 6 + 3 * reads + 2 * listings + 3 * writes
   token, outcome, note = ARGV[at], ARGV[at + 1], ARGV[at + 2]
   ttl, share_bytes, total_bytes = tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]),
     tonumber(ARGV[at + 5])
+  if recording then
+    fingerprint, heft = ARGV[at + 6], tonumber(ARGV[at + 7])
+    share_entries, total_entries = tonumber(ARGV[at + 8]), tonumber(ARGV[at + 9])
+  end
+end
+if finishing then
   -- The lease first: a commit whose lease is lost is refused as such, whatever it read.
   found = held_by(token, now)
   if not found then
@@ -57,6 +69,16 @@ if finishing then
       return { 'done' }
     end
     return { 'lost' }
+  end
+elseif recording then
+  local kept = request(now)
+  if kept then
+    if again and settled_by(kept, token) then
+      -- This very commit, sent again after its answer was lost: it recorded the request.
+      return { 'done' }
+    end
+    -- Held, finished or uncertain: the claim that follows says which.
+    return { 'taken' }
   end
 end
 
@@ -82,6 +104,18 @@ for _ = 1, listings do
   end
 end
 
+if recording then
+  -- Room for the request, in the principal's share and in the totals, as a claim checks.
+  local mine_full, mine = full(SHARE, WEIGHTS, share_entries, share_bytes, heft, now)
+  if mine_full then
+    return { 'full', 'share', int(entries(SHARE, now)), int(mine.sum) }
+  end
+  local total_full, total = full(TOTAL, TOTAL_WEIGHTS, total_entries, total_bytes, heft, now)
+  if total_full then
+    return { 'full', 'total', int(entries(TOTAL, now)), int(total.sum) }
+  end
+end
+
 if writes > 0 then
   local stamp = int(redis.call('INCR', STAMP))
   local written = {}
@@ -101,5 +135,10 @@ if writes > 0 then
 end
 if finishing then
   finish_held(found, token, outcome, note, ttl, share_bytes, total_bytes, now)
+elseif recording then
+  -- Claimed and finished at once: nobody sees it held, and it is counted once, with its
+  -- outcome.
+  redis.call('HSET', KEY, 'state', 'held', 'fingerprint', fingerprint, 'weight', int(heft))
+  finish_held({ weight = heft }, token, outcome, note, ttl, share_bytes, total_bytes, now)
 end
 return { 'done' }
