@@ -1,5 +1,5 @@
 # Shell helpers shared by the benchmarks (bench/http.sh, stores.sh, postgres-profile.sh,
-# redis-profile.sh, redis-ab.sh, stdio-drivers.sh): sourced, not run.
+# redis-profile.sh, store-ab.sh, stdio-drivers.sh): sourced, not run.
 
 # The URL a server started in the background announces in LOG ("listening on http://.../mcp"),
 # printed once it is there; the log is shown and the script exits when PID dies first or 10 s

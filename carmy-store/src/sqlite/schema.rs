@@ -187,6 +187,12 @@ CREATE TABLE carmy_redeemers (
 CREATE INDEX carmy_redeemers_expiry ON carmy_redeemers (expires_at);
 ";
 
+/// Prepared statements kept by the connection. The store runs about fifty distinct statements,
+/// and a transactional call under a request id cycles through some twenty of them: with
+/// rusqlite's default of sixteen, the least recently used one is always the next needed, and
+/// every statement was parsed and planned again each time.
+const STATEMENTS: usize = 64;
+
 /// What each layout adds, in order: a file of layout `n` lacks the tables of the layouts after.
 const LAYOUTS: [(i64, &str); 4] = [(1, SCHEMA), (2, RECORDS), (3, TASKS), (4, REDEMPTIONS)];
 
@@ -194,6 +200,7 @@ const LAYOUTS: [(i64, &str); 4] = [(1, SCHEMA), (2, RECORDS), (3, TASKS), (4, RE
 pub(super) fn prepare(connection: &mut Connection, busy_timeout: Duration) -> Result<(), Failure> {
     // Another process may hold the write lock: wait for it rather than fail at once.
     connection.busy_timeout(busy_timeout)?;
+    connection.set_prepared_statement_cache_capacity(STATEMENTS);
     // WAL: readers never block the writer and a commit is one append, which survives a crash
     // whole or not at all. The mode is kept in the file, for every process that opens it.
     let mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
