@@ -212,6 +212,16 @@ impl tracing::field::Visit for Fields {
     fn record_bool(&mut self, field: &Field, value: bool) {
         self.0.insert(field.name().to_owned(), value.into());
     }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        // JSON has no NaN or infinity: those stay text.
+        match serde_json::Number::from_f64(value) {
+            Some(number) => {
+                self.0.insert(field.name().to_owned(), Value::Number(number));
+            }
+            None => self.insert(field, value.to_string()),
+        }
+    }
 }
 
 impl Fields {

@@ -256,7 +256,15 @@ impl Runtime {
         let outcome = match ended {
             Ended::Execution(ending) => self.inner.conclude(begun, ending, duration),
             Ended::Replay(recorded) => {
-                tracing::debug!(replayed = %recorded.execution_id, "replaying a recorded outcome");
+                // The runtime's own line, as `conclude` gives each execution.
+                tracing::debug!(
+                    kind = ExecutionKind::Tool.as_str(),
+                    target = %excerpt(&begun.named, MAX_TOOL_NAME_LEN),
+                    status = ExecutionStatus::Replayed.as_str(),
+                    duration_ms = duration.as_secs_f64() * 1e3,
+                    execution_id = %recorded.execution_id,
+                    "execution replayed"
+                );
                 Outcome {
                     execution_id: recorded.execution_id,
                     status: ExecutionStatus::Replayed,
@@ -355,6 +363,17 @@ impl Inner {
                 .err()
                 .map(|error| excerpt(error.code(), MAX_CODE_LEN).into_owned()),
         };
+        // The runtime's own line for each execution: a client that asked for debug logs
+        // (`logging/setLevel debug`) is told what ran even when the tool logs nothing.
+        tracing::debug!(
+            kind = record.kind.as_str(),
+            target = %record.target,
+            status = record.status.as_str(),
+            duration_ms = duration.as_secs_f64() * 1e3,
+            execution_id = %record.id,
+            error_code = record.error_code.as_deref(),
+            "execution ended"
+        );
         match ending.running {
             Some(running) => running.finish(record),
             None => self.history.finished(record),

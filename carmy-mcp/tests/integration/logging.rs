@@ -1,6 +1,7 @@
 //! Protocol logging over MCP: a tool's `tracing` events reach the client that called it as
 //! `notifications/message`, from the level it chose (for the session up to 2025-11-25, per
-//! request on 2026-07-28), before the answer, bounded, never carrying the arguments.
+//! request on 2026-07-28), before the answer, bounded, never carrying the arguments; at debug,
+//! the runtime's own line for each execution too.
 #![allow(deprecated)] // rmcp marks MCP's logging types deprecated (SEP-2577).
 
 use std::sync::{Arc, Mutex};
@@ -48,6 +49,17 @@ impl Tool for Chatty {
     }
 }
 
+/// Logs nothing.
+struct Quiet;
+impl Tool for Quiet {
+    type Input = carmy_core::NoInput;
+    type Output = String;
+    const SPEC: ToolSpec = ToolSpec::new("quiet", Effect::None);
+    async fn run(&self, _: carmy_core::NoInput, _: Invocation) -> Result<String, AgentError> {
+        Ok("shh".into())
+    }
+}
+
 /// Keeps every log message, and notes when the answer came relative to them.
 #[derive(Clone, Default)]
 struct Listener {
@@ -74,7 +86,11 @@ impl Listener {
 }
 
 async fn session(modern: bool) -> (RunningService<RoleClient, Listener>, Listener) {
-    let runtime = Carmy::new().tool(Chatty).build().expect("catalog");
+    let runtime = Carmy::new()
+        .tool(Chatty)
+        .tool(Quiet)
+        .build()
+        .expect("catalog");
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(server_io);
     tokio::spawn(McpServer::new(runtime).serve_io(read, write));
@@ -101,7 +117,16 @@ async fn call(
     arguments: Value,
     meta: Option<Value>,
 ) {
-    let mut params = CallToolRequestParams::new("chatty");
+    call_tool(client, "chatty", arguments, meta).await;
+}
+
+async fn call_tool(
+    client: &RunningService<RoleClient, Listener>,
+    tool: &'static str,
+    arguments: Value,
+    meta: Option<Value>,
+) {
+    let mut params = CallToolRequestParams::new(tool);
     params = params.with_arguments(arguments.as_object().cloned().unwrap());
     let mut options = PeerRequestOptions::no_options();
     if let Some(Value::Object(meta)) = meta {
@@ -159,14 +184,54 @@ async fn a_session_gets_the_levels_it_set_and_nothing_before() {
         .await
         .expect("setLevel");
     call(&client, json!({}), None).await;
+    let messages = listener.take();
     assert_eq!(
-        levels(&listener.take()),
+        levels(&messages),
         [
             LoggingLevel::Debug,
             LoggingLevel::Info,
             LoggingLevel::Warning,
-            LoggingLevel::Error
+            LoggingLevel::Error,
+            // The runtime's own line, last: the execution ended.
+            LoggingLevel::Debug,
         ]
+    );
+    assert_eq!(messages[4].1["message"], "execution ended");
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn at_debug_a_tool_that_logs_nothing_still_says_how_it_ended() {
+    let _subscriber = tracing_subscriber::registry()
+        .with(ClientLogLayer)
+        .set_default();
+    let (client, listener) = session(false).await;
+    client
+        .peer()
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .expect("setLevel");
+    call_tool(&client, "quiet", json!({}), None).await;
+    assert!(listener.take().is_empty(), "nothing above debug");
+    client
+        .peer()
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
+        .await
+        .expect("setLevel");
+    call_tool(&client, "quiet", json!({}), None).await;
+    let messages = listener.take();
+    assert_eq!(levels(&messages), [LoggingLevel::Debug], "{messages:?}");
+    let line = &messages[0].1;
+    assert_eq!(line["message"], "execution ended");
+    assert_eq!(line["kind"], "tool");
+    assert_eq!(line["target"], "quiet");
+    assert_eq!(line["status"], "succeeded");
+    assert!(line["duration_ms"].as_f64().is_some(), "{line}");
+    assert!(
+        line["execution_id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("exec_")),
+        "{line}"
     );
     client.cancel().await.expect("close");
 }
