@@ -217,7 +217,8 @@ impl tracing::field::Visit for Fields {
         // JSON has no NaN or infinity: those stay text.
         match serde_json::Number::from_f64(value) {
             Some(number) => {
-                self.0.insert(field.name().to_owned(), Value::Number(number));
+                self.0
+                    .insert(field.name().to_owned(), Value::Number(number));
             }
             None => self.insert(field, value.to_string()),
         }

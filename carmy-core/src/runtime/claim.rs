@@ -1,5 +1,6 @@
-//! A claimed request id, held by one execution until it is settled; and which calls claim
-//! theirs.
+//! A claimed request id, held by one execution until it is settled; which calls claim theirs;
+//! and what a transactional call's commit settles: its claim, or a request id it records
+//! unclaimed.
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use crate::{
     catalog::ToolEntry,
     error::AgentError,
     execution::{ExecutionId, ExecutionStatus},
-    idempotency::{DynStore, Lease, Recorded, Release, StoreError},
+    idempotency::{DynStore, Fingerprint, IdempotencyKey, Lease, Recorded, Release, StoreError},
 };
 
 /// Whether a call of `entry` under a request id claims it in the store. Only a write that is
@@ -132,3 +133,21 @@ fn report(error: &StoreError, lease: &Lease) {
         "cannot settle the claim on a request id; retries wait for its lease to run out"
     );
 }
+
+/// The request id a transactional call's commit settles.
+pub(super) enum Settles<'c> {
+    /// The claim the call holds, if any (none: no request id, or a tool that claims none).
+    Claim(&'c mut Option<Claimed>),
+    /// A request id the store had not seen: recorded by the commit, if still unseen then.
+    Unclaimed(&'c Unclaimed),
+}
+
+/// A request id to record with the commit instead of claiming it first.
+pub(super) struct Unclaimed {
+    pub(super) key: IdempotencyKey,
+    pub(super) fingerprint: Fingerprint,
+}
+
+/// The unclaimed request id was claimed by another call before this one could commit:
+/// nothing of this call was applied or recorded.
+pub(super) struct Taken;

@@ -9,12 +9,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Begun, CallTool, Ending, Inner, Request,
-    claim::{Claimed, takes_claim},
+    claim::{Claimed, Settles, Taken, Unclaimed, takes_claim},
     guard::guarded,
     result_size,
     suspension::until_asked,
     task::slot::TaskSlot,
-    transaction::{Settles, Taken, Unclaimed},
 };
 use crate::{
     admission::{Admission, AdmissionRequest, Permit, Serialization, waited_too_long},

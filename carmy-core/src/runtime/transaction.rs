@@ -18,14 +18,14 @@ use serde_json::Value;
 
 use super::{
     Inner,
-    claim::Claimed,
+    claim::{Claimed, Settles, Taken, Unclaimed},
     pipeline::{Call, Run},
 };
 use crate::{
     catalog::ToolEntry,
     error::AgentError,
     execution::{ExecutionKind, ExecutionStatus},
-    idempotency::{Fingerprint, IdempotencyKey, Recorded, StoreError},
+    idempotency::{Recorded, StoreError},
     records::{Committed, DynRecordStore, Records, UnclaimedCommit, transaction::Pending},
 };
 
@@ -45,24 +45,6 @@ enum Attempt {
     /// The unclaimed request id was claimed meanwhile: nothing was applied.
     Taken,
 }
-
-/// The request id a transactional call's commit settles.
-pub(super) enum Settles<'c> {
-    /// The claim the call holds, if any (none: no request id, or a tool that claims none).
-    Claim(&'c mut Option<Claimed>),
-    /// A request id the store had not seen: recorded by the commit, if still unseen then.
-    Unclaimed(&'c Unclaimed),
-}
-
-/// A request id to record with the commit instead of claiming it first.
-pub(super) struct Unclaimed {
-    pub(super) key: IdempotencyKey,
-    pub(super) fingerprint: Fingerprint,
-}
-
-/// The unclaimed request id was claimed by another call before this one could commit:
-/// nothing of this call was applied or recorded.
-pub(super) struct Taken;
 
 impl Inner {
     /// The transactional tool, run until one run commits (or fails, or time runs out), each
