@@ -53,11 +53,11 @@ macro_rules! record_conformance_tests {
     };
 }
 
-fn at(collection: &str, key: &str) -> RecordKey {
+pub(crate) fn at(collection: &str, key: &str) -> RecordKey {
     RecordKey::new(collection, key)
 }
 
-fn put(key: RecordKey, value: Value) -> Changes {
+pub(crate) fn put(key: RecordKey, value: Value) -> Changes {
     Changes {
         writes: vec![(key, Some(value))],
         ..Changes::default()
@@ -71,21 +71,21 @@ async fn commit<S: RecordStore>(store: &S, changes: &Changes) -> Committed {
         .unwrap_or_else(|error| panic!("committing {changes:?} failed: {error}"))
 }
 
-async fn read<S: RecordStore>(store: &S, key: &RecordKey) -> Versioned {
+pub(crate) async fn read<S: RecordStore>(store: &S, key: &RecordKey) -> Versioned {
     store
         .read(key)
         .await
         .unwrap_or_else(|error| panic!("reading {key:?} failed: {error}"))
 }
 
-fn terms() -> LeaseTerms {
+pub(crate) fn terms() -> LeaseTerms {
     LeaseTerms {
         duration: Duration::from_secs(60),
         if_lost: Release::Retry,
     }
 }
 
-fn recorded(id: &str) -> Recorded {
+pub(crate) fn recorded(id: &str) -> Recorded {
     Recorded::new(
         ExecutionId::from(id),
         ExecutionStatus::Succeeded,
@@ -93,7 +93,7 @@ fn recorded(id: &str) -> Recorded {
     )
 }
 
-fn fingerprint() -> Fingerprint {
+pub(crate) fn fingerprint() -> Fingerprint {
     Fingerprint::of("place_order", &json!({}))
 }
 

@@ -14,16 +14,16 @@
 //! # fn main() {}
 //! ```
 
-use std::time::Duration;
-
 use carmy_core::{
-    Claim, ExecutionId, ExecutionStatus, Fingerprint, IdempotencyKey, LeaseTerms, Recorded,
-    Release, StoreError,
-    records::{Changes, RecordKey, RecordStore, UnclaimedCommit, Versioned},
+    Claim, Fingerprint, IdempotencyKey, Recorded, StoreError,
+    records::{Changes, RecordStore, UnclaimedCommit, Versioned},
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::conformance::Opener;
+use crate::{
+    conformance::Opener,
+    record_conformance::{at, fingerprint, put, read, recorded, terms},
+};
 
 /// One `#[test]` per scenario of this suite, for the store the closure opens (honouring
 /// `Setup::max_entries_per_principal`); `when = EXPR` as for
@@ -45,36 +45,6 @@ macro_rules! unclaimed_conformance_tests {
     };
 }
 
-fn at(collection: &str, key: &str) -> RecordKey {
-    RecordKey::new(collection, key)
-}
-
-fn put(key: RecordKey, value: Value) -> Changes {
-    Changes {
-        writes: vec![(key, Some(value))],
-        ..Changes::default()
-    }
-}
-
-fn recorded(id: &str) -> Recorded {
-    Recorded::new(
-        ExecutionId::from(id),
-        ExecutionStatus::Succeeded,
-        Ok(json!({ "order": id })),
-    )
-}
-
-fn fingerprint() -> Fingerprint {
-    Fingerprint::of("place_order", &json!({}))
-}
-
-fn terms() -> LeaseTerms {
-    LeaseTerms {
-        duration: Duration::from_secs(60),
-        if_lost: Release::Retry,
-    }
-}
-
 async fn unclaimed<S: RecordStore>(store: &S, key: &IdempotencyKey) -> bool {
     store
         .unclaimed(key)
@@ -91,13 +61,6 @@ async fn commit<S: RecordStore>(
     store
         .commit_unclaimed(changes, key, fingerprint(), outcome)
         .await
-}
-
-async fn read<S: RecordStore>(store: &S, key: &RecordKey) -> Versioned {
-    store
-        .read(key)
-        .await
-        .unwrap_or_else(|error| panic!("reading {key:?} failed: {error}"))
 }
 
 /// A request id never seen is unclaimed; committed with it, the writes land and it is

@@ -44,13 +44,9 @@ if found then
 end
 
 -- Room for one more, in the principal's share and in the totals.
-local mine_full, mine = full(SHARE, WEIGHTS, share_entries, share_bytes, heft, now)
-if mine_full then
-  return { 'full', 'share', int(entries(SHARE, now)), int(mine.sum) }
-end
-local total_full, total = full(TOTAL, TOTAL_WEIGHTS, total_entries, total_bytes, heft, now)
-if total_full then
-  return { 'full', 'total', int(entries(TOTAL, now)), int(total.sum) }
+local counted, refused = room(share_entries, share_bytes, total_entries, total_bytes, heft, now)
+if not counted then
+  return refused
 end
 
 local lease = now + lease_ms
@@ -63,5 +59,5 @@ end
 redis.call('DEL', KEY)
 redis.call('HSET', KEY, 'state', 'held', 'fingerprint', fingerprint, 'token', token,
   'lease', int(lease), 'if_lost', if_lost, 'forget_at', int(forget_at), 'weight', int(heft))
-keep_until(forget_at, heft, nil, { mine = mine, total = total })
+keep_until(forget_at, heft, nil, counted)
 return { 'acquired' }

@@ -106,13 +106,10 @@ end
 
 if recording then
   -- Room for the request, in the principal's share and in the totals, as a claim checks.
-  local mine_full, mine = full(SHARE, WEIGHTS, share_entries, share_bytes, heft, now)
-  if mine_full then
-    return { 'full', 'share', int(entries(SHARE, now)), int(mine.sum) }
-  end
-  local total_full, total = full(TOTAL, TOTAL_WEIGHTS, total_entries, total_bytes, heft, now)
-  if total_full then
-    return { 'full', 'total', int(entries(TOTAL, now)), int(total.sum) }
+  local counted, refused = room(share_entries, share_bytes, total_entries, total_bytes, heft,
+    now)
+  if not counted then
+    return refused
   end
 end
 

@@ -130,6 +130,23 @@ local function full(share, weights, max_entries, max_bytes, heft, now, grace)
   return over(), t
 end
 
+-- Whether one more key weighing `heft` fits in its principal's share (`share_entries`,
+-- `share_bytes`) and in the totals (`total_entries`, `total_bytes`; they outlive their last
+-- member by `total_grace`): the key's tallies in both, or nil and the reply that refuses it.
+local function room(share_entries, share_bytes, total_entries, total_bytes, heft, now,
+                    total_grace)
+  local mine_full, mine = full(SHARE, WEIGHTS, share_entries, share_bytes, heft, now)
+  if mine_full then
+    return nil, { 'full', 'share', int(entries(SHARE, now)), int(mine.sum) }
+  end
+  local total_full, total = full(TOTAL, TOTAL_WEIGHTS, total_entries, total_bytes, heft, now,
+    total_grace)
+  if total_full then
+    return nil, { 'full', 'total', int(entries(TOTAL, now)), int(total.sum) }
+  end
+  return { mine = mine, total = total }
+end
+
 -- Counts `member` out of `share`, if it is still counted.
 local function count_out(share, weights, member)
   if redis.call('ZREM', share, member) == 0 then

@@ -28,20 +28,16 @@ end
 
 local heft = overhead + #record
 -- Room for one more, in the principal's share and in the totals.
-local mine_full, mine = full(SHARE, WEIGHTS, share_tasks, share_bytes, heft, now)
-if mine_full then
-  return { 'full', 'share', int(entries(SHARE, now)), int(mine.sum) }
-end
-local total_full, total = full(TOTAL, TOTAL_WEIGHTS, total_tasks, total_bytes, heft, now,
+local counted, refused = room(share_tasks, share_bytes, total_tasks, total_bytes, heft, now,
   SWEEP_GRACE)
-if total_full then
-  return { 'full', 'total', int(entries(TOTAL, now)), int(total.sum) }
+if not counted then
+  return refused
 end
 
 local lease = now + lease_ms
 local forget_at = lease + ttl
 redis.call('HSET', KEY, 'record', record, 'version', 1, 'signals', 0, 'token', token,
   'lease', int(lease), 'forget_at', int(forget_at), 'weight', int(heft), 'ops', op)
-keep_until(forget_at, heft, nil, { mine = mine, total = total })
+keep_until(forget_at, heft, nil, counted)
 index_lease(lease, forget_at, now)
 return { 'created' }
