@@ -131,16 +131,13 @@ impl RecordStore for MemoryStore {
     ) -> Result<UnclaimedCommit, StoreError> {
         // Claimed, committed and finished under the claims' lock: nobody sees the claim held.
         let mut claims = lock(&self.claims);
-        let now = Instant::now();
-        if !claims.unclaimed(key, now) {
-            return Ok(UnclaimedCommit::Taken);
-        }
         let terms = LeaseTerms {
             duration: Duration::from_secs(60),
             if_lost: Release::Retry,
         };
-        // Checks the bounds: a full share refuses here, before anything is applied.
-        let Claim::Acquired(lease) = claims.claim(key, fingerprint, terms, now)? else {
+        // A key kept in any state is taken; a new one is checked against the bounds (a full
+        // share refuses here, before anything is applied).
+        let Claim::Acquired(lease) = claims.claim(key, fingerprint, terms, Instant::now())? else {
             return Ok(UnclaimedCommit::Taken);
         };
         match lock(&self.records).commit(changes) {

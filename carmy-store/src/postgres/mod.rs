@@ -469,11 +469,10 @@ impl RecordStore for PostgresStore {
 
     async fn unclaimed(&self, key: &IdempotencyKey) -> Result<bool, StoreError> {
         let db = &self.shared.db;
-        let work = |connection| records::unclaimed(connection, &db.sql, key);
         Ok(on_connection!(
             db,
             "looking up a request id",
-            |connection| work(&mut connection)
+            |connection| records::unclaimed(&mut connection, &db.sql, key)
         )?)
     }
 
