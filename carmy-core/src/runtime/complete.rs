@@ -84,11 +84,8 @@ impl Inner {
                     complete: Completer::Prompt(prompt),
                 }
             }),
-            CompletionTarget::Resource(template) => self
-                .catalog
-                .resources()
-                .find(|resource| resource.is_template() && resource.uri() == template)
-                .map(|resource| Target {
+            CompletionTarget::Resource(template) => {
+                self.catalog.template(template).map(|resource| Target {
                     name: resource.name(),
                     is_argument: resource
                         .template()
@@ -97,7 +94,8 @@ impl Inner {
                     completes: resource.completes(),
                     timeout: resource.timeout(),
                     complete: Completer::Resource(resource),
-                }),
+                })
+            }
         };
         let Some(target) = found else {
             let named = excerpt(&begun.named, MAX_TOOL_NAME_LEN);

@@ -11,6 +11,7 @@ mod completion;
 mod content;
 #[cfg(feature = "fs")]
 mod directory;
+mod disabled;
 mod pipeline;
 mod prompts;
 mod providers;

@@ -1,7 +1,7 @@
-//! The validated catalog: every tool with its resolved policy and its schemas, every resource
-//! and every prompt, built once.
+//! One tool of the catalog: its metadata with defaults resolved, its published schemas and
+//! the validators built from them.
 
-use std::{collections::HashMap, fmt, sync::Arc, time::Duration};
+use std::{fmt, sync::Arc, time::Duration};
 
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -11,175 +11,15 @@ use crate::{
     erased::ErasedTool,
     error::AgentError,
     excerpt::excerpt,
-    prompt::PromptEntry,
     rate_buckets::ToolRateLimiter,
     rate_limit::RateLimit,
-    resource::{ChangeFeed, MAX_URI_LEN, ProviderEntry, ResourceEntry, watch::Hub},
     schema,
     task::TaskSupport,
     tool::ToolSpec,
 };
 
-pub use crate::limits::MAX_TOOL_NAME_LEN;
-
 /// How much of a value a validation message may quote.
 const MAX_PROBLEM_LEN: usize = 256;
-
-/// Whether `name` is a valid MCP tool name: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
-pub(crate) fn is_valid_tool_name(name: &str) -> bool {
-    (1..=MAX_TOOL_NAME_LEN).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-}
-
-/// The tools, resources, resource providers and prompts of a runtime, in registration order.
-pub struct Catalog {
-    entries: Vec<ToolEntry>,
-    by_name: HashMap<&'static str, usize>,
-    resources: Vec<ResourceEntry>,
-    /// Resources at a fixed URI, by URI.
-    fixed: HashMap<&'static str, usize>,
-    providers: Vec<ProviderEntry>,
-    /// Who listens to the providers' changes. Built with the providers, whose watches it starts
-    /// and stops, so it lives beside them.
-    pub(crate) watchers: Arc<Hub>,
-    prompts: Vec<PromptEntry>,
-}
-
-impl Catalog {
-    pub(crate) fn new(
-        entries: Vec<ToolEntry>,
-        resources: Vec<ResourceEntry>,
-        providers: Vec<ProviderEntry>,
-        prompts: Vec<PromptEntry>,
-        reports_own_changes: bool,
-        feed: Option<Arc<dyn ChangeFeed>>,
-    ) -> Self {
-        let by_name = entries
-            .iter()
-            .enumerate()
-            .map(|(index, entry)| (entry.name(), index))
-            .collect();
-        let fixed = resources
-            .iter()
-            .enumerate()
-            .filter(|(_, resource)| !resource.is_template())
-            .map(|(index, resource)| (resource.uri(), index))
-            .collect();
-        let watchers = Hub::new(
-            providers
-                .iter()
-                .filter(|entry| entry.reports_changes())
-                .map(|entry| Arc::clone(&entry.provider))
-                .collect(),
-            reports_own_changes,
-            feed,
-        );
-        Self {
-            entries,
-            by_name,
-            resources,
-            fixed,
-            providers,
-            watchers,
-            prompts,
-        }
-    }
-
-    /// Every prompt, in registration order.
-    pub fn prompts(&self) -> std::slice::Iter<'_, PromptEntry> {
-        self.prompts.iter()
-    }
-
-    /// The prompt named exactly `name`.
-    pub fn prompt(&self, name: &str) -> Option<&PromptEntry> {
-        // Prompts are few: a scan beats a map's hashing and keeps the catalog small.
-        self.prompts.iter().find(|prompt| prompt.name() == name)
-    }
-
-    /// Every resource, fixed or templated, in registration order.
-    pub fn resources(&self) -> std::slice::Iter<'_, ResourceEntry> {
-        self.resources.iter()
-    }
-
-    /// The resource `uri` names, with the values its template's variables bound: a fixed URI
-    /// first, then the templates in registration order. A URI longer than
-    /// [`MAX_URI_LEN`](crate::MAX_URI_LEN) names none.
-    pub fn resolve_resource(
-        &self,
-        uri: &str,
-    ) -> Option<(&ResourceEntry, Vec<(&'static str, String)>)> {
-        if uri.len() > MAX_URI_LEN {
-            return None;
-        }
-        if let Some(&index) = self.fixed.get(uri) {
-            return Some((&self.resources[index], Vec::new()));
-        }
-        self.resources
-            .iter()
-            .filter(|resource| resource.is_template())
-            .find_map(|resource| Some((resource, resource.template().matches(uri)?)))
-    }
-
-    /// Every resource provider, in registration order.
-    pub fn providers(&self) -> std::slice::Iter<'_, ProviderEntry> {
-        self.providers.iter()
-    }
-
-    /// The provider that answers `uri`: the first, in registration order, that claims it. Asked
-    /// only for URIs [`resolve_resource`](Self::resolve_resource) does not match (the catalog's
-    /// own resources come first). A URI longer than [`MAX_URI_LEN`](crate::MAX_URI_LEN) is
-    /// nobody's.
-    pub fn resolve_provider(&self, uri: &str) -> Option<&ProviderEntry> {
-        if uri.len() > MAX_URI_LEN {
-            return None;
-        }
-        self.providers.iter().find(|provider| provider.claims(uri))
-    }
-
-    /// Whether changes are reported, by the application or a provider (adapters offer
-    /// subscriptions then).
-    pub fn reports_resource_changes(&self) -> bool {
-        self.watchers.reports_changes()
-    }
-
-    /// The tool named exactly `name` (names are case-sensitive).
-    pub fn get(&self, name: &str) -> Option<&ToolEntry> {
-        self.by_name.get(name).map(|&index| &self.entries[index])
-    }
-
-    /// Every tool, in registration order.
-    pub fn iter(&self) -> std::slice::Iter<'_, ToolEntry> {
-        self.entries.iter()
-    }
-
-    /// Number of tools.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether the catalog is empty.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
-
-impl<'a> IntoIterator for &'a Catalog {
-    type Item = &'a ToolEntry;
-    type IntoIter = std::slice::Iter<'a, ToolEntry>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
-impl fmt::Debug for Catalog {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.entries.iter().map(ToolEntry::name))
-            .finish()
-    }
-}
 
 /// One tool of the catalog: metadata with defaults resolved, published schemas, validators.
 pub struct ToolEntry {
@@ -386,18 +226,6 @@ fn exceeds_depth(value: &Value, max_depth: usize) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn tool_names_follow_mcp() {
-        assert!(is_valid_tool_name("search_products"));
-        assert!(is_valid_tool_name("shop.v2-search"));
-        assert!(is_valid_tool_name(&"a".repeat(128)));
-        assert!(!is_valid_tool_name(""));
-        assert!(!is_valid_tool_name(&"a".repeat(129)));
-        assert!(!is_valid_tool_name("search products"));
-        assert!(!is_valid_tool_name("séarch"));
-        assert!(!is_valid_tool_name("a/b"));
-    }
 
     #[test]
     fn depth_is_measured_in_containers() {
