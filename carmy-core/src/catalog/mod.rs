@@ -257,7 +257,6 @@ impl fmt::Debug for Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn tool_names_follow_mcp() {
