@@ -79,26 +79,33 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     /// Serves `runtime`'s tools, anonymously and without grants until [`context`] says
-    /// otherwise. The tool list is built here, once.
+    /// otherwise. The tool list is built here, once; what the catalog disables while serving is
+    /// left out of it, and every session is told (`listChanged`).
     ///
     /// [`context`]: McpServer::context
     pub fn new(runtime: Runtime) -> Self {
         let listing = Arc::new(Listing::new(runtime.catalog()));
         let resources = Arc::new(ResourceListing::new(runtime.catalog().resources()));
-        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        // Every list may change while serving (`Catalog::disable`): sessions are told.
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
         let prompts = Arc::new(PromptListing::new(runtime.catalog().prompts()));
         let catalog = runtime.catalog();
         if !resources.is_empty() || catalog.providers().next().is_some() {
             let mut resources = ResourcesCapability::default();
-            // Subscriptions and list changes are offered when a provider reports changes.
+            resources.list_changed = Some(true);
+            // Subscriptions are offered when a provider reports changes.
             if catalog.reports_resource_changes() {
                 resources.subscribe = Some(true);
-                resources.list_changed = Some(true);
             }
             capabilities.resources = Some(resources);
         }
         if !prompts.is_empty() {
-            capabilities.prompts = Some(PromptsCapability::default());
+            let mut prompts = PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
         }
         let completes = catalog
             .prompts()

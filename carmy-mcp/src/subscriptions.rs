@@ -1,14 +1,17 @@
-//! Resource changes, told to clients: `resources/subscribe` and `resources/unsubscribe` with
-//! unsolicited `notifications/resources/list_changed` (2025-11-25 and older), and
-//! `subscriptions/listen` streams (2026-07-28).
+//! Changes, told to clients: of the catalog's lists (`notifications/tools/list_changed`, and the
+//! prompts' and resources'), and of resources: `resources/subscribe` and `resources/unsubscribe`
+//! with unsolicited notifications (2025-11-25 and older), and `subscriptions/listen` streams
+//! (2026-07-28).
 //!
 //! The runtime's providers report changes to a [`ChangeSink`]; here it is an [`Interest`]: the
-//! URIs one listener follows and whether it wants list changes, with what is pending for it.
-//! Reports arrive on the provider's thread, so the sink only records them (a set, a flag:
-//! bounded however fast files change) and wakes a task that sends them as notifications.
+//! URIs one listener follows and which lists it wants told, with what is pending for it.
+//! Reports arrive on the provider's thread, so the sink only records them (a set, flags:
+//! bounded however fast files change) and wakes a task that sends them as notifications. The
+//! same task hears the catalog's own changes ([`CatalogChanges`]: a tool disabled while
+//! serving) and records them alike.
 //!
 //! - On the older lifecycle, a session's interest is registered once the client is
-//!   initialized: it wants list changes (the capability promises them) and the URIs it
+//!   initialized: it wants every list's changes (the capabilities promise them) and the URIs it
 //!   subscribed to. Its task is spawned, so its notifications go out on the session's own
 //!   stream rather than as part of a request.
 //! - On 2026-07-28, each `subscriptions/listen` request registers its own interest, the filter
@@ -25,14 +28,14 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use carmy_core::{ChangeSink, Context, ResourceWatch, Runtime};
+use carmy_core::{CatalogChanges, ChangeSink, Context, ListsChanged, ResourceWatch, Runtime};
 use rmcp::{
     ErrorData, Peer, RoleServer,
     model::{
         ResourceUpdatedNotificationParam, SubscribeRequestMethod, SubscribeRequestParams,
         SubscriptionFilter, UnsubscribeRequestParams,
     },
-    service::{RequestContext, SubscriptionContext},
+    service::{RequestContext, SubscriptionContext, SubscriptionSink},
 };
 use serde_json::json;
 use tokio::sync::Notify;
@@ -57,40 +60,83 @@ pub(crate) struct Interest {
 #[derive(Debug, Default)]
 struct Followed {
     uris: BTreeSet<String>,
-    list: bool,
+    /// The lists whose changes it wants told.
+    lists: ListsChanged,
     /// Changed since last sent: a subset of `uris`.
     updated: BTreeSet<String>,
-    list_changed: bool,
+    /// Changed since last sent: a subset of `lists`.
+    lists_changed: ListsChanged,
 }
 
+/// The lists both say.
+fn both(one: ListsChanged, other: ListsChanged) -> ListsChanged {
+    ListsChanged {
+        tools: one.tools && other.tools,
+        resources: one.resources && other.resources,
+        prompts: one.prompts && other.prompts,
+    }
+}
+
+/// Every list.
+const EVERY_LIST: ListsChanged = ListsChanged {
+    tools: true,
+    resources: true,
+    prompts: true,
+};
+
 impl Interest {
-    fn new(uris: impl IntoIterator<Item = String>, list: bool) -> Self {
+    fn new(uris: impl IntoIterator<Item = String>, lists: ListsChanged) -> Self {
         Self {
             state: Mutex::new(Followed {
                 uris: uris.into_iter().collect(),
-                list,
+                lists,
                 ..Followed::default()
             }),
             wake: Notify::new(),
         }
     }
 
-    /// Follows only `uris` (and list changes if `list`) from now on, and forgets what changed
+    /// Follows only `uris` (and the changes of `lists`) from now on, and forgets what changed
     /// elsewhere.
-    fn narrow(&self, uris: &[String], list: bool) {
+    fn narrow(&self, uris: &[String], lists: ListsChanged) {
         let mut state = lock(&self.state);
-        state.list &= list;
-        state.list_changed &= list;
+        state.lists = both(state.lists, lists);
+        state.lists_changed = both(state.lists_changed, lists);
         state.uris.retain(|uri| uris.contains(uri));
         let Followed { uris, updated, .. } = &mut *state;
         updated.retain(|uri| uris.contains(uri));
     }
 
-    /// What changed since the last call: whether the list did, and which URIs.
-    fn take(&self) -> (bool, BTreeSet<String>) {
+    /// Records that the catalog changed `changed`, as far as it wants them told.
+    fn lists_changed(&self, changed: ListsChanged) {
         let mut state = lock(&self.state);
-        let list_changed = std::mem::take(&mut state.list_changed);
-        (list_changed, std::mem::take(&mut state.updated))
+        let wanted = both(changed, state.lists);
+        if wanted.any() {
+            let pending = &mut state.lists_changed;
+            pending.tools |= wanted.tools;
+            pending.resources |= wanted.resources;
+            pending.prompts |= wanted.prompts;
+            drop(state);
+            self.wake.notify_one();
+        }
+    }
+
+    /// What changed since the last call: which lists did, and which URIs.
+    fn take(&self) -> (ListsChanged, BTreeSet<String>) {
+        let mut state = lock(&self.state);
+        let lists_changed = std::mem::take(&mut state.lists_changed);
+        (lists_changed, std::mem::take(&mut state.updated))
+    }
+
+    /// Waits until something it follows changed: a provider's report, or the catalog's own
+    /// change (`changes`) of a list it wants.
+    async fn changed(&self, changes: &mut CatalogChanges) {
+        loop {
+            tokio::select! {
+                () = self.wake.notified() => return,
+                Some(lists) = changes.changed() => Interest::lists_changed(self, lists),
+            }
+        }
     }
 }
 
@@ -105,12 +151,13 @@ impl ChangeSink for Interest {
     }
 
     fn list_changed(&self) {
-        let mut state = lock(&self.state);
-        if state.list {
-            state.list_changed = true;
-            drop(state);
-            self.wake.notify_one();
-        }
+        Interest::lists_changed(
+            self,
+            ListsChanged {
+                resources: true,
+                ..ListsChanged::default()
+            },
+        );
     }
 }
 
@@ -134,7 +181,10 @@ pub(crate) struct Subscriptions {
 struct Armed {
     accepted: SubscriptionFilter,
     interest: Arc<Interest>,
-    watch: ResourceWatch,
+    /// The catalog's changes from the moment the filter was accepted.
+    changes: CatalogChanges,
+    /// `None` when resources change only by the catalog's own changes.
+    watch: Option<ResourceWatch>,
 }
 
 #[derive(Debug, Default)]
@@ -146,14 +196,15 @@ struct Listening {
 /// Dropping it unregisters the session's interest and ends its task.
 #[derive(Debug)]
 struct Forwarding {
-    _watch: ResourceWatch,
+    /// `None` when no resource ever changes but by the catalog's own changes.
+    _watch: Option<ResourceWatch>,
     _task: DropGuard,
 }
 
 impl Default for Subscriptions {
     fn default() -> Self {
         Self {
-            legacy: Arc::new(Interest::new([], true)),
+            legacy: Arc::new(Interest::new([], EVERY_LIST)),
             forwarding: Mutex::default(),
             listening: Mutex::default(),
             armed: Mutex::default(),
@@ -196,23 +247,69 @@ async fn checked(
         .map_err(|error| read_error(&error, false, context.protocol_version().as_ref()))
 }
 
-/// Sends what `interest` gathers to `peer` until `stop` (the session closed) or the peer is
-/// gone.
-async fn forward(interest: Arc<Interest>, peer: Peer<RoleServer>, stop: CancellationToken) {
+/// Where an interest's notifications go.
+#[derive(Clone, Copy)]
+enum Listener<'a> {
+    /// An older session, told unsolicited.
+    Session(&'a Peer<RoleServer>),
+    /// A `subscriptions/listen` stream.
+    Stream(&'a SubscriptionSink),
+}
+
+impl Listener<'_> {
+    /// Tells what changed: the lists, then the URIs. False once the listener is gone (a send
+    /// fails then), and nothing more is sent.
+    async fn tell(self, lists: ListsChanged, updated: BTreeSet<String>) -> bool {
+        // The same call on either: rmcp gives the two their own methods and errors.
+        macro_rules! send {
+            ($method:ident) => {
+                match self {
+                    Listener::Session(peer) => peer.$method().await.is_ok(),
+                    Listener::Stream(sink) => sink.$method().await.is_ok(),
+                }
+            };
+        }
+        if lists.tools && !send!(notify_tool_list_changed) {
+            return false;
+        }
+        if lists.prompts && !send!(notify_prompt_list_changed) {
+            return false;
+        }
+        if lists.resources && !send!(notify_resource_list_changed) {
+            return false;
+        }
+        for uri in updated {
+            let told = match self {
+                Listener::Session(peer) => peer
+                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await
+                    .is_ok(),
+                Listener::Stream(sink) => sink.notify_resource_updated(uri).await.is_ok(),
+            };
+            if !told {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Sends what `interest` gathers, and the catalog's list changes, to `peer` until `stop` (the
+/// session closed) or the peer is gone.
+async fn forward(
+    interest: Arc<Interest>,
+    mut changes: CatalogChanges,
+    peer: Peer<RoleServer>,
+    stop: CancellationToken,
+) {
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
-            () = interest.wake.notified() => {}
+            () = interest.changed(&mut changes) => {}
         }
-        let (list_changed, updated) = interest.take();
-        if list_changed && peer.notify_resource_list_changed().await.is_err() {
+        let (lists, updated) = interest.take();
+        if !Listener::Session(&peer).tell(lists, updated).await {
             return;
-        }
-        for uri in updated {
-            let notification = ResourceUpdatedNotificationParam::new(uri);
-            if peer.notify_resource_updated(notification).await.is_err() {
-                return;
-            }
         }
     }
 }
@@ -242,25 +339,27 @@ impl Subscriptions {
     /// Starts telling this (older lifecycle) session about changes, once: after `initialized`, or
     /// at its first subscription if it never said it was.
     pub(crate) fn start_legacy(&self, runtime: &Runtime, peer: &Peer<RoleServer>) {
-        if !runtime.catalog().reports_resource_changes() {
-            return;
-        }
         let subscriptions = self;
         let mut forwarding = lock(&subscriptions.forwarding);
         if forwarding.is_some() {
             return;
         }
         let interest = Arc::clone(&subscriptions.legacy);
-        let watch = match runtime.watch_resources(Arc::clone(&interest) as Arc<dyn ChangeSink>) {
-            Ok(watch) => watch,
-            Err(error) => {
-                tracing::warn!(%error, "resource changes cannot be watched; none will be told");
-                return;
+        let watch = if runtime.catalog().reports_resource_changes() {
+            match runtime.watch_resources(Arc::clone(&interest) as Arc<dyn ChangeSink>) {
+                Ok(watch) => Some(watch),
+                Err(error) => {
+                    tracing::warn!(%error, "resource changes cannot be watched; none will be told");
+                    None
+                }
             }
+        } else {
+            None
         };
         let stop = CancellationToken::new();
+        let changes = runtime.catalog().changes();
         // Spawned: its notifications are the session's, not part of the request that started it.
-        tokio::spawn(forward(interest, peer.clone(), stop.clone()));
+        tokio::spawn(forward(interest, changes, peer.clone(), stop.clone()));
         *forwarding = Some(Forwarding {
             _watch: watch,
             _task: stop.drop_guard(),
@@ -306,35 +405,47 @@ impl Subscriptions {
         followed.updated.remove(&params.uri);
     }
 
-    /// What a `subscriptions/listen` stream may follow: list changes if asked, and the URIs asked
-    /// that are claimed, as many as the session has room for (the acknowledgment tells the client
-    /// which). `None` when nothing ever changes: the method is not served then. rmcp asks this
-    /// synchronously, so no provider is consulted here: [`Self::listen`] checks each URI before it
-    /// follows it, and follows none that a read would refuse.
+    /// What a `subscriptions/listen` stream may follow: the list changes asked, of the lists this
+    /// server has; and, when its resources report changes, the URIs asked that are claimed, as
+    /// many as the session has room for (the acknowledgment tells the client which). rmcp asks
+    /// this synchronously, so no provider is consulted here: [`Self::listen`] checks each URI
+    /// before it follows it, and follows none that a read would refuse.
     pub(crate) fn accepted_filter(
         &self,
         runtime: &Runtime,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        if !runtime.catalog().reports_resource_changes() {
-            return None;
-        }
+        let catalog = runtime.catalog();
+        let asked = |list: Option<bool>| list == Some(true);
+        let lists = ListsChanged {
+            tools: asked(requested.tools_list_changed),
+            prompts: asked(requested.prompts_list_changed) && catalog.prompts().next().is_some(),
+            resources: asked(requested.resources_list_changed)
+                && (catalog.resources().next().is_some() || catalog.providers().next().is_some()),
+        };
         let mut accepted = SubscriptionFilter::builder();
-        let list = requested.resources_list_changed == Some(true);
-        if list {
+        if lists.tools {
+            accepted = accepted.tools_list_changed();
+        }
+        if lists.prompts {
+            accepted = accepted.prompts_list_changed();
+        }
+        if lists.resources {
             accepted = accepted.resources_list_changed();
         }
-        let room = self.room(&lock(&self.listening));
         let mut uris = BTreeSet::new();
-        for uri in requested.resource_subscriptions.iter().flatten() {
-            if uris.len() == room {
-                break;
-            }
-            if claimed(runtime, uri) {
-                uris.insert(uri.clone());
+        if catalog.reports_resource_changes() {
+            let room = self.room(&lock(&self.listening));
+            for uri in requested.resource_subscriptions.iter().flatten() {
+                if uris.len() == room {
+                    break;
+                }
+                if claimed(runtime, uri) {
+                    uris.insert(uri.clone());
+                }
             }
         }
-        let interest = Arc::new(Interest::new(uris.iter().cloned(), list));
+        let interest = Arc::new(Interest::new(uris.iter().cloned(), lists));
         if !uris.is_empty() {
             accepted = accepted.resource_subscriptions(uris);
         }
@@ -343,12 +454,18 @@ impl Subscriptions {
         Some(accepted)
     }
 
-    /// Starts watching for the stream whose filter was just accepted, before rmcp acknowledges it.
-    /// Without a watch now, [`Self::listen`] starts one itself.
+    /// Starts watching for the stream whose filter was just accepted, before rmcp acknowledges it:
+    /// the catalog's changes always, the resources' when they report changes. Without a watch
+    /// now, [`Self::listen`] starts one itself.
     fn arm(&self, runtime: &Runtime, accepted: &SubscriptionFilter, interest: Arc<Interest>) {
-        let Ok(watch) = runtime.watch_resources(Arc::clone(&interest) as Arc<dyn ChangeSink>)
-        else {
-            return;
+        let changes = runtime.catalog().changes();
+        let watch = if runtime.catalog().reports_resource_changes() {
+            match runtime.watch_resources(Arc::clone(&interest) as Arc<dyn ChangeSink>) {
+                Ok(watch) => Some(watch),
+                Err(_) => return,
+            }
+        } else {
+            None
         };
         let mut armed = lock(&self.armed);
         // A stream rmcp accepted but never ran (its request failed) leaves its watch here: the
@@ -359,6 +476,7 @@ impl Subscriptions {
         armed.push_back(Armed {
             accepted: accepted.clone(),
             interest,
+            changes,
             watch,
         });
     }
@@ -373,8 +491,12 @@ impl Subscriptions {
                 .resource_subscriptions
                 .as_deref()
                 .unwrap_or_default();
-            (accepted.resources_list_changed != Some(true)
-                || armed.accepted.resources_list_changed == Some(true))
+            let has = |list: fn(&SubscriptionFilter) -> Option<bool>| {
+                list(accepted) != Some(true) || list(&armed.accepted) == Some(true)
+            };
+            has(|filter| filter.tools_list_changed)
+                && has(|filter| filter.prompts_list_changed)
+                && has(|filter| filter.resources_list_changed)
                 && accepted
                     .resource_subscriptions
                     .iter()
@@ -396,7 +518,12 @@ impl Subscriptions {
         context: SubscriptionContext,
     ) -> Result<(), ErrorData> {
         let accepted = context.accepted();
-        let wants_list = accepted.resources_list_changed == Some(true);
+        let told = |list: Option<bool>| list == Some(true);
+        let lists = ListsChanged {
+            tools: told(accepted.tools_list_changed),
+            prompts: told(accepted.prompts_list_changed),
+            resources: told(accepted.resources_list_changed),
+        };
         // Acknowledged on a claim; followed only if a read could succeed (a URI that leads
         // outside a served directory never is, so no change there is ever told).
         let mut uris = Vec::new();
@@ -425,40 +552,41 @@ impl Subscriptions {
                 uris: uris.len(),
             }
         };
-        let (interest, _watch) = match self.take_armed(accepted) {
+        let (interest, mut changes, _watch) = match self.take_armed(accepted) {
             Some(armed) => {
                 // What changed meanwhile is kept, for the URIs that passed the check.
-                armed.interest.narrow(&uris, wants_list);
-                (armed.interest, armed.watch)
+                armed.interest.narrow(&uris, lists);
+                (armed.interest, armed.changes, armed.watch)
             }
             None => {
-                let interest = Arc::new(Interest::new(uris, wants_list));
-                let watch = runtime
-                    .watch_resources(Arc::clone(&interest) as Arc<dyn ChangeSink>)
-                    .map_err(|error| {
-                        ErrorData::internal_error(
-                            error.message().to_owned(),
-                            Some(error.to_envelope()),
-                        )
-                    })?;
-                (interest, watch)
+                let changes = runtime.catalog().changes();
+                let interest = Arc::new(Interest::new(uris, lists));
+                let watch = if runtime.catalog().reports_resource_changes() {
+                    let watch = runtime
+                        .watch_resources(Arc::clone(&interest) as Arc<dyn ChangeSink>)
+                        .map_err(|error| {
+                            ErrorData::internal_error(
+                                error.message().to_owned(),
+                                Some(error.to_envelope()),
+                            )
+                        })?;
+                    Some(watch)
+                } else {
+                    None
+                };
+                (interest, changes, watch)
             }
         };
-        let sink = context.sink();
+        let sink = Listener::Stream(context.sink());
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                () = interest.wake.notified() => {}
+                () = interest.changed(&mut changes) => {}
             }
-            let (list_changed, updated) = interest.take();
+            let (lists, updated) = interest.take();
             // A send fails once the stream is closed: the request is ending anyway.
-            if list_changed && sink.notify_resource_list_changed().await.is_err() {
+            if !sink.tell(lists, updated).await {
                 return Ok(());
-            }
-            for uri in updated {
-                if sink.notify_resource_updated(uri).await.is_err() {
-                    return Ok(());
-                }
             }
         }
     }

@@ -124,7 +124,10 @@ impl Catalog {
 
     /// What is disabled now.
     pub fn disabled(&self) -> Arc<Disabled> {
-        self.switch.disabled().unwrap_or_default()
+        static NOTHING: std::sync::LazyLock<Arc<Disabled>> = std::sync::LazyLock::new(Arc::default);
+        self.switch
+            .disabled()
+            .unwrap_or_else(|| Arc::clone(&NOTHING))
     }
 
     /// Hears the changes of the lists from now on: one listener per session that tells its

@@ -74,11 +74,11 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = crate::scope::context_of(&self.context, &context);
-        if !caller.restricts_tools() {
+        let catalog = self.runtime.catalog();
+        if !caller.restricts_tools() && !catalog.disabled().disables_tools() {
             return Ok(self.listing.result());
         }
-        // The caller sees only what it may call.
-        let catalog = self.runtime.catalog();
+        // The caller sees only what it may call, of what the catalog serves now.
         Ok(self.listing.result_for(|name| {
             catalog
                 .get(name)

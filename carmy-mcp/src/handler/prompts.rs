@@ -25,13 +25,14 @@ pub(super) fn list(
 ) -> Result<ListPromptsResult, ErrorData> {
     let cursor = request.and_then(|request| request.cursor.as_deref());
     let caller = crate::scope::context_of(&server.context, context);
-    if !caller.restricts_prompts() {
+    let disabled = server.runtime.catalog().disabled();
+    if !caller.restricts_prompts() && !disabled.disables_prompts() {
         return server.prompts.page(cursor);
     }
-    // The caller sees only what it may get.
-    server
-        .prompts
-        .page_for(cursor, |name| caller.allows_prompt(name))
+    // The caller sees only what it may get, of what the catalog serves now.
+    server.prompts.page_for(cursor, |name| {
+        caller.allows_prompt(name) && !disabled.prompt(name)
+    })
 }
 
 pub(super) async fn get(

@@ -25,11 +25,11 @@ pub(super) async fn list(
     context: &RequestContext<RoleServer>,
 ) -> Result<ListResourcesResult, ErrorData> {
     let scope = CallScope::of(&server.context, context);
-    // The caller sees only what it may read.
+    // The caller sees only what it may read, of what the catalog serves now.
     let caller = &scope.context;
-    let visible = caller
-        .restricts_resources()
-        .then_some(|uri: &str| caller.allows_resource(uri));
+    let disabled = server.runtime.catalog().disabled();
+    let visible = (caller.restricts_resources() || disabled.disables_resources())
+        .then_some(|uri: &str| caller.allows_resource(uri) && !disabled.resource(uri));
     if server.runtime.catalog().providers().next().is_none() {
         // Only the catalog's own: computed once.
         return match visible {
@@ -54,12 +54,13 @@ pub(super) fn templates(
     context: &RequestContext<RoleServer>,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
     let caller = crate::scope::context_of(&server.context, context);
-    if !caller.restricts_resources() {
+    let disabled = server.runtime.catalog().disabled();
+    if !caller.restricts_resources() && !disabled.disables_resources() {
         return server.resources.templates(cursor(request));
     }
-    server
-        .resources
-        .templates_for(cursor(request), |template| caller.allows_resource(template))
+    server.resources.templates_for(cursor(request), |template| {
+        caller.allows_resource(template) && !disabled.resource(template)
+    })
 }
 
 pub(super) async fn read(

@@ -32,7 +32,7 @@ pub(super) async fn get(
         .task(&key)
         .await
         .map_err(|error| mapping::task_error(&error))?;
-    let entry = server.runtime.catalog().get(&record.tool);
+    let entry = server.runtime.catalog().registered(&record.tool);
     Ok(mapping::task_result(entry, &record))
 }
 

@@ -83,5 +83,6 @@ pub(super) async fn call(
         }
         None => scope.run(pin!(server.runtime.execute(request))).await,
     };
-    mapping::call_response(server.runtime.catalog().get(&name), outcome, modern)
+    // Shaped by the tool that ran, though it may have been disabled since.
+    mapping::call_response(server.runtime.catalog().registered(&name), outcome, modern)
 }

@@ -1,8 +1,9 @@
 //! `tools/list`: catalog entries as MCP `Tool`s, built once per server.
 //!
-//! The catalog does not change while it is served, so its tools are built once, in
-//! `McpServer::new`, and every `tools/list` answer is one page of them that clients may cache.
-//! Their schemas are shared (`Arc`) with every answer.
+//! The catalog's tools are registered once, so they are built once, in `McpServer::new`, and
+//! every `tools/list` answer is one page of them, less those the catalog disables now, that
+//! clients may cache until they hear `notifications/tools/list_changed`. Their schemas are
+//! shared (`Arc`) with every answer.
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -12,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::{META_CONFIRMATION, META_EFFECT, META_PARALLEL_SAFE, META_TASK};
 
-/// How long clients may keep `tools/list` (the catalog never changes while serving).
+/// How long clients may keep `tools/list` (a change is told as it happens).
 const TOOLS_TTL_MS: u64 = 60_000;
 
 /// The catalog as MCP sees it.

@@ -13,6 +13,7 @@ mod hostile;
 #[cfg(feature = "http")]
 mod http;
 mod ids_and_cancels;
+mod list_changes;
 mod listing;
 mod logging;
 mod mapping;
