@@ -32,16 +32,18 @@ use carmy_core::{CatalogChanges, ChangeSink, Context, ListsChanged, ResourceWatc
 use rmcp::{
     ErrorData, Peer, RoleServer,
     model::{
-        ResourceUpdatedNotificationParam, SubscribeRequestMethod, SubscribeRequestParams,
-        SubscriptionFilter, UnsubscribeRequestParams,
+        SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter,
+        UnsubscribeRequestParams,
     },
-    service::{RequestContext, SubscriptionContext, SubscriptionSink},
+    service::{RequestContext, SubscriptionContext},
 };
 use serde_json::json;
-use tokio::sync::Notify;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+mod interest;
+
 use crate::{mapping::read_error, scope::CallScope, sync::lock};
+use interest::{EVERY_LIST, Interest, Listener};
 
 /// The most resource URIs one session may follow: subscribed to, plus those its open
 /// `subscriptions/listen` streams follow.
@@ -49,117 +51,6 @@ pub(crate) const MAX_SUBSCRIPTIONS: usize = 100;
 
 /// The most `subscriptions/listen` streams one session may hold open.
 pub(crate) const MAX_LISTENS: usize = 8;
-
-/// What one listener follows, and what is pending for it.
-#[derive(Debug)]
-pub(crate) struct Interest {
-    state: Mutex<Followed>,
-    wake: Notify,
-}
-
-#[derive(Debug, Default)]
-struct Followed {
-    uris: BTreeSet<String>,
-    /// The lists whose changes it wants told.
-    lists: ListsChanged,
-    /// Changed since last sent: a subset of `uris`.
-    updated: BTreeSet<String>,
-    /// Changed since last sent: a subset of `lists`.
-    lists_changed: ListsChanged,
-}
-
-/// The lists both say.
-fn both(one: ListsChanged, other: ListsChanged) -> ListsChanged {
-    ListsChanged {
-        tools: one.tools && other.tools,
-        resources: one.resources && other.resources,
-        prompts: one.prompts && other.prompts,
-    }
-}
-
-/// Every list.
-const EVERY_LIST: ListsChanged = ListsChanged {
-    tools: true,
-    resources: true,
-    prompts: true,
-};
-
-impl Interest {
-    fn new(uris: impl IntoIterator<Item = String>, lists: ListsChanged) -> Self {
-        Self {
-            state: Mutex::new(Followed {
-                uris: uris.into_iter().collect(),
-                lists,
-                ..Followed::default()
-            }),
-            wake: Notify::new(),
-        }
-    }
-
-    /// Follows only `uris` (and the changes of `lists`) from now on, and forgets what changed
-    /// elsewhere.
-    fn narrow(&self, uris: &[String], lists: ListsChanged) {
-        let mut state = lock(&self.state);
-        state.lists = both(state.lists, lists);
-        state.lists_changed = both(state.lists_changed, lists);
-        state.uris.retain(|uri| uris.contains(uri));
-        let Followed { uris, updated, .. } = &mut *state;
-        updated.retain(|uri| uris.contains(uri));
-    }
-
-    /// Records that the catalog changed `changed`, as far as it wants them told.
-    fn lists_changed(&self, changed: ListsChanged) {
-        let mut state = lock(&self.state);
-        let wanted = both(changed, state.lists);
-        if wanted.any() {
-            let pending = &mut state.lists_changed;
-            pending.tools |= wanted.tools;
-            pending.resources |= wanted.resources;
-            pending.prompts |= wanted.prompts;
-            drop(state);
-            self.wake.notify_one();
-        }
-    }
-
-    /// What changed since the last call: which lists did, and which URIs.
-    fn take(&self) -> (ListsChanged, BTreeSet<String>) {
-        let mut state = lock(&self.state);
-        let lists_changed = std::mem::take(&mut state.lists_changed);
-        (lists_changed, std::mem::take(&mut state.updated))
-    }
-
-    /// Waits until something it follows changed: a provider's report, or the catalog's own
-    /// change (`changes`) of a list it wants.
-    async fn changed(&self, changes: &mut CatalogChanges) {
-        loop {
-            tokio::select! {
-                () = self.wake.notified() => return,
-                Some(lists) = changes.changed() => Interest::lists_changed(self, lists),
-            }
-        }
-    }
-}
-
-impl ChangeSink for Interest {
-    fn updated(&self, uri: &str) {
-        let mut state = lock(&self.state);
-        if state.uris.contains(uri) {
-            state.updated.insert(uri.to_owned());
-            drop(state);
-            self.wake.notify_one();
-        }
-    }
-
-    fn list_changed(&self) {
-        Interest::lists_changed(
-            self,
-            ListsChanged {
-                resources: true,
-                ..ListsChanged::default()
-            },
-        );
-    }
-}
 
 /// A session's subscriptions.
 #[derive(Debug)]
@@ -245,53 +136,6 @@ async fn checked(
         )))
         .await
         .map_err(|error| read_error(&error, false, context.protocol_version().as_ref()))
-}
-
-/// Where an interest's notifications go.
-#[derive(Clone, Copy)]
-enum Listener<'a> {
-    /// An older session, told unsolicited.
-    Session(&'a Peer<RoleServer>),
-    /// A `subscriptions/listen` stream.
-    Stream(&'a SubscriptionSink),
-}
-
-impl Listener<'_> {
-    /// Tells what changed: the lists, then the URIs. False once the listener is gone (a send
-    /// fails then), and nothing more is sent.
-    async fn tell(self, lists: ListsChanged, updated: BTreeSet<String>) -> bool {
-        // The same call on either: rmcp gives the two their own methods and errors.
-        macro_rules! send {
-            ($method:ident) => {
-                match self {
-                    Listener::Session(peer) => peer.$method().await.is_ok(),
-                    Listener::Stream(sink) => sink.$method().await.is_ok(),
-                }
-            };
-        }
-        if lists.tools && !send!(notify_tool_list_changed) {
-            return false;
-        }
-        if lists.prompts && !send!(notify_prompt_list_changed) {
-            return false;
-        }
-        if lists.resources && !send!(notify_resource_list_changed) {
-            return false;
-        }
-        for uri in updated {
-            let told = match self {
-                Listener::Session(peer) => peer
-                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-                    .await
-                    .is_ok(),
-                Listener::Stream(sink) => sink.notify_resource_updated(uri).await.is_ok(),
-            };
-            if !told {
-                return false;
-            }
-        }
-        true
-    }
 }
 
 /// Sends what `interest` gathers, and the catalog's list changes, to `peer` until `stop` (the
