@@ -35,6 +35,8 @@ mod network;
 mod offline;
 mod private_file;
 mod redact;
+#[cfg(unix)]
+mod reload;
 mod render;
 mod served;
 mod state_keys;
@@ -282,6 +284,19 @@ impl Cli {
             Ok(runtime) => runtime,
             Err(status) => return status,
         };
+        runtime.catalog().disable(settings.disabled());
+        #[cfg(unix)]
+        let reread = matches.clone();
+        #[cfg(unix)]
+        reload::on_hangup(
+            move || {
+                let (subcommand, sub) = reread.subcommand().expect("a subcommand is required");
+                config::load(sub, implied(subcommand), std::env::vars_os())
+                    .map(|loaded| loaded.settings)
+            },
+            settings.clone(),
+            runtime.clone(),
+        );
         let server = carmy_mcp::McpServer::new(runtime)
             .context(context)
             .server_info(
@@ -334,13 +349,20 @@ impl Cli {
 fn load_config(matches: &ArgMatches) -> Option<Result<config::Loaded, config::ConfigError>> {
     let (subcommand, sub) = matches.subcommand()?;
     let implied = match subcommand {
+        "serve" | "config" => None,
+        other => Some(implied(other)?),
+    };
+    Some(config::load(sub, implied, std::env::vars_os()))
+}
+
+/// The transport a shortcut subcommand implies (`mcp`: stdio); `None` for the others.
+fn implied(subcommand: &str) -> Option<Transport> {
+    match subcommand {
         "mcp" => Some(Transport::Stdio),
         "http" => Some(Transport::Http),
         "unix" => Some(Transport::Unix),
-        "serve" | "config" => None,
-        _ => return None,
-    };
-    Some(config::load(sub, implied, std::env::vars_os()))
+        _ => None,
+    }
 }
 
 /// The trusted context of every call: `context` with the principal and grants configured.

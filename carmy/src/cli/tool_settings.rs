@@ -108,6 +108,7 @@ mod tests {
             allowed_tools: None,
             require_confirmation: Some(vec!["plain".to_owned()]),
             max_result_bytes: Some(4096),
+            disabled: Vec::new(),
         };
         let runtime = apply(Carmy::new().tool(Plain).tool(Timed), &settings)
             .build()

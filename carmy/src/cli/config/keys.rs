@@ -241,6 +241,16 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "`--resource-root`",
         "The directory served as resources (default: the binary's own documents)",
     ),
+    list(
+        "resources.disabled",
+        "",
+        "Resources not served: URIs, patterns (`shop://policies/*`), templates by their URI template; unknown to listings and reads; re-read on SIGHUP",
+    ),
+    list(
+        "prompts.disabled",
+        "",
+        "Prompts not served: names, patterns (`draft_*`); unknown to `prompts/list` and `prompts/get`; re-read on SIGHUP",
+    ),
     key(
         "logging.level",
         "`-l`",
@@ -282,6 +292,11 @@ pub(in crate::cli) const KEYS: &[Key] = &[
         "",
         "The deadline of a tool that sets no `timeout` (default: the runtime's, 60 s)",
     ),
+    list(
+        "tool_settings.disabled",
+        "",
+        "Tools not served: names, patterns (`send_*`), `effect:destructive`; unknown to `tools/list` and `tools/call`; re-read on SIGHUP",
+    ),
     key(
         "tool_settings.max_result_bytes",
         "",
@@ -319,6 +334,7 @@ pub(in crate::cli) const SECTIONS: &[&str] = &[
     "server",
     "security",
     "resources",
+    "prompts",
     "logging",
     "tool_settings",
     "store",

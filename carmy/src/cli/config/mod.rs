@@ -301,6 +301,36 @@ fn validate(settings: &Settings, merged: &Merged, file: Option<&File>) -> Result
             return Err(ConfigError(describe(merged, file, key, &error.to_string())));
         }
     }
+    let disabled_lists = [
+        (
+            "tool_settings.disabled",
+            &settings.tool_settings.disabled,
+            "",
+        ),
+        (
+            "resources.disabled",
+            &settings.resources.disabled,
+            "resource:",
+        ),
+        ("prompts.disabled", &settings.prompts.disabled, "prompt:"),
+    ];
+    for (key, rules, kind) in disabled_lists {
+        let spelled = rules.iter().map(|rule| format!("{kind}{rule}"));
+        let problem = match carmy_core::Disabled::parse(spelled) {
+            Err(error) => Some(error.to_string()),
+            // A rule of another kind belongs in that kind's list.
+            Ok(_) if kind.is_empty() => rules
+                .iter()
+                .find(|rule| rule.starts_with("resource:") || rule.starts_with("prompt:"))
+                .map(|rule| {
+                    format!("`{rule}`: only tools; resources and prompts have their own `disabled`")
+                }),
+            Ok(_) => None,
+        };
+        if let Some(problem) = problem {
+            return Err(ConfigError(describe(merged, file, key, &problem)));
+        }
+    }
     if let Some(rules) = &settings.tool_settings.require_confirmation
         && let Some(rule) = rules
             .iter()

@@ -16,6 +16,7 @@ pub(in crate::cli) struct Settings {
     pub(in crate::cli) server: Server,
     pub(in crate::cli) security: Security,
     pub(in crate::cli) resources: Resources,
+    pub(in crate::cli) prompts: Prompts,
     pub(in crate::cli) logging: Logging,
     pub(in crate::cli) tool_settings: ToolSettings,
     /// `memory`, a file, `postgres://...` or `redis://...`; unset: the SQLite file in the
@@ -222,6 +223,9 @@ pub(in crate::cli) struct ToolSettings {
     pub(in crate::cli) require_confirmation: Option<Vec<String>>,
     /// The largest result handed back; unset: the runtime's (8 MiB).
     pub(in crate::cli) max_result_bytes: Option<usize>,
+    /// Tool rules (`send_receipt`, `send_*`, `effect:destructive`) whose tools are not served;
+    /// re-read on SIGHUP.
+    pub(in crate::cli) disabled: Vec<String>,
 }
 
 impl ToolSettings {
@@ -264,6 +268,40 @@ impl Rate {
 pub(in crate::cli) struct Resources {
     /// The directory served as resources; unset: the binary's own documents.
     pub(in crate::cli) root_path: Option<PathBuf>,
+    /// URIs and URI patterns (`shop://policies/*`) not served; re-read on SIGHUP.
+    pub(in crate::cli) disabled: Vec<String>,
+}
+
+/// `[prompts]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(in crate::cli) struct Prompts {
+    /// Prompt names and patterns (`draft_*`) not served; re-read on SIGHUP.
+    pub(in crate::cli) disabled: Vec<String>,
+}
+
+impl Settings {
+    /// The rules of `tool_settings.disabled`, `resources.disabled` and `prompts.disabled`, each
+    /// spelled as a [`Disabled`](carmy_core::Disabled) rule of its kind (`resource:`, `prompt:`).
+    pub(in crate::cli) fn disabled_rules(&self) -> Vec<String> {
+        let tools = self.tool_settings.disabled.iter().cloned();
+        let resources = self
+            .resources
+            .disabled
+            .iter()
+            .map(|uri| format!("resource:{uri}"));
+        let prompts = self
+            .prompts
+            .disabled
+            .iter()
+            .map(|name| format!("prompt:{name}"));
+        tools.chain(resources).chain(prompts).collect()
+    }
+
+    /// What the catalog leaves out (its rules are checked by `validate`).
+    pub(in crate::cli) fn disabled(&self) -> carmy_core::Disabled {
+        carmy_core::Disabled::parse(self.disabled_rules()).unwrap_or_default()
+    }
 }
 
 /// `[logging]`.

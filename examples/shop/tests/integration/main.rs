@@ -12,6 +12,7 @@ mod config;
 mod confirm_http;
 mod files;
 mod prompts;
+mod reload;
 mod replicas;
 mod replicas_rate_limits;
 mod replicas_round_trips;

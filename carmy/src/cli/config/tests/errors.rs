@@ -19,7 +19,7 @@ fn an_unknown_key_is_named_with_its_file_and_line() {
         error(&["serve", "--config", &section], &[]),
         format!(
             "{section}:1: servr = a table: unknown key; the sections are server, security, \
-             resources, logging, tool_settings, store, request_ids"
+             resources, prompts, logging, tool_settings, store, request_ids"
         )
     );
     assert_eq!(
@@ -72,6 +72,38 @@ fn a_bad_value_is_named_with_where_it_was_written() {
         message.starts_with(&format!(
             "{level}:2: logging.level = \"loud=[\": not a level or filter directives"
         )),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_bad_disabled_rule_is_named_with_where_it_was_written() {
+    let tools = file(
+        "tools.toml",
+        "[tool_settings]\ndisabled = [\"send_*\", \"effect:loud\"]\n",
+    );
+    let message = error(&["serve", "--config", &tools], &[]);
+    assert!(
+        message.starts_with(&format!("{tools}:2: tool_settings.disabled = ")),
+        "{message}"
+    );
+    assert!(message.contains("unknown effect `loud`"), "{message}");
+
+    // A prompt's rule in the tools' list belongs in the prompts' own.
+    let misplaced = file(
+        "misplaced.toml",
+        "[tool_settings]\ndisabled = [\"prompt:draft\"]\n",
+    );
+    let message = error(&["serve", "--config", &misplaced], &[]);
+    assert!(
+        message.contains("`prompt:draft`: only tools; resources and prompts have their own"),
+        "{message}"
+    );
+
+    let prompts = file("prompts.yaml", "prompts:\n  disabled: [\"draft reply\"]\n");
+    let message = error(&["serve", "--config", &prompts], &[]);
+    assert!(
+        message.starts_with(&format!("{prompts}:2: prompts.disabled = ")),
         "{message}"
     );
 }

@@ -109,6 +109,11 @@ impl RawShop {
         serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line}"))
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `VmRSS` and `VmHWM`, in KiB.
     pub fn memory_kib(&self) -> (u64, u64) {
         memory_kib(self.child.id())
