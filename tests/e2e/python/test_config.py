@@ -1,23 +1,30 @@
 """The shop run from a configuration file (`shop serve --config shop.yaml`): the file picks the
 transport (streamable HTTP), the port, the token file and the store, and the Python client
-talks to what it serves; `shop config` reports where each value came from.
+talks to what it serves; `shop config` reports where each value came from. SIGHUP reads the
+file again: `tool_settings.disabled` takes a tool out while the shop serves, and puts it back.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ToolsListChanged
+from mcp_types import ToolListChangedNotification
 
 from conftest import EXPECTED_VERSION, TEST_TIMEOUT_SECONDS, shop_bin
-from test_http import ALICE, token_file  # noqa: F401 (token_file: a fixture)
+from test_http import ALICE, start, token_file  # noqa: F401 (token_file: a fixture)
 from test_shop import agent_error, ok, order_args
 
 pytestmark = pytest.mark.anyio
@@ -106,3 +113,58 @@ async def test_the_file_s_access_rules_hide_tools_and_refuse_their_calls(connect
         # Nothing was cancelled, and the session goes on.
         order = ok(await client.call_tool("get_order", {"order_id": placed["order_id"]}))
         assert order["status"] != "cancelled"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_sighup_on_shop_http_takes_a_tool_out_and_puts_it_back(
+    tmp_path: Path, token_file: Path, mode: str  # noqa: F811
+) -> None:
+    config = tmp_path / "shop.toml"
+    config.write_text("[tool_settings]\ndisabled = []\n")
+    server = start(token_file, "--config", str(config))
+    told = {"count": 0}
+
+    async def on_message(message: Any) -> None:
+        # 2025-11-25: told unsolicited, on the session's stream.
+        if isinstance(message, ToolListChangedNotification):
+            told["count"] += 1
+
+    async def names(client: Client) -> set[str]:
+        return {tool.name for tool in (await client.list_tools()).tools}
+
+    async def hang_up(client: Client, text: str) -> None:
+        config.write_text(text)
+        if EXPECTED_VERSION[mode] == "2025-11-25":
+            before = told["count"]
+            os.kill(server.process.pid, signal.SIGHUP)
+            while told["count"] == before:
+                await anyio.sleep(0.02)
+        else:
+            # 2026-07-28: told on the stream the client opened for it.
+            async with client.listen(tools_list_changed=True) as subscription:
+                os.kill(server.process.pid, signal.SIGHUP)
+                assert await subscription.__anext__() == ToolsListChanged()
+
+    try:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {ALICE}"})
+        transport = streamable_http_client(server.url, http_client=http)
+        async with http, Client(transport, mode=mode, message_handler=on_message) as client:
+            with anyio.fail_after(TEST_TIMEOUT_SECONDS):
+                assert client.protocol_version == EXPECTED_VERSION[mode]
+                assert "send_receipt" in await names(client)
+
+                await hang_up(client, '[tool_settings]\ndisabled = ["send_receipt"]\n')
+                listed = await names(client)
+                assert "send_receipt" not in listed and "search_products" in listed
+                with pytest.raises(MCPError) as refused:
+                    await client.call_tool("send_receipt", {"order_id": "ord-none", "email": "a@example.com"})
+                assert refused.value.code == -32602
+                assert refused.value.data["error"]["code"] == "TOOL_NOT_FOUND", refused.value.data
+
+                await hang_up(client, "[tool_settings]\ndisabled = []\n")
+                assert "send_receipt" in await names(client)
+                result = await client.call_tool("send_receipt", {"order_id": "ord-none", "email": "a@example.com"})
+                assert result is not None
+    finally:
+        server.process.terminate()
+        assert server.process.wait(15) == 0, "".join(server.stderr)
