@@ -124,6 +124,24 @@ impl Access {
         self
     }
 
+    /// Both lists' rules in one: it allows what either allows, and restricts the kinds either
+    /// restricts.
+    pub(crate) fn either(&self, other: &Access) -> Access {
+        Access {
+            rules: self
+                .rules
+                .iter()
+                .chain(other.rules.iter())
+                .cloned()
+                .collect(),
+            kinds: Kinds {
+                tools: self.kinds.tools || other.kinds.tools,
+                resources: self.kinds.resources || other.kinds.resources,
+                prompts: self.kinds.prompts || other.kinds.prompts,
+            },
+        }
+    }
+
     /// Whether a tool named `name`, of `effect`, is allowed.
     pub fn allows_tool(&self, name: &str, effect: Effect) -> bool {
         !self.kinds.tools

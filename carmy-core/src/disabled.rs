@@ -60,6 +60,18 @@ impl Disabled {
         })
     }
 
+    /// What either disables.
+    #[must_use]
+    pub fn and(&self, other: &Disabled) -> Disabled {
+        match (&self.rules, &other.rules) {
+            (Some(one), Some(other)) => Disabled {
+                rules: Some(one.either(other)),
+            },
+            (Some(_), None) => self.clone(),
+            (None, _) => other.clone(),
+        }
+    }
+
     /// Whether nothing is disabled.
     pub fn is_empty(&self) -> bool {
         self.rules.is_none()
@@ -140,6 +152,20 @@ mod tests {
         assert!(!resources.tool("search_products", Effect::Read));
         assert!(resources.disables_resources());
         assert!(!resources.disables_tools() && !resources.disables_prompts());
+    }
+
+    #[test]
+    fn two_lists_disable_what_either_does() {
+        let tools = Disabled::parse(["send_*"]).unwrap();
+        let prompts = Disabled::parse(["prompt:draft_*"]).unwrap();
+        let both = tools.and(&prompts);
+        assert!(both.tool("send_receipt", Effect::ExternalWrite));
+        assert!(both.prompt("draft_reply"));
+        assert!(!both.tool("search_products", Effect::Read));
+        assert!(!both.prompt("review_order"));
+        assert_eq!(both.to_string(), "send_*, prompt:draft_*");
+        assert_eq!(tools.and(&Disabled::none()), tools);
+        assert_eq!(Disabled::none().and(&prompts), prompts);
     }
 
     #[test]

@@ -16,10 +16,10 @@ pub use carmy_macros::{prompt, resource, tool};
 /// runtime lists.
 pub mod catalog {
     pub use carmy_core::{
-        BuildProblem, Catalog, Confirmation, IntoContents, IntoMessages, Invocation,
-        MAX_TOOL_NAME_LEN, Prompt, PromptArgument, PromptEntry, PromptSpec, Requirements, Resource,
-        ResourceEntry, ResourceSpec, SchemaProfile, Tool, ToolEntry, ToolInput, ToolOutput,
-        ToolSpec,
+        BuildProblem, Catalog, CatalogChanges, Confirmation, Disabled, IntoContents, IntoMessages,
+        Invocation, ListsChanged, MAX_TOOL_NAME_LEN, Prompt, PromptArgument, PromptEntry,
+        PromptSpec, Requirements, Resource, ResourceEntry, ResourceSpec, SchemaProfile, Tool,
+        ToolEntry, ToolInput, ToolOutput, ToolSpec,
     };
 }
 

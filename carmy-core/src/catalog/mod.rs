@@ -89,9 +89,11 @@ impl Catalog {
         }
     }
 
-    /// Disables what `disabled` matches, and enables everything else, while serving: a disabled
-    /// tool, resource or prompt is unknown to every request from now on (one that is running
-    /// runs on). Says which lists this changed, as every [listener](Self::changes) hears it.
+    /// Disables what `disabled` matches, in place of what this method disabled before, while
+    /// serving: a disabled tool, resource or prompt is unknown to every request from now on (one
+    /// that is running runs on). What other sources disable ([`disable_as`](Self::disable_as))
+    /// stays disabled. Says which lists this changed, as every [listener](Self::changes) hears
+    /// it.
     ///
     /// ```
     /// use carmy_core::{Carmy, Disabled};
@@ -102,12 +104,20 @@ impl Catalog {
     /// assert_eq!(runtime.catalog().disabled().to_string(), "send_*");
     /// ```
     pub fn disable(&self, disabled: Disabled) -> ListsChanged {
-        self.switch.replace(disabled, |before, after| ListsChanged {
-            tools: self.entries.iter().any(|entry| {
-                before.tool(entry.name(), entry.effect())
-                    != after.tool(entry.name(), entry.effect())
-            }),
-            resources: self
+        self.disable_as("", disabled)
+    }
+
+    /// As [`disable`](Self::disable), for one `source` of rules (`carmy::cli`'s configuration is
+    /// `"configuration"`): its rules replace its own earlier ones only, and what is disabled is
+    /// what any source disables.
+    pub fn disable_as(&self, source: &'static str, disabled: Disabled) -> ListsChanged {
+        self.switch
+            .replace(source, disabled, |before, after| ListsChanged {
+                tools: self.entries.iter().any(|entry| {
+                    before.tool(entry.name(), entry.effect())
+                        != after.tool(entry.name(), entry.effect())
+                }),
+                resources: self
                 .resources
                 .iter()
                 .any(|resource| before.resource(resource.uri()) != after.resource(resource.uri()))
@@ -115,14 +125,14 @@ impl Catalog {
                 || (!self.providers.is_empty()
                     && (before.disables_resources() || after.disables_resources())
                     && before != after),
-            prompts: self
-                .prompts
-                .iter()
-                .any(|prompt| before.prompt(prompt.name()) != after.prompt(prompt.name())),
-        })
+                prompts: self
+                    .prompts
+                    .iter()
+                    .any(|prompt| before.prompt(prompt.name()) != after.prompt(prompt.name())),
+            })
     }
 
-    /// What is disabled now.
+    /// What is disabled now, by every source.
     pub fn disabled(&self) -> Arc<Disabled> {
         static NOTHING: std::sync::LazyLock<Arc<Disabled>> = std::sync::LazyLock::new(Arc::default);
         self.switch

@@ -1,9 +1,11 @@
 //! The part of a catalog that changes while it serves: which entries are disabled now, and who
 //! hears when a list changes.
 //!
-//! The disabled set lives in a `watch` channel: a change replaces it and moves a version per
-//! list (tools, resources, prompts) whose members it changed, and every listener (one per MCP
-//! session) compares versions to learn which lists to announce. Many changes between two looks
+//! Each source of rules (the application, the configuration...) has its own list, and what is
+//! disabled is what any of them disables, so that one source replacing its list leaves the
+//! others' alone. The lists live in a `watch` channel: a change replaces one and moves a version
+//! per list of the catalog (tools, resources, prompts) whose members it changed, and every
+//! listener (one per MCP session) compares versions to learn which lists to announce. Many changes between two looks
 //! are heard as one, so a listener never falls behind. Lookups read the set only when something
 //! is disabled, which a flag says without a lock.
 
@@ -35,9 +37,11 @@ impl ListsChanged {
     }
 }
 
-/// The disabled set, and how often each list has changed.
+/// Each source's rules, what they disable together, and how often each list has changed.
 #[derive(Debug, Default)]
 struct Switched {
+    /// By source, none empty.
+    sources: Vec<(&'static str, Disabled)>,
     disabled: Arc<Disabled>,
     versions: Versions,
 }
@@ -96,15 +100,25 @@ impl Switch {
         self.any.load(Ordering::Acquire) && check(&self.current.borrow().disabled)
     }
 
-    /// Replaces the disabled set; `changed` says which lists that changes, from the set before
-    /// and after (asked under the channel's lock, so two replacements are told in order).
+    /// Replaces `source`'s rules; `changed` says which lists that changes, from what was
+    /// disabled before and after (asked under the channel's lock, so two replacements are told
+    /// in order).
     pub(super) fn replace(
         &self,
-        disabled: Disabled,
+        source: &'static str,
+        rules: Disabled,
         changed: impl FnOnce(&Disabled, &Disabled) -> ListsChanged,
     ) -> ListsChanged {
         let mut told = ListsChanged::default();
         self.current.send_if_modified(|switched| {
+            switched.sources.retain(|(named, _)| *named != source);
+            if !rules.is_empty() {
+                switched.sources.push((source, rules));
+            }
+            let disabled = switched
+                .sources
+                .iter()
+                .fold(Disabled::none(), |all, (_, rules)| all.and(rules));
             told = changed(&switched.disabled, &disabled);
             self.any.store(!disabled.is_empty(), Ordering::Release);
             switched.disabled = Arc::new(disabled);
@@ -162,11 +176,11 @@ mod tests {
         let switch = Switch::new();
         let mut changes = switch.changes();
         assert!(switch.disabled().is_none());
-        let told = switch.replace(Disabled::parse(["a"]).unwrap(), tools_if_differ);
+        let told = switch.replace("", Disabled::parse(["a"]).unwrap(), tools_if_differ);
         assert!(told.tools && !told.prompts);
         assert!(switch.disables(|disabled| disabled.tool("a", crate::Effect::Read)));
         // Two changes before the listener looks are heard as one.
-        switch.replace(Disabled::none(), tools_if_differ);
+        switch.replace("", Disabled::none(), tools_if_differ);
         assert_eq!(
             changes.changed().await,
             Some(ListsChanged {
@@ -176,11 +190,24 @@ mod tests {
         );
         assert!(switch.disabled().is_none());
         // A replacement that changes no list is not heard.
-        let told = switch.replace(Disabled::none(), tools_if_differ);
+        let told = switch.replace("", Disabled::none(), tools_if_differ);
         assert!(!told.any());
         let waited =
             tokio::time::timeout(std::time::Duration::from_millis(20), changes.changed()).await;
         assert!(waited.is_err(), "heard a change that changed nothing");
+    }
+
+    #[test]
+    fn each_source_replaces_its_own_rules_only() {
+        let switch = Switch::new();
+        switch.replace("app", Disabled::parse(["a"]).unwrap(), tools_if_differ);
+        switch.replace("config", Disabled::parse(["b"]).unwrap(), tools_if_differ);
+        let off = |name: &str| switch.disables(|disabled| disabled.tool(name, crate::Effect::Read));
+        assert!(off("a") && off("b"));
+        switch.replace("config", Disabled::none(), tools_if_differ);
+        assert!(off("a") && !off("b"));
+        switch.replace("app", Disabled::none(), tools_if_differ);
+        assert!(switch.disabled().is_none());
     }
 
     #[tokio::test]

@@ -35,7 +35,6 @@ mod network;
 mod offline;
 mod private_file;
 mod redact;
-#[cfg(unix)]
 mod reload;
 mod render;
 mod served;
@@ -65,6 +64,19 @@ pub struct Cli {
     name: &'static str,
     version: &'static str,
     about: &'static str,
+    built: Built,
+}
+
+/// What [`Cli::on_built`] was given.
+#[derive(Default)]
+struct Built(Option<OnBuilt>);
+
+type OnBuilt = Box<dyn FnOnce(&Runtime) + Send>;
+
+impl std::fmt::Debug for Built {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
+    }
 }
 
 impl Cli {
@@ -110,7 +122,17 @@ impl Cli {
             name: "carmy",
             version: env!("CARGO_PKG_VERSION"),
             about: "Agent tools with explicit side effects, served over MCP",
+            built: Built::default(),
         }
+    }
+
+    /// Calls `built` with the runtime once the command line has built it, before anything is
+    /// served: to keep a handle on what changes while it serves (a tool that reveals others
+    /// with [`Catalog::disable`](carmy_core::Catalog::disable), a background job reporting
+    /// [resource changes](Runtime::resource_changes)).
+    pub fn on_built(mut self, built: impl FnOnce(&Runtime) + Send + 'static) -> Self {
+        self.built = Built(Some(Box::new(built)));
+        self
     }
 
     /// The trusted context every call starts from; `--principal` and `--grant` add to it.
@@ -250,7 +272,12 @@ impl Cli {
             let _ = logging::init(&logging::from_environment());
             let context = host_context(self.context.clone(), sub);
             return match self.served.runtime(self.name, None).await {
-                Ok(runtime) => offline(&runtime, context, subcommand, sub).await,
+                Ok(runtime) => {
+                    if let Some(built) = self.built.0 {
+                        built(&runtime);
+                    }
+                    offline(&runtime, context, subcommand, sub).await
+                }
                 Err(status) => status,
             };
         };
@@ -284,7 +311,12 @@ impl Cli {
             Ok(runtime) => runtime,
             Err(status) => return status,
         };
-        runtime.catalog().disable(settings.disabled());
+        runtime
+            .catalog()
+            .disable_as(reload::CONFIGURATION, settings.disabled());
+        if let Some(built) = self.built.0 {
+            built(&runtime);
+        }
         #[cfg(unix)]
         let reread = matches.clone();
         #[cfg(unix)]

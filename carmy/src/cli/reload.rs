@@ -9,6 +9,11 @@ use carmy_core::Runtime;
 
 use super::config::{ConfigError, Settings};
 
+/// The source of the configuration's rules among those that disable
+/// ([`Catalog::disable_as`](carmy_core::Catalog::disable_as)): a reload replaces them, and leaves
+/// what the application disables alone.
+pub(super) const CONFIGURATION: &str = "configuration";
+
 /// The keys whose values a reload applies.
 const RELOADABLE: [&str; 3] = [
     "tool_settings.disabled",
@@ -59,7 +64,9 @@ fn reload(runtime: &Runtime, mut running: Settings, read: Settings) -> Settings 
     running.resources.disabled = read.resources.disabled;
     running.prompts.disabled = read.prompts.disabled;
     let disabled = running.disabled();
-    let changed = runtime.catalog().disable(disabled.clone());
+    let changed = runtime
+        .catalog()
+        .disable_as(CONFIGURATION, disabled.clone());
     tracing::info!(
         disabled = %disabled,
         tools = changed.tools,
@@ -138,6 +145,12 @@ mod tests {
         let now = reload(&runtime, now, Settings::default());
         assert!(runtime.catalog().get("send_receipt").is_some());
         assert!(now.tool_settings.disabled.is_empty());
+
+        // What the application disables is its own: a reload leaves it.
+        let receipts = carmy_core::Disabled::parse(["send_receipt"]).unwrap();
+        runtime.catalog().disable(receipts);
+        reload(&runtime, now, Settings::default());
+        assert!(runtime.catalog().get("send_receipt").is_none());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod asking;
 pub mod completion;
+pub mod list_changes;
 pub mod prompts;
 pub mod resources;
 pub mod tasks;
@@ -57,6 +58,9 @@ pub fn everything() -> Carmy {
         .tool(tasks::confirm_delete)
         .tool(tasks::multi_input)
         .tool(tasks::test_tool_with_task)
+        .tool(list_changes::test_trigger_tool_change)
+        .tool(list_changes::test_trigger_prompt_change)
+        .tool(list_changes::test_dynamic_tool)
         .resource(resources::static_text)
         .resource(resources::static_binary)
         .resource(resources::template_data)
@@ -66,6 +70,7 @@ pub fn everything() -> Carmy {
         .prompt(prompts::test_prompt_with_embedded_resource)
         .prompt(prompts::test_prompt_with_image)
         .prompt(prompts::test_input_required_result_prompt)
+        .prompt(list_changes::test_dynamic_prompt)
         // `test://watched-resource` may be subscribed to.
         .reports_resource_changes()
         // Schemas as declared: the suite checks that 2020-12 keywords reach the client.

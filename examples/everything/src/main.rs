@@ -9,7 +9,9 @@ fn main() -> ExitCode {
     let cli = carmy::cli::Cli::build(everything::everything())
         .name(env!("CARGO_PKG_NAME"))
         .version(env!("CARGO_PKG_VERSION"))
-        .about("Every fixture of the official MCP conformance suite, served over MCP");
+        .about("Every fixture of the official MCP conformance suite, served over MCP")
+        // Kept for the hooks that change the catalog while it serves.
+        .on_built(everything::list_changes::keep);
     // Without a command, `--addr` and the rest are the `http` command's.
     let mut args: Vec<_> = std::env::args_os().collect();
     if args.get(1).is_some_and(|first| {
