@@ -135,7 +135,8 @@ pub use resource::{
 #[cfg(feature = "fs")]
 pub use resource::{Directory, directory};
 pub use runtime::{
-    CallTool, Complete, CompletionTarget, GetPrompt, Operation, ReadResource, Request, Runtime,
+    Answer, CallTool, Complete, CompletionTarget, GetPrompt, Incoming, Middleware, Next, Operation,
+    ReadResource, Request, Runtime,
 };
 pub use schema::SchemaProfile;
 pub use state::{Requirements, State};

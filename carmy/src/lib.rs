@@ -31,13 +31,14 @@ pub mod ask {
     };
 }
 
-/// What runs and what it answers: the request every step sees, a call's outcome, and the
-/// records of executions.
+/// What runs and what it answers: the request every step sees, a call's outcome, the records
+/// of executions, and the middleware around every request.
 pub mod execution {
     pub use carmy_core::{
-        Body, CallTool, Complete, CompletionRequest, CompletionTarget, ExecutionKind,
-        ExecutionRecord, ExecutionStatus, GetPrompt, MAX_COMPLETIONS, Operation, Outcome,
-        OutcomeKind, PROGRESS_INTERVAL, ProgressReporter, ProgressSink, ReadResource, Request,
+        Answer, Body, CallTool, Complete, CompletionRequest, CompletionTarget, ExecutionKind,
+        ExecutionRecord, ExecutionStatus, GetPrompt, Incoming, MAX_COMPLETIONS, Middleware, Next,
+        Operation, Outcome, OutcomeKind, PROGRESS_INTERVAL, ProgressReporter, ProgressSink,
+        ReadResource, Request,
     };
 }
 

@@ -203,6 +203,7 @@ impl Carmy {
                     .map_or_else(RateLimits::default, RateLimits::shared),
             },
             self.admissions,
+            self.middleware,
             self.limits,
         ))
     }

@@ -23,6 +23,7 @@ use crate::{
         ChangeFeed, Resource, ResourceProvider, provider::ErasedProvider,
         register::RegisteredResource,
     },
+    runtime::{DynMiddleware, Middleware},
     schema::{Direction, SchemaProfile, schema_for},
     state::{Requirements, StateMap},
     task::{DynTaskStore, TaskStore},
@@ -62,6 +63,7 @@ pub struct Carmy {
     /// Where rate-limited tools keep their buckets (`None`: in the process).
     rate_limit_store: Option<Arc<dyn DynRateLimitStore>>,
     admissions: Vec<Arc<dyn DynAdmission>>,
+    middleware: Vec<Arc<dyn DynMiddleware>>,
     rate_limit: RateLimit,
     /// Tools confirmed before they run whatever they declare (`require_confirmation`).
     confirmed: Vec<Access>,
@@ -104,6 +106,7 @@ impl Carmy {
             redemption_store: None,
             rate_limit_store: None,
             admissions: Vec::new(),
+            middleware: Vec::new(),
             rate_limit: RateLimit::unlimited(),
             confirmed: Vec::new(),
             limits: Limits::default(),
@@ -250,6 +253,14 @@ impl Carmy {
         self
     }
 
+    /// Adds a [`Middleware`], which sees every request (tool calls, resource reads, prompt gets,
+    /// completions) and its answer, around the runtime's own steps. The first added is the
+    /// outermost.
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
     /// Replaces the default [`Limits`].
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -291,6 +302,7 @@ impl fmt::Debug for Carmy {
                 &self.tools.iter().map(|t| t.spec.name()).collect::<Vec<_>>(),
             )
             .field("admissions", &self.admissions.len())
+            .field("middleware", &self.middleware.len())
             .field("limits", &self.limits)
             .field("profile", &self.profile)
             .finish_non_exhaustive()

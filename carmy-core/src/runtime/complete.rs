@@ -4,7 +4,9 @@
 
 use tracing::{Instrument, field};
 
-use super::{Begun, Complete, CompletionTarget, Ending, Inner, Request, Runtime, guard::guarded};
+use super::{
+    Begun, Complete, CompletionTarget, Ending, FromAnswer, Inner, Request, Runtime, guard::guarded,
+};
 use crate::{
     catalog::MAX_TOOL_NAME_LEN,
     completion::{CompletionRequest, Completions},
@@ -24,6 +26,14 @@ impl Runtime {
     /// complete has no suggestion. At most [`MAX_COMPLETIONS`](crate::MAX_COMPLETIONS) values
     /// come back, the rest counted.
     pub async fn complete(&self, request: Request<Complete>) -> Outcome<Completions> {
+        if self.inner.middleware.is_empty() {
+            return self.complete_served(request).await;
+        }
+        FromAnswer::from_answer(self.through(request.into()).await)
+    }
+
+    /// [`complete`](Self::complete), inside the middleware.
+    pub(super) async fn complete_served(&self, request: Request<Complete>) -> Outcome<Completions> {
         let execution_id = ExecutionId::generate();
         let span = tracing::info_span!(
             "carmy.complete",

@@ -8,7 +8,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, field};
 
-use super::{Begun, Ending, GetPrompt, Inner, Request, Runtime, guard::Work, read::MAX_URI_ECHO};
+use super::{
+    Begun, Ending, FromAnswer, GetPrompt, Inner, Request, Runtime, guard::Work, read::MAX_URI_ECHO,
+};
 use crate::{
     catalog::MAX_TOOL_NAME_LEN,
     content::ContentBlock,
@@ -26,6 +28,14 @@ impl Runtime {
     /// take, is `INVALID_ARGUMENTS` naming it. The render runs under its deadline and the
     /// request's cancellation, its panics caught, and is recorded like a call.
     pub async fn get_prompt(&self, request: Request<GetPrompt>) -> Outcome<Messages> {
+        if self.inner.middleware.is_empty() {
+            return self.get_prompt_served(request).await;
+        }
+        FromAnswer::from_answer(self.through(request.into()).await)
+    }
+
+    /// [`get_prompt`](Self::get_prompt), inside the middleware.
+    pub(super) async fn get_prompt_served(&self, request: Request<GetPrompt>) -> Outcome<Messages> {
         let execution_id = ExecutionId::generate();
         let span = tracing::info_span!(
             "carmy.get_prompt",

@@ -5,6 +5,7 @@ mod claim;
 mod complete;
 mod get_prompt;
 mod guard;
+mod middleware;
 mod pipeline;
 mod read;
 mod request;
@@ -40,6 +41,9 @@ use crate::{
     task::DynTaskStore,
 };
 
+pub(crate) use middleware::DynMiddleware;
+use middleware::FromAnswer;
+pub use middleware::{Answer, Incoming, Middleware, Next};
 use pipeline::{Call, Ended};
 pub use request::{
     CallTool, Complete, CompletionTarget, GetPrompt, Operation, ReadResource, Request,
@@ -71,6 +75,8 @@ struct Inner {
     capacity: Capacity,
     /// Admissions added with `Carmy::admission`, asked after the built-in ones.
     admissions: Vec<Arc<dyn DynAdmission>>,
+    /// Middleware added with `Carmy::middleware`, the first outermost.
+    middleware: Vec<Arc<dyn DynMiddleware>>,
     history: History,
 }
 
@@ -101,6 +107,7 @@ impl Runtime {
         states: Arc<StateMap>,
         stores: Stores,
         admissions: Vec<Arc<dyn DynAdmission>>,
+        middleware: Vec<Arc<dyn DynMiddleware>>,
         limits: Limits,
     ) -> Self {
         let Stores {
@@ -122,6 +129,7 @@ impl Runtime {
                 last_sweep: std::sync::Mutex::new(None),
                 capacity: Capacity::new(limits.max_concurrent_executions),
                 admissions,
+                middleware,
                 history: History::new(limits.execution_history),
                 limits,
             }),
@@ -219,6 +227,14 @@ impl Runtime {
     /// # }).unwrap();
     /// ```
     pub async fn execute(&self, request: Request) -> Outcome {
+        if self.inner.middleware.is_empty() {
+            return self.execute_served(request).await;
+        }
+        FromAnswer::from_answer(self.through(request.into()).await)
+    }
+
+    /// [`execute`](Self::execute), inside the middleware.
+    async fn execute_served(&self, request: Request) -> Outcome {
         if self.may_detach(&request) {
             // The rare path is boxed: a future is as large as its largest await.
             return Box::pin(self.execute_detachable(request)).await;

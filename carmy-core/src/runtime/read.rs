@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, field};
 
 use super::{
-    Begun, Ending, Inner, ReadResource, Request, Runtime,
+    Begun, Ending, FromAnswer, Inner, ReadResource, Request, Runtime,
     guard::{Work, guarded},
 };
 use crate::{
@@ -60,6 +60,14 @@ impl Runtime {
     /// # }).unwrap();
     /// ```
     pub async fn read(&self, request: Request<ReadResource>) -> Outcome<Contents> {
+        if self.inner.middleware.is_empty() {
+            return self.read_served(request).await;
+        }
+        FromAnswer::from_answer(self.through(request.into()).await)
+    }
+
+    /// [`read`](Self::read), inside the middleware.
+    pub(super) async fn read_served(&self, request: Request<ReadResource>) -> Outcome<Contents> {
         let execution_id = ExecutionId::generate();
         let span = tracing::info_span!(
             "carmy.read",

@@ -12,6 +12,7 @@ mod content;
 #[cfg(feature = "fs")]
 mod directory;
 mod disabled;
+mod middleware;
 mod pipeline;
 mod prompts;
 mod providers;

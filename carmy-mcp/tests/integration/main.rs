@@ -17,6 +17,7 @@ mod list_changes;
 mod listing;
 mod logging;
 mod mapping;
+mod middleware;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod prompts;
