@@ -11,17 +11,18 @@ cd "$(dirname "$0")/.."
 bash scripts/services.sh
 export CARMY_TEST_SERVERS=required
 
-echo "==> cargo test --workspace"
+echo "==> cargo test --workspace (at ${SECONDS} s)"
 cargo test --workspace
 
 # Both servers the suites below drive, in one release build: their dependencies are compiled
 # once and the two (fat-LTO) links run side by side.
-echo "==> cargo build --release -p shop -p everything"
+echo "==> cargo build --release -p shop -p everything (at ${SECONDS} s)"
 cargo build --release -p shop -p everything
 export SHOP_BIN="$PWD/target/release/shop" EVERYTHING_BIN="$PWD/target/release/everything"
 
-echo "==> end-to-end tests with real MCP clients"
+echo "==> end-to-end tests with real MCP clients (at ${SECONDS} s)"
 bash tests/e2e/run.sh
 
-echo "==> the official MCP conformance suite against examples/everything, both revisions"
+echo "==> the official MCP conformance suite against examples/everything, both revisions (at ${SECONDS} s)"
 bash tests/conformance/run.sh
+echo "==> every test passed (at ${SECONDS} s)"
