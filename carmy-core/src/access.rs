@@ -142,6 +142,14 @@ impl Access {
         }
     }
 
+    /// Its resource rules' patterns, in order.
+    pub(crate) fn resource_patterns(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().filter_map(|rule| match rule {
+            Rule::Resource(pattern) => Some(&**pattern),
+            _ => None,
+        })
+    }
+
     /// Whether a tool named `name`, of `effect`, is allowed.
     pub fn allows_tool(&self, name: &str, effect: Effect) -> bool {
         !self.kinds.tools

@@ -72,6 +72,17 @@ impl Disabled {
         }
     }
 
+    /// Whether both disable the same resources, rule for rule (what a provider serves is not
+    /// known ahead, so only the rules can be compared).
+    pub(crate) fn same_resources(&self, other: &Disabled) -> bool {
+        let patterns = |disabled: &Disabled| -> Vec<String> {
+            disabled.rules.as_ref().map_or_else(Vec::new, |rules| {
+                rules.resource_patterns().map(str::to_owned).collect()
+            })
+        };
+        patterns(self) == patterns(other)
+    }
+
     /// Whether nothing is disabled.
     pub fn is_empty(&self) -> bool {
         self.rules.is_none()
@@ -166,6 +177,15 @@ mod tests {
         assert_eq!(both.to_string(), "send_*, prompt:draft_*");
         assert_eq!(tools.and(&Disabled::none()), tools);
         assert_eq!(Disabled::none().and(&prompts), prompts);
+    }
+
+    #[test]
+    fn only_resource_rules_count_for_the_same_resources() {
+        let one = Disabled::parse(["send_*", "resource:docs://*"]).unwrap();
+        let other = Disabled::parse(["prompt:x", "resource:docs://*"]).unwrap();
+        assert!(one.same_resources(&other));
+        assert!(!one.same_resources(&Disabled::parse(["resource:docs://a"]).unwrap()));
+        assert!(Disabled::none().same_resources(&Disabled::parse(["send_*"]).unwrap()));
     }
 
     #[test]

@@ -111,25 +111,26 @@ impl Catalog {
     /// `"configuration"`): its rules replace its own earlier ones only, and what is disabled is
     /// what any source disables.
     pub fn disable_as(&self, source: &'static str, disabled: Disabled) -> ListsChanged {
-        self.switch
-            .replace(source, disabled, |before, after| ListsChanged {
+        self.switch.replace(source, disabled, |before, after| {
+            let own_resources = self
+                .resources
+                .iter()
+                .any(|resource| before.resource(resource.uri()) != after.resource(resource.uri()));
+            // What providers serve is not known here: any change of the resource rules may
+            // change it.
+            let provided = !self.providers.is_empty() && !before.same_resources(after);
+            ListsChanged {
                 tools: self.entries.iter().any(|entry| {
                     before.tool(entry.name(), entry.effect())
                         != after.tool(entry.name(), entry.effect())
                 }),
-                resources: self
-                .resources
-                .iter()
-                .any(|resource| before.resource(resource.uri()) != after.resource(resource.uri()))
-                // What providers serve is not known here: any change of their rules may change it.
-                || (!self.providers.is_empty()
-                    && (before.disables_resources() || after.disables_resources())
-                    && before != after),
+                resources: own_resources || provided,
                 prompts: self
                     .prompts
                     .iter()
                     .any(|prompt| before.prompt(prompt.name()) != after.prompt(prompt.name())),
-            })
+            }
+        })
     }
 
     /// What is disabled now, by every source.
