@@ -14,20 +14,6 @@ use serde_json::json;
 
 const TOKEN: &str = "config-test-token-0123456789";
 
-/// A fresh directory; the test removes it (or the shop it serves does).
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "shop-config-{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("a clock")
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    dir
-}
-
 fn token_file(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("tokens");
@@ -60,7 +46,7 @@ fn serve_http(config: &Path, dir: PathBuf) -> HttpShop {
 
 #[test]
 fn serve_takes_its_transport_port_tokens_and_grants_from_the_file() {
-    let dir = temp_dir("serve");
+    let dir = common::temp_dir("config-serve");
     let tokens = token_file(&dir);
     let config = dir.join("shop.yaml");
     std::fs::write(
@@ -136,7 +122,7 @@ fn serve_without_a_configuration_speaks_stdio() {
 
 #[test]
 fn config_says_where_each_value_came_from() {
-    let dir = temp_dir("show");
+    let dir = common::temp_dir("config-show");
     let config = dir.join("shop.toml");
     std::fs::write(&config, "[server]\nport = 9100\nname = \"shop-eu\"\n").expect("file");
     let output = shop(&["config", "--config", config.to_str().unwrap(), "-l", "info"])
@@ -161,7 +147,7 @@ fn config_says_where_each_value_came_from() {
 
 #[test]
 fn a_bad_file_is_refused_with_exit_2_before_anything_starts() {
-    let dir = temp_dir("bad");
+    let dir = common::temp_dir("config-bad");
     let config = dir.join("shop.toml");
     std::fs::write(
         &config,
@@ -198,7 +184,7 @@ fn a_bad_file_is_refused_with_exit_2_before_anything_starts() {
 
 #[test]
 fn the_file_s_rate_limits_hold_per_tool_and_per_address() {
-    let dir = temp_dir("rates");
+    let dir = common::temp_dir("config-rates");
     let tokens = token_file(&dir);
     let config = dir.join("shop.toml");
     std::fs::write(
@@ -268,7 +254,7 @@ fn a_burst_without_a_rate_is_refused() {
 #[test]
 fn a_caller_sees_and_calls_only_the_tools_its_rules_allow() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = temp_dir("access");
+    let dir = common::temp_dir("config-access");
     let tokens = dir.join("tokens");
     // The server's rules leave `send_receipt` out; the auditor's token narrows them to the
     // reads, and its `send_*` cannot widen them.
@@ -371,7 +357,7 @@ fn a_bad_access_rule_is_refused_where_it_is_written() {
 
 #[test]
 fn a_section_written_twice_is_refused_not_served_without_its_tokens() {
-    let dir = temp_dir("twice");
+    let dir = common::temp_dir("config-twice");
     let tokens = token_file(&dir);
     let config = dir.join("shop.json");
     // The second `security` used to replace the first: no token file, the grants for everyone.
@@ -420,7 +406,7 @@ fn a_variable_that_cannot_be_read_stops_the_server() {
 
 #[test]
 fn an_alias_bomb_is_refused_within_bounded_memory() {
-    let dir = temp_dir("bomb");
+    let dir = common::temp_dir("config-bomb");
     let config = dir.join("shop.yaml");
     // 272 bytes that mean nine to the seventh strings.
     let mut text = String::from(

@@ -4,24 +4,10 @@
 
 use crate::common;
 
-use std::{path::PathBuf, process::Command, time::Duration};
+use std::{process::Command, time::Duration};
 
 use common::{PATIENCE, RawShop};
 use serde_json::{Value, json};
-
-/// A fresh directory under the system's temporary one.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "shop-files-{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("a clock")
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    dir
-}
 
 fn request(shop: &mut RawShop, id: u64, method: &str, params: Value) -> Value {
     shop.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
@@ -82,7 +68,7 @@ fn the_policies_are_served_by_default() {
 
 #[test]
 fn another_directory_is_served_and_its_edits_are_told() {
-    let dir = scratch("root");
+    let dir = common::temp_dir("files-root");
     std::fs::write(dir.join("faq.md"), "# FAQ\n").unwrap();
     let root = std::fs::canonicalize(&dir).unwrap();
     let faq = format!("file://{}/faq.md", root.display());
@@ -116,7 +102,7 @@ fn another_directory_is_served_and_its_edits_are_told() {
 
 #[test]
 fn a_resource_root_that_is_not_there_is_a_usage_error() {
-    let missing = scratch("gone").join("missing");
+    let missing = common::temp_dir("files-gone").join("missing");
     let output = Command::new(env!("CARGO_BIN_EXE_shop"))
         .args(["mcp", "--resource-root"])
         .arg(&missing)
@@ -134,7 +120,7 @@ fn a_resource_root_that_is_not_there_is_a_usage_error() {
 
 #[test]
 fn a_restricted_caller_neither_reads_nor_follows_what_its_rules_leave_out() {
-    let dir = scratch("ruled");
+    let dir = common::temp_dir("files-ruled");
     std::fs::create_dir_all(dir.join("public")).unwrap();
     std::fs::create_dir_all(dir.join("private")).unwrap();
     std::fs::write(dir.join("public/faq.md"), "# FAQ\n").unwrap();

@@ -17,15 +17,7 @@ struct Config(PathBuf);
 impl Config {
     /// A file of `text` and the log's `[logging]` section.
     fn new(text: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "shop-reload-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .expect("a clock")
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let dir = common::temp_dir("reload");
         let config = Self(dir.join("shop.toml"));
         config.write(text);
         config

@@ -25,6 +25,21 @@ pub fn shop_bin() -> String {
     std::env::var("SHOP_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_shop").to_owned())
 }
 
+/// A fresh directory under the system's temporary one, named for `name`, this process and the
+/// time: tests run in parallel and run again.
+pub fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "shop-{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("a clock")
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
 /// The idempotency store of every shop started here: this process's memory. Tests run in
 /// parallel and run again, so they must not share (and replay from) the default file.
 pub(crate) const STORE: (&str, &str) = ("CARMY_STORE", "memory");
