@@ -19,11 +19,11 @@ use carmy_core::{Access, Carmy, Context, Directory, Runtime};
 use carmy_mcp::McpServer;
 use common::{LIFECYCLES, Lifecycle, PATIENCE};
 use rmcp::{
-    ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError, ServiceExt,
+    ClientHandler, RoleClient, ServiceError,
     model::{
-        ErrorCode, ErrorData, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-        ResourceContents, ResourceUpdatedNotificationParam, ServerNotification,
-        SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+        ErrorCode, ErrorData, PaginatedRequestParams, ReadResourceRequestParams, ResourceContents,
+        ResourceUpdatedNotificationParam, ServerNotification, SubscribeRequestParams,
+        SubscriptionFilter, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RunningService},
 };
@@ -123,19 +123,7 @@ async fn session_as(lifecycle: Lifecycle, runtime: &Runtime, context: Context) -
             .serve_io(read, write),
     );
     let (sender, heard) = mpsc::unbounded_channel();
-    let listener = Listener(sender);
-    let client = match lifecycle {
-        Lifecycle::Initialize => listener.serve(client_io).await.expect("initialize"),
-        Lifecycle::Discover => listener
-            .serve_with_lifecycle(
-                client_io,
-                ClientLifecycleMode::Discover {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                },
-            )
-            .await
-            .expect("discover"),
-    };
+    let client = common::connect_as(Listener(sender), lifecycle, client_io).await;
     Session {
         client,
         heard,

@@ -8,10 +8,8 @@ use crate::common::{self, LIFECYCLES, Lifecycle, PATIENCE};
 use carmy_core::{Context, Disabled, Runtime};
 use carmy_mcp::McpServer;
 use rmcp::{
-    ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt,
-    model::{
-        CallToolRequestParams, ErrorCode, ProtocolVersion, ServerNotification, SubscriptionFilter,
-    },
+    ClientHandler, RoleClient, ServiceExt,
+    model::{CallToolRequestParams, ErrorCode, ServerNotification, SubscriptionFilter},
     service::{NotificationContext, RunningService, ServiceError},
 };
 use serde_json::json;
@@ -34,19 +32,7 @@ async fn session(lifecycle: Lifecycle, runtime: &Runtime) -> (Client, mpsc::Unbo
     let (read, write) = tokio::io::split(server_io);
     tokio::spawn(McpServer::new(runtime.clone()).serve_io(read, write));
     let (sender, heard) = mpsc::unbounded_channel();
-    let listener = Listener(sender);
-    let client = match lifecycle {
-        Lifecycle::Initialize => listener.serve(client_io).await.expect("initialize"),
-        Lifecycle::Discover => listener
-            .serve_with_lifecycle(
-                client_io,
-                ClientLifecycleMode::Discover {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                },
-            )
-            .await
-            .expect("discover"),
-    };
+    let client = common::connect_as(Listener(sender), lifecycle, client_io).await;
     (client, heard)
 }
 

@@ -73,10 +73,24 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let (progress, progress_rx) = mpsc::unbounded_channel();
-    let client = Client { progress };
-    let session = match lifecycle {
-        Lifecycle::Initialize => client.serve(transport).await.expect("initialize"),
-        Lifecycle::Discover => client
+    let session = connect_as(Client { progress }, lifecycle, transport).await;
+    (session, progress_rx)
+}
+
+/// Starts a session of the rmcp client `handler` on `transport`, in `lifecycle`.
+pub async fn connect_as<H, T, E, A>(
+    handler: H,
+    lifecycle: Lifecycle,
+    transport: T,
+) -> RunningService<RoleClient, H>
+where
+    H: ClientHandler,
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match lifecycle {
+        Lifecycle::Initialize => handler.serve(transport).await.expect("initialize"),
+        Lifecycle::Discover => handler
             .serve_with_lifecycle(
                 transport,
                 ClientLifecycleMode::Discover {
@@ -85,8 +99,7 @@ where
             )
             .await
             .expect("discover"),
-    };
-    (session, progress_rx)
+    }
 }
 
 /// The testbed served in process over a duplex stream, and a client connected to it.

@@ -27,15 +27,7 @@ impl HttpShop {
     /// the directory and the file.
     fn token_dir(tokens: &[(&str, &str)]) -> (std::path::PathBuf, std::path::PathBuf) {
         use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!(
-            "shop-attack-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .expect("a clock")
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let dir = super::temp_dir("attack");
         let file = dir.join("tokens");
         let lines: String = tokens
             .iter()
