@@ -5,9 +5,9 @@
 //! disabled is what any of them disables, so that one source replacing its list leaves the
 //! others' alone. The lists live in a `watch` channel: a change replaces one and moves a version
 //! per list of the catalog (tools, resources, prompts) whose members it changed, and every
-//! listener (one per MCP session) compares versions to learn which lists to announce. Many changes between two looks
-//! are heard as one, so a listener never falls behind. Lookups read the set only when something
-//! is disabled, which a flag says without a lock.
+//! listener (one per MCP session) compares versions to learn which lists to announce. Many
+//! changes between two looks are heard as one, so a listener never falls behind. Lookups read
+//! the set only when something is disabled, which a flag says without a lock.
 
 use std::sync::{
     Arc,
@@ -31,9 +31,36 @@ pub struct ListsChanged {
 }
 
 impl ListsChanged {
+    /// Every list.
+    pub const ALL: Self = Self {
+        tools: true,
+        resources: true,
+        prompts: true,
+    };
+
     /// Whether any list changed.
     pub fn any(self) -> bool {
         self.tools || self.resources || self.prompts
+    }
+
+    /// The lists both name.
+    #[must_use]
+    pub fn both(self, other: Self) -> Self {
+        Self {
+            tools: self.tools && other.tools,
+            resources: self.resources && other.resources,
+            prompts: self.prompts && other.prompts,
+        }
+    }
+
+    /// The lists either names.
+    #[must_use]
+    pub fn either(self, other: Self) -> Self {
+        Self {
+            tools: self.tools || other.tools,
+            resources: self.resources || other.resources,
+            prompts: self.prompts || other.prompts,
+        }
     }
 }
 

@@ -27,22 +27,6 @@ pub(super) struct Followed {
     lists_changed: ListsChanged,
 }
 
-/// The lists both say.
-fn both(one: ListsChanged, other: ListsChanged) -> ListsChanged {
-    ListsChanged {
-        tools: one.tools && other.tools,
-        resources: one.resources && other.resources,
-        prompts: one.prompts && other.prompts,
-    }
-}
-
-/// Every list.
-pub(super) const EVERY_LIST: ListsChanged = ListsChanged {
-    tools: true,
-    resources: true,
-    prompts: true,
-};
-
 impl Interest {
     pub(super) fn new(uris: impl IntoIterator<Item = String>, lists: ListsChanged) -> Self {
         Self {
@@ -59,8 +43,8 @@ impl Interest {
     /// elsewhere.
     pub(super) fn narrow(&self, uris: &[String], lists: ListsChanged) {
         let mut state = lock(&self.state);
-        state.lists = both(state.lists, lists);
-        state.lists_changed = both(state.lists_changed, lists);
+        state.lists = state.lists.both(lists);
+        state.lists_changed = state.lists_changed.both(lists);
         state.uris.retain(|uri| uris.contains(uri));
         let Followed { uris, updated, .. } = &mut *state;
         updated.retain(|uri| uris.contains(uri));
@@ -69,12 +53,9 @@ impl Interest {
     /// Records that the catalog changed `changed`, as far as it wants them told.
     fn lists_changed(&self, changed: ListsChanged) {
         let mut state = lock(&self.state);
-        let wanted = both(changed, state.lists);
+        let wanted = changed.both(state.lists);
         if wanted.any() {
-            let pending = &mut state.lists_changed;
-            pending.tools |= wanted.tools;
-            pending.resources |= wanted.resources;
-            pending.prompts |= wanted.prompts;
+            state.lists_changed = state.lists_changed.either(wanted);
             drop(state);
             self.wake.notify_one();
         }

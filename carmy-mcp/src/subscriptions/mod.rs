@@ -43,7 +43,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 mod interest;
 
 use crate::{mapping::read_error, scope::CallScope, sync::lock};
-use interest::{EVERY_LIST, Interest, Listener};
+use interest::{Interest, Listener};
 
 /// The most resource URIs one session may follow: subscribed to, plus those its open
 /// `subscriptions/listen` streams follow.
@@ -95,7 +95,7 @@ struct Forwarding {
 impl Default for Subscriptions {
     fn default() -> Self {
         Self {
-            legacy: Arc::new(Interest::new([], EVERY_LIST)),
+            legacy: Arc::new(Interest::new([], ListsChanged::ALL)),
             forwarding: Mutex::default(),
             listening: Mutex::default(),
             armed: Mutex::default(),
@@ -108,6 +108,16 @@ fn too_many(what: &str, max: usize) -> ErrorData {
         format!("a session may hold at most {max} {what}; end one first"),
         Some(json!({ "error": { "code": "TOO_MANY_SUBSCRIPTIONS", "max": max } })),
     )
+}
+
+/// The list changes `filter` asks for.
+fn lists_of(filter: &SubscriptionFilter) -> ListsChanged {
+    let asked = |list: Option<bool>| list == Some(true);
+    ListsChanged {
+        tools: asked(filter.tools_list_changed),
+        resources: asked(filter.resources_list_changed),
+        prompts: asked(filter.prompts_list_changed),
+    }
 }
 
 /// Whether `uri` may name something this server serves, asked without I/O: a resource, or a
@@ -260,13 +270,12 @@ impl Subscriptions {
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         let catalog = runtime.catalog();
-        let asked = |list: Option<bool>| list == Some(true);
-        let lists = ListsChanged {
-            tools: asked(requested.tools_list_changed),
-            prompts: asked(requested.prompts_list_changed) && catalog.prompts().next().is_some(),
-            resources: asked(requested.resources_list_changed)
-                && (catalog.resources().next().is_some() || catalog.providers().next().is_some()),
+        let served = ListsChanged {
+            tools: true,
+            prompts: catalog.prompts().next().is_some(),
+            resources: catalog.resources().next().is_some() || catalog.providers().next().is_some(),
         };
+        let lists = lists_of(requested).both(served);
         let mut accepted = SubscriptionFilter::builder();
         if lists.tools {
             accepted = accepted.tools_list_changed();
@@ -335,12 +344,8 @@ impl Subscriptions {
                 .resource_subscriptions
                 .as_deref()
                 .unwrap_or_default();
-            let has = |list: fn(&SubscriptionFilter) -> Option<bool>| {
-                list(accepted) != Some(true) || list(&armed.accepted) == Some(true)
-            };
-            has(|filter| filter.tools_list_changed)
-                && has(|filter| filter.prompts_list_changed)
-                && has(|filter| filter.resources_list_changed)
+            let lists = lists_of(accepted);
+            lists.both(lists_of(&armed.accepted)) == lists
                 && accepted
                     .resource_subscriptions
                     .iter()
@@ -362,12 +367,7 @@ impl Subscriptions {
         context: SubscriptionContext,
     ) -> Result<(), ErrorData> {
         let accepted = context.accepted();
-        let told = |list: Option<bool>| list == Some(true);
-        let lists = ListsChanged {
-            tools: told(accepted.tools_list_changed),
-            prompts: told(accepted.prompts_list_changed),
-            resources: told(accepted.resources_list_changed),
-        };
+        let lists = lists_of(accepted);
         // Acknowledged on a claim; followed only if a read could succeed (a URI that leads
         // outside a served directory never is, so no change there is ever told).
         let mut uris = Vec::new();

@@ -301,20 +301,7 @@ fn validate(settings: &Settings, merged: &Merged, file: Option<&File>) -> Result
             return Err(ConfigError(describe(merged, file, key, &error.to_string())));
         }
     }
-    let disabled_lists = [
-        (
-            "tool_settings.disabled",
-            &settings.tool_settings.disabled,
-            "",
-        ),
-        (
-            "resources.disabled",
-            &settings.resources.disabled,
-            "resource:",
-        ),
-        ("prompts.disabled", &settings.prompts.disabled, "prompt:"),
-    ];
-    for (key, rules, kind) in disabled_lists {
+    for (key, rules, kind) in settings.disabled_lists() {
         let spelled = rules.iter().map(|rule| format!("{kind}{rule}"));
         let problem = match carmy_core::Disabled::parse(spelled) {
             Err(error) => Some(error.to_string()),

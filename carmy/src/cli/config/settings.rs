@@ -281,26 +281,24 @@ pub(in crate::cli) struct Prompts {
 }
 
 impl Settings {
-    /// The rules of `tool_settings.disabled`, `resources.disabled` and `prompts.disabled`, each
-    /// spelled as a [`Disabled`](carmy_core::Disabled) rule of its kind (`resource:`, `prompt:`).
-    pub(in crate::cli) fn disabled_rules(&self) -> Vec<String> {
-        let tools = self.tool_settings.disabled.iter().cloned();
-        let resources = self
-            .resources
-            .disabled
-            .iter()
-            .map(|uri| format!("resource:{uri}"));
-        let prompts = self
-            .prompts
-            .disabled
-            .iter()
-            .map(|name| format!("prompt:{name}"));
-        tools.chain(resources).chain(prompts).collect()
+    /// `tool_settings.disabled`, `resources.disabled` and `prompts.disabled`: each key, its
+    /// rules, and the prefix that spells them as [`Disabled`](carmy_core::Disabled) rules of
+    /// their kind.
+    pub(in crate::cli) fn disabled_lists(&self) -> [(&'static str, &[String], &'static str); 3] {
+        [
+            ("tool_settings.disabled", &self.tool_settings.disabled, ""),
+            ("resources.disabled", &self.resources.disabled, "resource:"),
+            ("prompts.disabled", &self.prompts.disabled, "prompt:"),
+        ]
     }
 
     /// What the catalog leaves out (its rules are checked by `validate`).
     pub(in crate::cli) fn disabled(&self) -> carmy_core::Disabled {
-        carmy_core::Disabled::parse(self.disabled_rules()).unwrap_or_default()
+        let rules = self
+            .disabled_lists()
+            .into_iter()
+            .flat_map(|(_, rules, kind)| rules.iter().map(move |rule| format!("{kind}{rule}")));
+        carmy_core::Disabled::parse(rules).unwrap_or_default()
     }
 }
 
